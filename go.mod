@@ -1,0 +1,3 @@
+module csbench
+
+go 1.22
