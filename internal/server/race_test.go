@@ -1,0 +1,6 @@
+//go:build race
+
+package server
+
+// raceEnabled: the race detector makes allocation counts meaningless.
+const raceEnabled = true
