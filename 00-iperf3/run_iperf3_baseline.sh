@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Phase 0: the raw TCP ceiling of the server-to-client path, with iperf3.
+#
+# Usage: bash 00-iperf3/run_iperf3_baseline.sh [-h] [-c FILE] [-l LAB] [-p PROFILE]
+#                                              [-n NAME] [-r RESULTS_ROOT] [-s KEY=VALUE]...
+#
+# Four cells, each `iperf3 --json` against an iperf3 server started on the
+# server host, bound to SERVER_IP, for this run only:
+#   c2s-1   1 stream, client -> server
+#   c2s-4   4 streams, client -> server
+#   s2c-1   1 stream, server -> client (-R)
+#   s2c-4   4 streams, server -> client (-R)
+# Per cell: receiver throughput, sender throughput, retransmits, both ends'
+# CPU as iperf3 reports it, and each stream for the 4-stream cells. Seconds
+# per cell: smoke 3, quick 10, full 30 (DURATION overrides); the first
+# second (smoke) or two is omitted from the figures (-O).
+#
+# Options:
+#   -c FILE         config file (default: lab.env at the repo root, if any)
+#   -l LAB          local | netns | ssh
+#   -p PROFILE      smoke | quick | full (default full)
+#   -n NAME         run directory suffix (default iperf3-baseline)
+#   -r DIR          results root (runs go to DIR/00-iperf3/<run>/)
+#   -s KEY=VALUE    any setting of lab.env.example; flags win over the
+#                   environment, which wins over the config file
+#   -h              this help
+#
+# Requires: iperf3, sysstat, iproute2, curl and Go on the client; iperf3,
+# sysstat and iproute2 on the server. LAB=netns needs root.
+# Loads: lib/init.sh. Ends with "results: <run directory>".
+#
+# Examples:
+#   bash 00-iperf3/run_iperf3_baseline.sh -l local -p smoke
+#   sudo LAB=netns PROFILE=quick bash 00-iperf3/run_iperf3_baseline.sh
+#   bash 00-iperf3/run_iperf3_baseline.sh -l ssh -s SERVER_SSH=me@server -s SERVER_IP=192.0.2.10 ...
+
+# shellcheck source=lib/init.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
+
+usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+
+PHASE=00-iperf3
+CELLS=(
+  # name   streams  reverse
+  "c2s-1   1        0"
+  "c2s-4   4        0"
+  "s2c-1   1        1"
+  "s2c-4   4        1"
+)
+
+iperf3_cell() {
+  local name=$1 streams=$2 reverse=$3 duration=$4 omit=$5
+  local -a cmd=(iperf3 --client "${SERVER_IP}" --port "${IPERF_PORT}" --bind "${CLIENT_IP}"
+    --time "${duration}" --omit "${omit}" --parallel "${streams}" --json)
+  ((reverse)) && cmd+=(--reverse)
+  csb_cell_begin "${name}" "streams=${streams}" "reverse=${reverse}" "duration_s=${duration}" "omit_s=${omit}"
+  if csb_client_run "${CSB_RUN_DIR}/raw/${name}.json" "${cmd[@]}"; then
+    csb_cell_end ok
+  else
+    csb_cell_end failed "iperf3 exited non-zero; see raw/${name}.json"
+  fi
+}
+
+main() {
+  csb_config_load "$@"
+  csb_lab_enter "${BASH_SOURCE[0]}" "$@"
+  local duration omit
+  duration=${DURATION:-$(csb_profile 3 10 30)}
+  omit=$(csb_profile 1 2 2)
+
+  csb_build_all
+  csb_run_begin "${PHASE}" iperf3-baseline "$@"
+  csb_preflight_tools "iperf3 sar mpstat pidstat sadf nstat ip curl" "iperf3 sar mpstat pidstat sadf nstat ip"
+  csb_preflight_route
+  csb_capture_env
+  csb_monitors_start
+
+  local pid
+  pid=$(on_server_bg "${CSB_REMOTE_RUN}/server/iperf3-server.log" \
+    iperf3 --server --bind "${SERVER_IP}" --port "${IPERF_PORT}") ||
+    die "could not start iperf3 on the server host" 1
+  csb_track_server "${pid}" iperf3
+  csb_monitor_pids iperf3 "${pid}"
+  csb_wait_listen "${IPERF_PORT}" 10 ||
+    die "iperf3 on the server did not listen on ${SERVER_IP}:${IPERF_PORT} within 10 s; see server/iperf3-server.log" 1
+
+  local cell
+  for cell in "${CELLS[@]}"; do
+    # shellcheck disable=SC2086 # a cell row is whitespace-separated fields
+    iperf3_cell ${cell} "${duration}" "${omit}"
+  done
+}
+
+main "$@"

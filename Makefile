@@ -1,0 +1,48 @@
+# CS Benchmark. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+LAB ?= netns
+PROFILE ?= quick
+export LAB PROFILE
+
+SH_FILES := $(shell git ls-files '*.sh' 2>/dev/null) .ci/run
+GO_PKGS := ./...
+
+.PHONY: help setup build demo test test-go test-bats test-e2e lint lab-up lab-down report clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
+
+setup: ## install what is missing (Debian/Ubuntu; needs root)
+	bash scripts/setup.sh
+
+build: ## build the Go commands into bin/
+	CGO_ENABLED=0 go build -trimpath -o bin/csb ./cmd/csb
+	CGO_ENABLED=0 go build -trimpath -o bin/csb-server ./server
+	CGO_ENABLED=0 go build -trimpath -o bin/connclient ./cmd/connclient
+
+demo: build ## every phase with PROFILE=quick on LAB=netns (make demo LAB=local needs no root)
+	bash scripts/demo.sh
+
+test: lint test-go test-bats ## everything: lint, Go tests, bats (library + end to end on the netns lab)
+
+test-go: ## Go unit tests
+	go test -count=1 $(GO_PKGS)
+
+test-bats: build ## bats: library, bad input, end to end
+	bats --print-output-on-failure tests/
+
+lint: ## gofmt, go vet, shellcheck (scripts and the manual's code blocks)
+	@out=$$(gofmt -l $$(git ls-files '*.go') 2>&1); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
+	go vet $(GO_PKGS)
+	shellcheck -x $(SH_FILES)
+
+lab-up: ## build the netns lab (root)
+	lab/netns.sh up
+
+lab-down: ## remove the netns lab (root)
+	lab/netns.sh down
+
+clean: ## remove bin/
+	rm -rf bin

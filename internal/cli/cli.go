@@ -1,0 +1,112 @@
+// Package cli is the csb command: every subcommand as a function of its
+// arguments and output streams, so the whole command is testable.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"csbench/internal/rundir"
+	"csbench/internal/summary"
+)
+
+const usage = `Usage: csb COMMAND [ARGS]
+
+Commands:
+  summarize DIR...   read a run directory's raw files (run.env, cells.tsv, raw/,
+                     monitors/, env/) and (re)write summary.json, summary.csv,
+                     the phase's Report_*.md and its charts. Safe to re-run at
+                     any time: nothing raw is touched, notes.md is included.
+
+Examples:
+  csb summarize 00-iperf3/results/2026-11-30_101500_iperf3-baseline
+  csb summarize 0*/results/*/
+
+Exit status: 0 ok, 1 a run directory could not be summarized, 2 bad usage.
+`
+
+// errUsage marks an error that is the caller's: exit 2 with the usage.
+var errUsage = errors.New("usage")
+
+// Phase turns one run into its summary cells and writes its report.
+type Phase interface {
+	// Summarize fills s.Cells (and notes) from the run's raw files.
+	Summarize(r *rundir.Run, s *summary.Summary) error
+	// Report writes the phase's Report_*.md (and charts) into r.Dir.
+	Report(r *rundir.Run, s *summary.Summary) error
+}
+
+// Phases maps run.env's phase to its implementation.
+var Phases = map[string]Phase{}
+
+// Main runs csb with args and returns the exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	err := run(args, stdout, stderr)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "error: %v\n%s", err, usage)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: missing command", errUsage)
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case "summarize":
+		if len(args) < 2 {
+			return fmt.Errorf("%w: summarize needs at least one run directory", errUsage)
+		}
+		var failed []string
+		for _, dir := range args[1:] {
+			if err := Summarize(dir, GeneratedBy); err != nil {
+				fmt.Fprintf(stderr, "error: %s: %v\n", dir, err)
+				failed = append(failed, dir)
+				continue
+			}
+			fmt.Fprintf(stdout, "summarized %s\n", dir)
+		}
+		if len(failed) > 0 {
+			return fmt.Errorf("%d of %d run directories failed: %s", len(failed), len(args)-1, strings.Join(failed, " "))
+		}
+		return nil
+	default:
+		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+	}
+}
+
+// Summarize regenerates one run directory's summary and report.
+func Summarize(dir, generatedBy string) error {
+	dir = filepath.Clean(dir)
+	r, err := rundir.Read(dir)
+	if err != nil {
+		return err
+	}
+	p, ok := Phases[r.Get("phase")]
+	if !ok {
+		return fmt.Errorf("unknown phase %q in run.env", r.Get("phase"))
+	}
+	s := summary.New(r, generatedBy)
+	if err := p.Summarize(r, s); err != nil {
+		return err
+	}
+	if err := s.Write(dir); err != nil {
+		return err
+	}
+	return p.Report(r, s)
+}
+
+// GeneratedBy is how a generated file names the command that made it.
+const GeneratedBy = "bin/csb summarize <run directory>"

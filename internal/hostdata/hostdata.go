@@ -1,0 +1,213 @@
+// Package hostdata turns the monitors both hosts recorded during a run into
+// per-cell metrics: CPU of each host (mpstat), CPU and RSS of the server
+// processes (pidstat), network counters (nstat deltas) and socket states
+// (/proc/net/sockstat) after the cell. Every phase uses it the same way.
+package hostdata
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"csbench/internal/parse"
+	"csbench/internal/rundir"
+	"csbench/internal/summary"
+)
+
+// Hosts holds what was recorded on the server and the client.
+type Hosts struct {
+	dir      string
+	Mpstat   map[string]*parse.MpstatReport  // "server", "client"
+	Pidstat  map[string]*parse.PidstatReport // "server/csb-server", "client/connclient", ...
+	Problems []string                        // files that were missing or unreadable
+}
+
+// Load reads the monitors of a run directory; a missing or broken file is
+// noted in Problems and its metrics become null.
+func Load(dir string) *Hosts {
+	h := &Hosts{dir: dir, Mpstat: map[string]*parse.MpstatReport{}, Pidstat: map[string]*parse.PidstatReport{}}
+	for _, host := range []string{"server", "client"} {
+		p := filepath.Join(dir, "monitors", host, "mpstat.json")
+		if f, err := os.Open(p); err == nil {
+			r, err := parse.ParseMpstat(f)
+			f.Close()
+			if err != nil {
+				h.Problems = append(h.Problems, fmt.Sprintf("%s: %v", rel(dir, p), err))
+			} else {
+				h.Mpstat[host] = r
+			}
+		} else {
+			h.Problems = append(h.Problems, rel(dir, p)+": missing")
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "monitors", host, "pidstat-*.txt"))
+		for _, p := range files {
+			name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "pidstat-"), ".txt")
+			f, err := os.Open(p)
+			if err != nil {
+				continue
+			}
+			r, err := parse.ParsePidstat(f)
+			f.Close()
+			if err != nil {
+				h.Problems = append(h.Problems, fmt.Sprintf("%s: %v", rel(dir, p), err))
+				continue
+			}
+			h.Pidstat[host+"/"+name] = r
+		}
+	}
+	return h
+}
+
+func rel(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil {
+		return r
+	}
+	return p
+}
+
+// Window is the part of a cell whose one-second samples lie wholly inside
+// it: sysstat stamps a sample at the end of its interval.
+func Window(c rundir.Cell) parse.Window {
+	return parse.Window{From: c.Start.Add(time.Second), To: c.End}
+}
+
+// CPU adds server_cpu_pct and client_cpu_pct (mean busy % of all CPUs of
+// that host, mpstat) and per-CPU maxima (…_cpu_max_core_pct: the busiest
+// core's mean, which shows a single-threaded bound that the mean hides).
+func (h *Hosts) CPU(c rundir.Cell, m map[string]*float64) {
+	w := Window(c)
+	for _, host := range []string{"server", "client"} {
+		m[host+"_cpu_pct"] = nil
+		m[host+"_cpu_max_core_pct"] = nil
+		r := h.Mpstat[host]
+		if r == nil {
+			continue
+		}
+		if v, err := r.MeanBusyPercent(w, "all"); err == nil {
+			m[host+"_cpu_pct"] = summary.F(round(v, 1))
+		}
+		if per, err := r.MeanBusyPercentPerCPU(w); err == nil {
+			best := math.NaN()
+			for cpu, v := range per {
+				if cpu != "all" && (math.IsNaN(best) || v > best) {
+					best = v
+				}
+			}
+			m[host+"_cpu_max_core_pct"] = summary.F(round(best, 1))
+		}
+	}
+}
+
+// Procs adds <prefix>_proc_cpu_pct (the processes' summed %CPU, in % of one
+// CPU) and <prefix>_rss_mb (largest summed RSS) from pidstat-<name>.txt.
+func (h *Hosts) Procs(c rundir.Cell, key, prefix string, m map[string]*float64) {
+	m[prefix+"_proc_cpu_pct"] = nil
+	m[prefix+"_rss_mb"] = nil
+	r := h.Pidstat[key]
+	if r == nil {
+		return
+	}
+	w := Window(c)
+	if v, err := r.MeanCPUPercent(w); err == nil {
+		m[prefix+"_proc_cpu_pct"] = summary.F(round(v, 1))
+	}
+	if maxKB, _, err := r.RSSKB(parse.Window{From: c.Start, To: c.End.Add(time.Second)}); err == nil {
+		m[prefix+"_rss_mb"] = summary.F(round(float64(maxKB)/1024, 1))
+	}
+}
+
+// counterMetrics maps nstat counters to the metric names reports use.
+var counterMetrics = []struct{ counter, metric string }{
+	{"TcpRetransSegs", "retrans_segs"},
+	{"TcpExtListenOverflows", "listen_overflows"},
+	{"TcpExtListenDrops", "listen_drops"},
+	{"TcpEstabResets", "estab_resets"},
+	{"TcpOutRsts", "out_rsts"},
+	{"TcpAttemptFails", "attempt_fails"},
+	{"TcpExtTCPTimeouts", "tcp_timeouts"},
+	{"TcpExtTCPAbortOnData", "abort_on_data"},
+	{"TcpActiveOpens", "active_opens"},
+	{"TcpPassiveOpens", "passive_opens"},
+}
+
+// Counters adds, for each host, the nstat deltas over the cell
+// (server_retrans_segs, client_listen_overflows, …) and the socket states
+// after it (server_time_wait, client_tcp_inuse).
+func (h *Hosts) Counters(c rundir.Cell, m map[string]*float64) []string {
+	var problems []string
+	for _, host := range []string{"server", "client"} {
+		base := filepath.Join(h.dir, "monitors", host, "counters", c.Name)
+		for _, cm := range counterMetrics {
+			m[host+"_"+cm.metric] = nil
+		}
+		before, err1 := readNstat(base + ".before.nstat.json")
+		after, err2 := readNstat(base + ".after.nstat.json")
+		if err1 == nil && err2 == nil {
+			d, err := parse.NstatDelta(before, after)
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
+			for _, cm := range counterMetrics {
+				if v, ok := d[cm.counter]; ok {
+					m[host+"_"+cm.metric] = summary.F(float64(v))
+				}
+			}
+		}
+		m[host+"_time_wait"], m[host+"_tcp_inuse"] = nil, nil
+		if ss, err := ReadSockstat(base + ".after.sockstat"); err == nil {
+			if v, ok := ss["TCP.tw"]; ok {
+				m[host+"_time_wait"] = summary.F(v)
+			}
+			if v, ok := ss["TCP.inuse"]; ok {
+				m[host+"_tcp_inuse"] = summary.F(v)
+			}
+		}
+	}
+	return problems
+}
+
+func readNstat(p string) (parse.Nstat, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parse.ParseNstat(f)
+}
+
+// ReadSockstat reads /proc/net/sockstat ("TCP: inuse 5 orphan 0 tw 2 alloc
+// 7 mem 1") into "TCP.inuse"=5, "TCP.tw"=2, ...
+func ReadSockstat(p string) (map[string]float64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		proto, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		for i := 0; i+1 < len(fields); i += 2 {
+			v, err := strconv.ParseFloat(fields[i+1], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %q is not a number", p, fields[i+1])
+			}
+			out[proto+"."+fields[i]] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+func round(v float64, decimals int) float64 {
+	p := math.Pow(10, float64(decimals))
+	return math.Round(v*p) / p
+}

@@ -1,0 +1,259 @@
+// Package phase0 summarizes and reports Phase 0: iperf3's raw TCP ceiling of
+// the path, one and four streams, both directions.
+package phase0
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"csbench/internal/chart"
+	"csbench/internal/hostdata"
+	"csbench/internal/parse"
+	"csbench/internal/report"
+	"csbench/internal/rundir"
+	"csbench/internal/summary"
+)
+
+// ReportName is the report's file name in the run directory.
+const ReportName = "Report_00-iperf3.md"
+
+// AtCeiling is the share of the TCP ceiling at which a cell counts as
+// bound by the link.
+const AtCeiling = 0.95
+
+// Phase implements cli.Phase for 00-iperf3.
+type Phase struct{}
+
+func mbps(bps *float64) *float64 {
+	if bps == nil {
+		return nil
+	}
+	return summary.F(math.Round(*bps/1e4) / 100)
+}
+
+func i64(p *int64) *float64 {
+	if p == nil {
+		return nil
+	}
+	return summary.F(float64(*p))
+}
+
+// Summarize reads raw/<cell>.json for every cell.
+func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
+	hosts := hostdata.Load(r.Dir)
+	for _, p := range hosts.Problems {
+		s.Notes = append(s.Notes, "monitor data: "+p)
+	}
+	ceiling := s.Link.TCPCeilingMbps
+	for _, rc := range r.Cells {
+		c := summary.NewCell(rc)
+		m := c.Metrics
+		for _, k := range []string{"throughput_mbps", "sender_mbps", "retransmits", "iperf3_client_cpu_pct", "iperf3_server_cpu_pct", "link_utilization"} {
+			m[k] = nil
+		}
+		raw := filepath.Join(r.Dir, "raw", rc.Name+".json")
+		res, err := readIperf3(raw)
+		if err != nil {
+			msg := err.Error()
+			c.Error = &msg
+			c.Status = "failed"
+		}
+		if res != nil {
+			m["throughput_mbps"] = mbps(res.ReceiverBitsPerSecond)
+			m["sender_mbps"] = mbps(res.SenderBitsPerSecond)
+			m["retransmits"] = i64(res.Retransmits)
+			m["iperf3_client_cpu_pct"] = round1(res.HostCPUTotalPercent)
+			m["iperf3_server_cpu_pct"] = round1(res.RemoteCPUTotalPercent)
+			if ceiling != nil && m["throughput_mbps"] != nil {
+				m["link_utilization"] = summary.F(math.Round(*m["throughput_mbps"] / *ceiling * 1000) / 1000)
+			}
+			if len(res.Streams) > 1 {
+				var streams []map[string]any
+				for i, st := range res.Streams {
+					streams = append(streams, map[string]any{
+						"stream": i + 1, "throughput_mbps": mbps(st.ReceiverBitsPerSecond),
+						"sender_mbps": mbps(st.SenderBitsPerSecond), "retransmits": i64(st.Retransmits),
+					})
+				}
+				c.Details = map[string]any{"streams": streams}
+			}
+		}
+		hosts.CPU(rc, m)
+		for _, p := range hosts.Counters(rc, m) {
+			s.Notes = append(s.Notes, "cell "+rc.Name+": "+p)
+		}
+		c.Verdict = verdict(s, &c)
+		s.Cells = append(s.Cells, c)
+	}
+	return nil
+}
+
+func round1(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	return summary.F(math.Round(*p*10) / 10)
+}
+
+func readIperf3(path string) (*parse.Iperf3Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("no iperf3 output: %w", err)
+	}
+	defer f.Close()
+	return parse.ParseIperf3(f)
+}
+
+// verdict names what bound a cell, with the evidence.
+func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
+	m := c.Metrics
+	tp := m["throughput_mbps"]
+	if c.Status != "ok" || tp == nil {
+		return &summary.Verdict{Bound: "none (failed)", Evidence: "no throughput was measured"}
+	}
+	cpu := fmt.Sprintf("busiest core: server %s%%, client %s%%", report.N(m["server_cpu_max_core_pct"], 0), report.N(m["client_cpu_max_core_pct"], 0))
+	retr := fmt.Sprintf("%s retransmits", report.N(m["retransmits"], 0))
+	if s.Link.TCPCeilingMbps == nil {
+		return &summary.Verdict{Bound: "cpu (no link)", Evidence: fmt.Sprintf("%s Mbit/s over %s; %s; %s", report.N(tp, 0), s.Link.CeilingBasis, cpu, retr)}
+	}
+	u := *m["link_utilization"]
+	ev := fmt.Sprintf("%s Mbit/s = %.1f%% of the %s Mbit/s TCP ceiling; %s; %s", report.N(tp, 0), u*100, report.N(s.Link.TCPCeilingMbps, 1), retr, cpu)
+	switch {
+	case u >= AtCeiling:
+		return &summary.Verdict{Bound: "link", Evidence: ev}
+	case maxCore(m) >= 90:
+		return &summary.Verdict{Bound: "cpu", Evidence: ev}
+	default:
+		return &summary.Verdict{Bound: "unclear (below the link, CPU not saturated)", Evidence: ev + "; check the NIC (ethtool), cabling, duplex and the retransmits"}
+	}
+}
+
+func maxCore(m map[string]*float64) float64 {
+	v := 0.0
+	for _, k := range []string{"server_cpu_max_core_pct", "client_cpu_max_core_pct"} {
+		if p := m[k]; p != nil && *p > v {
+			v = *p
+		}
+	}
+	return v
+}
+
+func direction(c *summary.Cell) string {
+	if c.Params["reverse"] == "1" {
+		return "server → client"
+	}
+	return "client → server"
+}
+
+// Report writes Report_00-iperf3.md and the chart.
+func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
+	var d report.Doc
+	report.Header(&d, s, "Phase 0 — iperf3 baseline: raw TCP between the hosts")
+	d.H(2, "What the link delivers")
+	d.P("%s", headline(s))
+
+	d.H(2, "Cells")
+	var rows [][]string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		m := c.Metrics
+		rows = append(rows, []string{
+			"`" + c.Name + "`", c.Params["streams"], direction(c), c.Params["duration_s"] + " s",
+			report.N(m["throughput_mbps"], 1), report.N(m["sender_mbps"], 1), report.N(m["retransmits"], 0),
+			report.Pct(m["link_utilization"]), report.N(m["iperf3_client_cpu_pct"], 1), report.N(m["iperf3_server_cpu_pct"], 1),
+			report.N(m["client_cpu_pct"], 0), report.N(m["server_cpu_pct"], 0), c.Status,
+		})
+	}
+	d.Table([]string{"cell", "streams", "direction", "time", "receiver Mbit/s", "sender Mbit/s", "retransmits",
+		"of TCP ceiling", "iperf3 CPU client %", "iperf3 CPU server %", "client host CPU %", "server host CPU %", "status"}, rows)
+	d.P("Receiver throughput is the figure quoted (iperf3's `sum_received`), after the first %s s were omitted (`-O`). iperf3's CPU columns are its own measure of each end (`cpu_utilization_percent`, %% of one CPU summed over user and system); the host CPU columns are mpstat's mean busy %% of all CPUs over the cell.", omit(s))
+
+	var streamRows [][]string
+	for _, c := range s.Cells {
+		streams, _ := c.Details["streams"].([]map[string]any)
+		for _, st := range streams {
+			streamRows = append(streamRows, []string{"`" + c.Name + "`", fmt.Sprint(st["stream"]),
+				report.N(st["throughput_mbps"].(*float64), 1), report.N(st["sender_mbps"].(*float64), 1), report.N(st["retransmits"].(*float64), 0)})
+		}
+	}
+	if len(streamRows) > 0 {
+		d.H(3, "Streams of the multi-stream cells")
+		d.Table([]string{"cell", "stream", "receiver Mbit/s", "sender Mbit/s", "retransmits"}, streamRows)
+	}
+
+	d.H(2, "Verdict per cell")
+	var vrows [][]string
+	for _, c := range s.Cells {
+		if c.Verdict != nil {
+			vrows = append(vrows, []string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence})
+		}
+	}
+	d.Table([]string{"cell", "bound by", "evidence"}, vrows)
+
+	d.H(2, "Network health (nstat over each cell)")
+	var hrows [][]string
+	for _, c := range s.Cells {
+		m := c.Metrics
+		hrows = append(hrows, []string{"`" + c.Name + "`", report.N(m["server_retrans_segs"], 0), report.N(m["client_retrans_segs"], 0),
+			report.N(m["server_listen_overflows"], 0), report.N(m["server_estab_resets"], 0), report.N(m["client_estab_resets"], 0)})
+	}
+	d.Table([]string{"cell", "server TcpRetransSegs", "client TcpRetransSegs", "server ListenOverflows", "server EstabResets", "client EstabResets"}, hrows)
+
+	d.H(2, "Chart")
+	ch := &chart.Chart{Name: "throughput", Title: "iperf3 receiver throughput per cell", XLabel: "cell", YLabel: "Mbit/s",
+		Bars: true, HLine: summary.Val(s.Link.TCPCeilingMbps), HLineLbl: "TCP ceiling " + report.N(s.Link.TCPCeilingMbps, 1) + " Mbit/s"}
+	ser := chart.Series{Title: "receiver throughput"}
+	for _, c := range s.Cells {
+		ser.Points = append(ser.Points, chart.Point{Label: c.Name, Y: summary.Val(c.Metrics["throughput_mbps"])})
+	}
+	ch.Series = []chart.Series{ser}
+	svg, skipped := ch.Render(r.Dir, s.GeneratedBy)
+	report.Chart(&d, ch.Title, svg, skipped)
+
+	report.Notes(&d, r.Dir)
+	report.Environment(&d, s)
+	report.Files(&d)
+	return report.Write(r.Dir, ReportName, &d)
+}
+
+func omit(s *summary.Summary) string {
+	if len(s.Cells) > 0 {
+		return s.Cells[0].Params["omit_s"]
+	}
+	return "?"
+}
+
+// headline is the phase's one-paragraph finding.
+func headline(s *summary.Summary) string {
+	var best *summary.Cell
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if c.Metrics["throughput_mbps"] != nil && (best == nil || *c.Metrics["throughput_mbps"] > *best.Metrics["throughput_mbps"]) {
+			best = c
+		}
+	}
+	if best == nil {
+		return "No cell measured a throughput: see the status above and `logs/console.log`."
+	}
+	var parts []string
+	for _, c := range s.Cells {
+		parts = append(parts, fmt.Sprintf("%s %s Mbit/s", c.Name, report.N(c.Metrics["throughput_mbps"], 0)))
+	}
+	line := "Receiver throughput: " + strings.Join(parts, ", ") + "."
+	if s.Link.TCPCeilingMbps == nil {
+		return line + " There is no link to compare with (" + s.Link.CeilingBasis + ")."
+	}
+	atLink := 0
+	for _, c := range s.Cells {
+		if c.Verdict != nil && c.Verdict.Bound == "link" {
+			atLink++
+		}
+	}
+	if atLink == len(s.Cells) {
+		return line + fmt.Sprintf(" Every cell is within %.0f%% of the %s Mbit/s TCP ceiling: the path itself can be filled, so when HTTP falls short, look at the application, the client, the server and the OS first.", (1-AtCeiling)*100, report.N(s.Link.TCPCeilingMbps, 1))
+	}
+	return line + fmt.Sprintf(" %d of %d cells reach %.0f%% of the %s Mbit/s TCP ceiling: see the verdicts below before trusting any HTTP figure on this path.", atLink, len(s.Cells), AtCeiling*100, report.N(s.Link.TCPCeilingMbps, 1))
+}

@@ -1,0 +1,270 @@
+// Package summary is the summary.json contract every phase shares, and its
+// CSV form. Metric names carry their unit; a value that was not measured is
+// null (a nil pointer), never 0.
+package summary
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	"csbench/internal/rundir"
+)
+
+// SchemaVersion is bumped on any incompatible change to Summary.
+const SchemaVersion = 1
+
+// Summary is summary.json.
+type Summary struct {
+	SchemaVersion int               `json:"schema_version"`
+	GeneratedBy   string            `json:"generated_by"`
+	Phase         string            `json:"phase"`
+	RunID         string            `json:"run_id"`
+	StartedAt     string            `json:"started_at"`
+	FinishedAt    *string           `json:"finished_at"`
+	Status        string            `json:"status"`
+	Error         *string           `json:"error"`
+	Lab           string            `json:"lab"`
+	Profile       string            `json:"profile"`
+	Notes         []string          `json:"notes"`
+	Runner        string            `json:"runner"`
+	Argv          string            `json:"argv"`
+	Git           Git               `json:"git"`
+	Settings      map[string]string `json:"settings"`
+	Link          Link              `json:"link"`
+	Hosts         map[string]Host   `json:"hosts"`
+	Cells         []Cell            `json:"cells"`
+}
+
+// Git is the commit the run was made from.
+type Git struct {
+	Commit string `json:"commit"`
+	Dirty  bool   `json:"dirty"`
+}
+
+// Link is what the run compares throughput against.
+type Link struct {
+	Rate            string   `json:"rate"`
+	RateMbps        *float64 `json:"rate_mbps"`
+	TCPCeilingMbps  *float64 `json:"tcp_ceiling_mbps"`
+	CeilingBasis    string   `json:"ceiling_basis"`
+	BaselineMbps    *float64 `json:"baseline_mbps"`
+	BaselineRun     string   `json:"baseline_run"`
+	BaselineComment string   `json:"baseline_comment,omitempty"`
+}
+
+// Host holds one host's facts from its environment capture.
+type Host struct {
+	Hostname    string            `json:"hostname"`
+	Kernel      string            `json:"kernel"`
+	OS          string            `json:"os"`
+	CPUModel    string            `json:"cpu_model"`
+	CPUs        *float64          `json:"cpus"`
+	MemTotalMB  *float64          `json:"mem_total_mb"`
+	UlimitNSoft string            `json:"ulimit_n_soft"`
+	UlimitNHard string            `json:"ulimit_n_hard"`
+	NIC         string            `json:"nic"`
+	NICMTU      *float64          `json:"nic_mtu"`
+	NICSpeed    *float64          `json:"nic_speed_mbps"`
+	NICDriver   string            `json:"nic_driver"`
+	Sysctls     map[string]string `json:"sysctls"`
+	Tools       map[string]string `json:"tools"`
+}
+
+// Cell is one measured cell.
+type Cell struct {
+	Name      string              `json:"name"`
+	Params    map[string]string   `json:"params"`
+	Metrics   map[string]*float64 `json:"metrics"`
+	Details   map[string]any      `json:"details,omitempty"`
+	Status    string              `json:"status"`
+	Error     *string             `json:"error"`
+	Verdict   *Verdict            `json:"verdict,omitempty"`
+	StartedAt string              `json:"started_at"`
+	EndedAt   string              `json:"ended_at"`
+}
+
+// Verdict says which resource bound a cell, with the evidence.
+type Verdict struct {
+	Bound    string `json:"bound"`
+	Evidence string `json:"evidence"`
+}
+
+// F returns a pointer to v, or nil when v is NaN (not measured).
+func F(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// Val returns *p or NaN.
+func Val(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func strp(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func num(s string) *float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil
+	}
+	return &v
+}
+
+// New fills the run-level fields shared by every phase.
+func New(r *rundir.Run, generatedBy string) *Summary {
+	s := &Summary{
+		SchemaVersion: SchemaVersion,
+		GeneratedBy:   generatedBy,
+		Phase:         r.Get("phase"),
+		RunID:         r.Get("run_id"),
+		StartedAt:     r.Get("started_at"),
+		FinishedAt:    strp(r.Get("finished_at")),
+		Status:        r.Get("status"),
+		Error:         strp(r.Get("error")),
+		Lab:           r.Get("lab"),
+		Profile:       r.Settings["PROFILE"],
+		Notes:         []string{},
+		Runner:        r.Get("runner"),
+		Argv:          r.Get("argv"),
+		Git:           Git{Commit: r.Get("git_commit"), Dirty: r.Get("git_dirty") == "true"},
+		Settings:      r.Settings,
+		Hosts:         map[string]Host{},
+		Cells:         []Cell{},
+	}
+	if s.Status == "" {
+		// The runner never recorded an end: it was killed outright.
+		s.Status = "partial"
+		s.Error = strp("the runner did not record an end (killed?)")
+	}
+	for name, h := range r.Hosts {
+		mem := num(h.Facts["mem_total_kb"])
+		if mem != nil {
+			*mem = math.Round(*mem / 1024)
+		}
+		s.Hosts[name] = Host{
+			Hostname: h.Facts["hostname"], Kernel: h.Facts["kernel"], OS: h.Facts["os"],
+			CPUModel: h.Facts["cpu_model"], CPUs: num(h.Facts["cpus"]), MemTotalMB: mem,
+			UlimitNSoft: h.Facts["ulimit_n_soft"], UlimitNHard: h.Facts["ulimit_n_hard"],
+			NIC: h.Facts["nic"], NICMTU: num(h.Facts["nic_mtu"]), NICSpeed: num(h.Facts["nic_speed_mbps"]),
+			NICDriver: h.Facts["nic_driver"], Sysctls: h.Sysctls, Tools: h.Tools,
+		}
+	}
+	s.Link = LinkFor(r.Settings["LINK_RATE"], s.Lab)
+	return s
+}
+
+// NewCell starts a Cell from a cells.tsv line.
+func NewCell(c rundir.Cell) Cell {
+	return Cell{
+		Name: c.Name, Params: c.Params, Metrics: map[string]*float64{}, Status: c.Status,
+		Error: strp(c.Error), StartedAt: c.Start.Format(time.RFC3339Nano), EndedAt: c.End.Format(time.RFC3339Nano),
+	}
+}
+
+// Write writes summary.json and summary.csv into dir.
+func (s *Summary) Write(dir string) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(dir+"/summary.json", append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(dir + "/summary.csv")
+	if err != nil {
+		return err
+	}
+	if err := s.WriteCSV(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// WriteCSV writes one row per cell: name, status, params, then every metric
+// (the union over cells, sorted); a null metric is an empty field.
+func (s *Summary) WriteCSV(w io.Writer) error {
+	params, metrics := map[string]bool{}, map[string]bool{}
+	for _, c := range s.Cells {
+		for k := range c.Params {
+			params[k] = true
+		}
+		for k := range c.Metrics {
+			metrics[k] = true
+		}
+	}
+	pk, mk := sortedSet(params), sortedSet(metrics)
+	cw := csv.NewWriter(w)
+	head := append([]string{"run_id", "cell", "status"}, pk...)
+	head = append(head, mk...)
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	for _, c := range s.Cells {
+		row := []string{s.RunID, c.Name, c.Status}
+		for _, k := range pk {
+			row = append(row, c.Params[k])
+		}
+		for _, k := range mk {
+			if v := c.Metrics[k]; v != nil {
+				row = append(row, strconv.FormatFloat(*v, 'f', -1, 64))
+			} else {
+				row = append(row, "")
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Load reads a summary.json.
+func Load(path string) (*Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &s, nil
+}
+
+// Cell returns the cell named name, or nil.
+func (s *Summary) Cell(name string) *Cell {
+	for i := range s.Cells {
+		if s.Cells[i].Name == name {
+			return &s.Cells[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package summary
+
+import (
+	"bytes"
+	"math"
+	"testing"
+)
+
+func TestLinkFor(t *testing.T) {
+	l := LinkFor("1gbit", "ssh")
+	if l.TCPCeilingMbps == nil || math.Abs(*l.TCPCeilingMbps-941.5) > 0.05 {
+		t.Fatalf("ssh 1gbit ceiling = %v, want 941.5", Val(l.TCPCeilingMbps))
+	}
+	l = LinkFor("1gbit", "netns")
+	if l.TCPCeilingMbps == nil || math.Abs(*l.TCPCeilingMbps-956.4) > 0.05 {
+		t.Fatalf("netns 1gbit ceiling = %v, want 956.4", Val(l.TCPCeilingMbps))
+	}
+	if l := LinkFor("none", "netns"); l.TCPCeilingMbps != nil || l.RateMbps != nil {
+		t.Fatalf("unshaped link has a ceiling: %+v", l)
+	}
+	if l := LinkFor("1gbit", "local"); l.TCPCeilingMbps != nil {
+		t.Fatalf("loopback has a ceiling: %+v", l)
+	}
+	for rate, want := range map[string]float64{"100mbit": 100, "2500mbit": 2500, "10gbit": 10000, "500kbit": 0.5} {
+		if got := RateMbps(rate); got != want {
+			t.Errorf("RateMbps(%q) = %v, want %v", rate, got, want)
+		}
+	}
+}
+
+func TestCSVNullIsEmpty(t *testing.T) {
+	s := &Summary{RunID: "r", Cells: []Cell{
+		{Name: "a", Status: "ok", Params: map[string]string{"p": "1"}, Metrics: map[string]*float64{"x_mbps": F(1.5), "y_ms": nil}},
+		{Name: "b", Status: "failed", Params: map[string]string{"p": "2"}, Metrics: map[string]*float64{}},
+	}}
+	var b bytes.Buffer
+	if err := s.WriteCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "run_id,cell,status,p,x_mbps,y_ms\nr,a,ok,1,1.5,\nr,b,failed,2,,\n"
+	if b.String() != want {
+		t.Fatalf("csv:\n%s\nwant:\n%s", b.String(), want)
+	}
+	if F(math.NaN()) != nil {
+		t.Fatal("F(NaN) must be nil (null), not 0")
+	}
+}

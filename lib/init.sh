@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# lib/init.sh: the one library every runner and lab script sources.
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
+#
+# It turns on strict mode, installs an ERR trap that names file:line and the
+# command, and loads the modules below. Nothing here starts a process or sends
+# a packet; runners decide that.
+#
+#   log.sh       timestamped logging (stderr + the run's logs/console.log), die
+#   config.sh    defaults < lab.env < environment < flags, and validation
+#   remote.sh    run a command on the server or client host, quoted once
+#   lab.sh       the three labs (local, netns, ssh) and entering the netns lab
+#   rundir.sh    run directories, cells.tsv, run.env, cleanup on EXIT/INT/TERM
+#   server.sh    build, deploy, start, wait for, stop the fixed-payload server
+#   monitor.sh   sar, mpstat, pidstat, nstat and sockstat on both hosts
+#   preflight.sh tools, reachability and the route guard
+#   envcap.sh    capture both hosts' environment into the run directory
+
+set -Eeuo pipefail
+shopt -s inherit_errexit 2>/dev/null || true
+
+if [[ -n "${CSB_LIB_LOADED:-}" ]]; then
+  return 0
+fi
+CSB_LIB_LOADED=1
+
+CSB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+CSB_LIB="${CSB_ROOT}/lib"
+
+csb_err_trap() {
+  local rc=$? cmd=${BASH_COMMAND}
+  # shellcheck disable=SC2016 # the backquotes are literal, around the command
+  printf '%s error: %s:%s: `%s` exited %d\n' "$(date -u +%H:%M:%S)" \
+    "${BASH_SOURCE[1]:-?}" "${BASH_LINENO[0]:-?}" "${cmd}" "${rc}" >&2
+}
+trap csb_err_trap ERR
+
+# shellcheck source=lib/log.sh
+source "${CSB_LIB}/log.sh"
+# shellcheck source=lib/config.sh
+source "${CSB_LIB}/config.sh"
+# shellcheck source=lib/remote.sh
+source "${CSB_LIB}/remote.sh"
+# shellcheck source=lib/lab.sh
+source "${CSB_LIB}/lab.sh"
+# shellcheck source=lib/rundir.sh
+source "${CSB_LIB}/rundir.sh"
+# shellcheck source=lib/server.sh
+source "${CSB_LIB}/server.sh"
+# shellcheck source=lib/monitor.sh
+source "${CSB_LIB}/monitor.sh"
+# shellcheck source=lib/preflight.sh
+source "${CSB_LIB}/preflight.sh"
+# shellcheck source=lib/envcap.sh
+source "${CSB_LIB}/envcap.sh"

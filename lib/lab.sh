@@ -1,0 +1,97 @@
+# shellcheck shell=bash
+# lib/lab.sh: the three labs, one code path.
+#
+#   local  server and client are this host on 127.0.0.1; server commands run
+#          here through the same helper that would send them over ssh.
+#   netns  two emulated hosts (lab/netns.sh): the runner re-executes itself
+#          inside the client namespace and drives the server namespace's sshd
+#          exactly as LAB=ssh drives a real machine.
+#   ssh    two real machines: this is the client, SERVER_SSH the server.
+
+# The netns lab's fixed shape. Addresses are in 198.18.0.0/15 (RFC 2544).
+CSB_NETNS_SERVER=csb-srv
+CSB_NETNS_CLIENT=csb-cli
+CSB_NETNS_SERVER_NIC=csbs0
+CSB_NETNS_CLIENT_NIC=csbc0
+CSB_NETNS_SERVER_IP=198.18.0.1
+CSB_NETNS_CLIENT_IP=198.18.0.2
+CSB_NETNS_PREFIX=24
+CSB_NETNS_STATE="${CSB_NETNS_STATE:-/tmp/csb-netns}"
+
+# csb_lab_defaults: fill what the lab implies and the user left empty.
+csb_lab_defaults() {
+  case "${LAB}" in
+    local)
+      : "${SERVER_IP:=127.0.0.1}" "${CLIENT_IP:=127.0.0.1}"
+      : "${SERVER_NIC:=lo}" "${CLIENT_NIC:=lo}"
+      ;;
+    netns)
+      : "${SERVER_IP:=${CSB_NETNS_SERVER_IP}}" "${CLIENT_IP:=${CSB_NETNS_CLIENT_IP}}"
+      : "${SERVER_NIC:=${CSB_NETNS_SERVER_NIC}}" "${CLIENT_NIC:=${CSB_NETNS_CLIENT_NIC}}"
+      : "${SERVER_SSH:=root@${CSB_NETNS_SERVER_IP}}"
+      : "${SSH_KEY:=${CSB_NETNS_STATE}/id_ed25519}"
+      ;;
+  esac
+}
+
+# csb_lab_validate: the combinations each lab needs.
+csb_lab_validate() {
+  case "${LAB}" in
+    local)
+      if [[ "${SERVER_IP}" != 127.* && "${SERVER_IP}" != ::1 ]]; then
+        printf 'error: LAB=local runs both ends on this host: SERVER_IP must be a loopback address, got %s\n' "${SERVER_IP}" >&2
+        return 1
+      fi
+      ;;
+    netns)
+      if [[ "${SERVER_IP}" != "${CSB_NETNS_SERVER_IP}" || "${CLIENT_IP}" != "${CSB_NETNS_CLIENT_IP}" ]]; then
+        printf 'error: LAB=netns has fixed addresses: SERVER_IP=%s CLIENT_IP=%s (got %s and %s)\n' \
+          "${CSB_NETNS_SERVER_IP}" "${CSB_NETNS_CLIENT_IP}" "${SERVER_IP}" "${CLIENT_IP}" >&2
+        return 1
+      fi
+      ;;
+    ssh)
+      local missing=()
+      [[ -n "${SERVER_SSH}" ]] || missing+=(SERVER_SSH)
+      [[ -n "${SERVER_IP}" ]] || missing+=(SERVER_IP)
+      [[ -n "${CLIENT_IP}" ]] || missing+=(CLIENT_IP)
+      if ((${#missing[@]})); then
+        printf 'error: LAB=ssh needs %s: set them in lab.env (see lab.env.example) or with -s KEY=VALUE\n' "${missing[*]}" >&2
+        return 1
+      fi
+      ;;
+  esac
+}
+
+# csb_lab_is_remote: true when server commands go over ssh.
+csb_lab_is_remote() { [[ "${LAB}" != local ]]; }
+
+# csb_lab_enter SCRIPT ARGS...: with LAB=netns and not yet inside the client
+# namespace, bring the lab up if needed and re-execute SCRIPT there. Returns
+# (does nothing) for the other labs or once inside.
+csb_lab_enter() {
+  [[ "${LAB}" == netns ]] || return 0
+  if [[ "${CSB_NETNS_INSIDE:-}" == 1 ]]; then
+    return 0
+  fi
+  [[ ${EUID} -eq 0 ]] || die "LAB=netns needs root (it creates namespaces and an sshd); run as root or use LAB=local" 2
+  local owned=0
+  if ! "${CSB_ROOT}/lab/netns.sh" status >/dev/null 2>&1; then
+    log_info "netns lab is down: bringing it up (LINK_RATE=${LINK_RATE})"
+    "${CSB_ROOT}/lab/netns.sh" up || die "could not bring the netns lab up (see above); try: make lab-down && make lab-up" 1
+    owned=1
+  fi
+  local script=$1
+  shift
+  exec ip netns exec "${CSB_NETNS_CLIENT}" env CSB_NETNS_INSIDE=1 CSB_NETNS_OWNED="${owned}" \
+    bash "${script}" "$@"
+}
+
+# csb_lab_release: at the end of a netns run, take down a lab the run brought
+# up itself (unless LAB_KEEP=1).
+csb_lab_release() {
+  if [[ "${LAB}" == netns && "${CSB_NETNS_OWNED:-0}" == 1 && "${LAB_KEEP}" != 1 ]]; then
+    log_info "taking down the netns lab this run brought up"
+    "${CSB_ROOT}/lab/netns.sh" down >/dev/null 2>&1 || log_warn "lab/netns.sh down failed; run: make lab-down"
+  fi
+}

@@ -1,0 +1,238 @@
+# shellcheck shell=bash
+# lib/rundir.sh: run directories, cell bookkeeping, process tracking, cleanup.
+#
+# A run directory <root>/<YYYY-MM-DD_HHMMSS>_<name> is created with mkdir
+# (never -p on the last part), so an existing one is never reused or
+# overwritten; a second run in the same second gets a -2, -3... suffix.
+#
+#   run.env      what the runner knows: phase, argv, settings, times, status
+#   cells.tsv    one line per cell: name status start end params error
+#   logs/        console.log and each client tool's stdout/stderr
+#   env/{server,client}/      environment captures
+#   monitors/{server,client}/ sar, mpstat, pidstat, nstat, sockstat
+#   server/      the server's own log(s), fetched from the server host
+#   raw/         each cell's raw tool output, verbatim
+#
+# On EXIT/INT/TERM everything the run started on either host is stopped by
+# PID, the server side's files are fetched, the status (ok/partial/failed) and
+# reason are recorded, the summary and report are generated from what exists,
+# and the last line printed is "results: <dir>".
+
+CSB_RUN_DIR=""
+CSB_RUN_ID=""
+CSB_RUN_PHASE=""
+CSB_REMOTE_RUN=""
+CSB_RUN_ERROR=""
+CSB_SIGNAL=""
+CSB_CELLS_OK=0
+CSB_CELLS_FAILED=0
+declare -ga CSB_CLIENT_PIDS=() CSB_SERVER_PIDS=()
+CSB_ARGV=""
+
+# csb_results_root PHASE: where this phase's runs go.
+csb_results_root() {
+  if [[ -n "${RESULTS_ROOT}" ]]; then
+    printf '%s/%s\n' "${RESULTS_ROOT}" "$1"
+  else
+    printf '%s/%s/results\n' "${CSB_ROOT}" "$1"
+  fi
+}
+
+# csb_run_begin PHASE NAME ARGV...: create the run directory, record the run,
+# install the traps, open the ssh master and the server-side work directory.
+csb_run_begin() {
+  local phase=$1 name=$2
+  shift 2
+  CSB_ARGV="$(csb_quote "$@")"
+  CSB_RUN_PHASE=${phase}
+  [[ -n "${RUN_NAME}" ]] && name=${RUN_NAME}
+  local root stamp dir n=1
+  root="$(csb_results_root "${phase}")"
+  mkdir -p "${root}" || die "cannot create results root ${root}" 1
+  stamp="$(date -u +%Y-%m-%d_%H%M%S)"
+  dir="${root}/${stamp}_${name}"
+  until mkdir "${dir}" 2>/dev/null; do
+    n=$((n + 1))
+    ((n < 100)) || die "cannot create a new run directory under ${root}" 1
+    dir="${root}/${stamp}_${name}-${n}"
+  done
+  CSB_RUN_DIR="$(cd "${dir}" && pwd -P)"
+  CSB_RUN_ID="$(basename "${CSB_RUN_DIR}")"
+  mkdir -p "${CSB_RUN_DIR}"/{logs,env/server,env/client,monitors/server,monitors/client,server,raw}
+  CSB_CONSOLE_LOG="${CSB_RUN_DIR}/logs/console.log"
+  : >"${CSB_CONSOLE_LOG}"
+  printf 'name\tstatus\tstart\tend\tparams\terror\n' >"${CSB_RUN_DIR}/cells.tsv"
+  {
+    echo "# Written by the runner; read by: csb summarize. One KEY=VALUE per line, last one wins."
+    echo "schema_version=1"
+    echo "phase=${phase}"
+    echo "run_id=${CSB_RUN_ID}"
+    echo "runner=${0#"${CSB_ROOT}/"}"
+    echo "argv=${CSB_ARGV}"
+    echo "started_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "lab=${LAB}"
+    echo "config_file=${CSB_CONFIG_FILE:-}"
+    echo "git_commit=$(git -C "${CSB_ROOT}" rev-parse HEAD 2>/dev/null || echo unknown)"
+    if [[ -n "$(git -C "${CSB_ROOT}" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
+      echo "git_dirty=true"
+    else
+      echo "git_dirty=false"
+    fi
+    csb_settings_dump
+  } >"${CSB_RUN_DIR}/run.env"
+  trap 'csb_on_signal INT' INT
+  trap 'csb_on_signal TERM' TERM
+  trap 'csb_on_signal HUP' HUP
+  trap csb_on_exit EXIT
+  log_info "run ${CSB_RUN_ID} (${phase}, LAB=${LAB}, PROFILE=${PROFILE}) in ${CSB_RUN_DIR}"
+  log_info "argv: ${CSB_ARGV}"
+  csb_ssh_open
+  CSB_REMOTE_RUN="${REMOTE_DIR}/${CSB_RUN_ID}"
+  on_server mkdir -p "${CSB_REMOTE_RUN}/bin" "${CSB_REMOTE_RUN}/server" \
+    "${CSB_REMOTE_RUN}/monitors/server" "${CSB_REMOTE_RUN}/env/server" ||
+    die "cannot create ${CSB_REMOTE_RUN} on the server host" 1
+}
+
+# csb_run_set KEY VALUE: record a fact about the run in run.env.
+csb_run_set() {
+  printf '%s=%s\n' "$1" "$2" >>"${CSB_RUN_DIR}/run.env"
+}
+
+csb_epoch_ms() {
+  local t
+  t=${EPOCHREALTIME/./}
+  echo "${t:0:-3}"
+}
+
+CSB_CELL_NAME=""
+CSB_CELL_START=""
+CSB_CELL_PARAMS=""
+
+# csb_cell_begin NAME KEY=VALUE...: a measured cell starts now.
+csb_cell_begin() {
+  CSB_CELL_NAME=$1
+  shift
+  CSB_CELL_PARAMS="$(
+    IFS=';'
+    echo "$*"
+  )"
+  csb_check_name "${CSB_CELL_NAME}" || die "internal: bad cell name ${CSB_CELL_NAME}"
+  csb_snapshot_counters "${CSB_CELL_NAME}" before
+  CSB_CELL_START="$(csb_epoch_ms)"
+  log_info "cell ${CSB_CELL_NAME} (${CSB_CELL_PARAMS}) starts"
+}
+
+# csb_cell_end STATUS [ERROR]: the cell ends; STATUS is ok, failed or refused.
+csb_cell_end() {
+  local status=$1 err=${2:-}
+  local end
+  end="$(csb_epoch_ms)"
+  csb_snapshot_counters "${CSB_CELL_NAME}" after || true
+  err=${err//$'\t'/ }
+  err=${err//$'\n'/ }
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "${CSB_CELL_NAME}" "${status}" "${CSB_CELL_START}" "${end}" \
+    "${CSB_CELL_PARAMS}" "${err}" >>"${CSB_RUN_DIR}/cells.tsv"
+  case "${status}" in
+    ok) CSB_CELLS_OK=$((CSB_CELLS_OK + 1)) ;;
+    *) CSB_CELLS_FAILED=$((CSB_CELLS_FAILED + 1)) ;;
+  esac
+  log_info "cell ${CSB_CELL_NAME} ${status}${err:+: ${err}}"
+  CSB_CELL_NAME=""
+}
+
+# Process tracking: "PID NAME" per entry; NAME is matched against the
+# process's command line before it is signalled.
+csb_track_client() { CSB_CLIENT_PIDS+=("$1 $2"); }
+csb_track_server() { CSB_SERVER_PIDS+=("$1 $2"); }
+csb_untrack_client() { csb_untrack CSB_CLIENT_PIDS "$1"; }
+csb_untrack_server() { csb_untrack CSB_SERVER_PIDS "$1"; }
+csb_untrack() {
+  local -n arr=$1
+  local pid=$2 e keep=()
+  for e in "${arr[@]}"; do
+    [[ "${e%% *}" == "${pid}" ]] || keep+=("${e}")
+  done
+  arr=("${keep[@]}")
+}
+
+# csb_client_run LOG CMD ARGS...: run a client-side tool to completion in the
+# background (so a signal is handled at once), tracked by PID. Returns its
+# exit status.
+csb_client_run() {
+  local log=$1
+  shift
+  log_cmd "$@"
+  "$@" </dev/null >"${log}" 2>&1 &
+  local pid=$!
+  csb_track_client "${pid}" "$1"
+  local rc=0
+  wait "${pid}" || rc=$?
+  csb_untrack_client "${pid}"
+  return "${rc}"
+}
+
+csb_on_signal() {
+  CSB_SIGNAL=$1
+  log_warn "caught SIG$1: stopping everything this run started"
+  case "$1" in
+    INT) exit 130 ;;
+    TERM) exit 143 ;;
+    *) exit 129 ;;
+  esac
+}
+
+csb_stop_all() {
+  local e
+  for e in "${CSB_CLIENT_PIDS[@]}"; do
+    log_info "stopping client process ${e}"
+    csb_stop_client_pid "${e%% *}" "${e#* }" 5 >/dev/null 2>&1 || true
+  done
+  CSB_CLIENT_PIDS=()
+  for e in "${CSB_SERVER_PIDS[@]}"; do
+    log_info "stopping server process ${e}"
+    # shellcheck disable=SC2086 # ${e} is "PID NAME", two words by design
+    csb_stop_server_pid ${e} 10 || log_warn "could not stop server process ${e}; stop it by hand"
+  done
+  CSB_SERVER_PIDS=()
+}
+
+csb_on_exit() {
+  local rc=$?
+  trap - ERR INT TERM HUP
+  set +e
+  [[ -n "${CSB_SIGNAL}" ]] && CSB_RUN_ERROR="interrupted by SIG${CSB_SIGNAL}"
+  csb_monitors_stop
+  csb_stop_all
+  if [[ -n "${CSB_CELL_NAME}" ]]; then
+    csb_cell_end failed "${CSB_RUN_ERROR:-interrupted}"
+  fi
+  if [[ -n "${CSB_REMOTE_RUN}" ]]; then
+    if csb_server_fetch "${CSB_REMOTE_RUN}" "${CSB_RUN_DIR}"; then
+      on_server rm -rf "${CSB_REMOTE_RUN}" >/dev/null 2>&1
+    else
+      log_warn "could not fetch ${CSB_REMOTE_RUN} from the server; it stays there"
+    fi
+  fi
+  local status=ok
+  if ((rc != 0)) || [[ -n "${CSB_RUN_ERROR}" ]] || ((CSB_CELLS_FAILED > 0)); then
+    if ((CSB_CELLS_OK > 0)); then status=partial; else status=failed; fi
+    [[ -n "${CSB_RUN_ERROR}" ]] || CSB_RUN_ERROR="runner exited with status ${rc}"
+    ((CSB_CELLS_FAILED > 0 && rc == 0)) && CSB_RUN_ERROR="${CSB_CELLS_FAILED} cell(s) failed or refused"
+    ((rc != 0)) || rc=1
+  fi
+  csb_run_set finished_at "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  csb_run_set status "${status}"
+  csb_run_set error "${CSB_RUN_ERROR}"
+  log_info "run ${status}${CSB_RUN_ERROR:+: ${CSB_RUN_ERROR}}"
+  csb_summarize "${CSB_RUN_DIR}" || log_warn "summary generation failed; rerun: bin/csb summarize ${CSB_RUN_DIR}"
+  csb_ssh_close
+  csb_lab_release
+  printf 'results: %s\n' "${CSB_RUN_DIR}"
+  exit "${rc}"
+}
+
+# csb_summarize DIR: regenerate summary.json, summary.csv and the report.
+csb_summarize() {
+  [[ -x "${CSB_ROOT}/bin/csb" ]] || return 1
+  "${CSB_ROOT}/bin/csb" summarize "$1" >>"${CSB_CONSOLE_LOG:-/dev/null}" 2>&1
+}
