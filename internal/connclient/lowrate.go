@@ -1,0 +1,257 @@
+package connclient
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// lowrateRun is the request phase of lowrate: one goroutine per connection
+// walks its share of an open-model schedule. Request i is due at
+// start + i/rps and belongs to connection i mod conns, so connection c sends
+// requests c, c+conns, c+2*conns, ...; when the previous response on c is
+// late, the next request is sent late and the wait counts in its latency.
+type lowrateRun struct {
+	cfg   *config
+	req   []byte
+	start time.Time
+	n     int64 // requests scheduled
+
+	sent, completed, failed atomic.Int64
+
+	mu       sync.Mutex // guards the fields below
+	lat      Histogram  // done - scheduled (coordinated-omission corrected)
+	svc      Histogram  // done - sent (service time)
+	lag      Histogram  // sent - scheduled
+	errors   map[string]uint64
+	status   map[int]uint64
+	lastDone time.Time
+	alive    int
+
+	rss        *float64 // sampled mid-schedule
+	goroutines int
+}
+
+func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.Writer) error {
+	started := time.Now()
+	res := lowrateResult{
+		commonResult: newCommon(cfg, lim, started),
+		Path:         cfg.path,
+		RPSTarget:    cfg.rps,
+		DurationS:    cfg.duration.Seconds(),
+	}
+	p := newConnectPhase(cfg, false)
+	p.run(ctx, stderr)
+	res.fillConnect(p)
+
+	r := &lowrateRun{
+		cfg:    cfg,
+		req:    p.req,
+		n:      requestCount(cfg.duration, cfg.rps),
+		errors: map[string]uint64{},
+		status: map[int]uint64{},
+	}
+	res.RequestsScheduled = r.n
+	if p.complete && len(p.conns) > 0 {
+		r.run(ctx, p.conns, stderr)
+		elapsed := r.lastDone.Sub(r.start)
+		if elapsed < cfg.duration && ctx.Err() == nil {
+			elapsed = cfg.duration
+		}
+		if ctx.Err() != nil {
+			elapsed = time.Since(r.start)
+		}
+		if elapsed > 0 {
+			res.ElapsedS = ptr(round(elapsed.Seconds(), 6))
+			res.RPSAchieved = ptr(round(float64(r.completed.Load())/elapsed.Seconds(), 2))
+		}
+		if ctx.Err() == nil {
+			res.ConnectionsAliveEnd = ptr(r.alive)
+		}
+	}
+	res.RequestsSent = r.sent.Load()
+	res.RequestsCompleted = r.completed.Load()
+	res.RequestsFailed = r.failed.Load()
+	res.RequestsUnsent = r.n - res.RequestsCompleted - res.RequestsFailed
+	addCounts(res.Errors, r.errors)
+	addStatus(res.StatusCodes, r.status)
+	res.LatencyP50Ms = quantileMs(&r.lat, 0.50)
+	res.LatencyP90Ms = quantileMs(&r.lat, 0.90)
+	res.LatencyP99Ms = quantileMs(&r.lat, 0.99)
+	res.LatencyP999Ms = quantileMs(&r.lat, 0.999)
+	res.LatencyMaxMs = quantileMs(&r.lat, 1)
+	res.ServiceLatencyP50Ms = quantileMs(&r.svc, 0.50)
+	res.ServiceLatencyP90Ms = quantileMs(&r.svc, 0.90)
+	res.ServiceLatencyP99Ms = quantileMs(&r.svc, 0.99)
+	res.ServiceLatencyP999Ms = quantileMs(&r.svc, 0.999)
+	res.ServiceLatencyMaxMs = quantileMs(&r.svc, 1)
+	res.SenderLagP50Ms = quantileMs(&r.lag, 0.50)
+	res.SenderLagP99Ms = quantileMs(&r.lag, 0.99)
+	res.SenderLagMaxMs = quantileMs(&r.lag, 1)
+
+	res.ClientRSSMB, res.ClientGoroutines = r.rss, r.goroutines
+	if res.ClientRSSMB == nil { // the schedule did not get half way
+		res.ClientRSSMB, res.ClientGoroutines = rssMB(), runtime.NumGoroutine()
+	}
+	closeAll(p.conns)
+	if ctx.Err() != nil {
+		res.Status = "partial"
+	}
+	res.FinishedAt = stamp(time.Now())
+	if err := writeResult(stdout, &res); err != nil {
+		fmt.Fprintf(stderr, "error: writing result: %v\n", err)
+		return err
+	}
+	if res.Status == "partial" {
+		fmt.Fprintln(stderr, "error: interrupted; partial result printed")
+		return ErrPartial
+	}
+	return nil
+}
+
+// run drives the schedule over conns and returns when every connection has
+// finished its share or ctx ended.
+//
+// One dispatcher goroutine keeps the clock: at the due time of request i it
+// drops a token into the wake channel of connection i mod conns (capacity 1,
+// never blocking). A connection goroutine that is idle waits for a token
+// and then for its due time; one that is still busy with an earlier
+// response finds its due time already past and sends at once. The due times
+// never depend on when responses arrive, so the schedule is open-model.
+func (r *lowrateRun) run(ctx context.Context, conns []held, stderr io.Writer) {
+	// Closing the connections is what interrupts pending reads on ctx end.
+	stopClose := context.AfterFunc(ctx, func() { closeAll(conns) })
+	defer stopClose()
+	wake := make([]chan struct{}, len(conns))
+	for c := range wake {
+		wake[c] = make(chan struct{}, 1)
+	}
+	// Leave the goroutines time to start before the first request is due.
+	r.start = time.Now().Add(10*time.Millisecond + time.Duration(len(conns))*time.Microsecond)
+	var wg sync.WaitGroup
+	for c := range conns {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			r.connLoop(ctx, c, len(conns), conns[c], wake[c])
+		}(c)
+	}
+	stop := startProgress(r.cfg.progress, stderr, r.progressLine)
+	sl := newSleeper(ctx)
+	for i := int64(0); i < r.n; i++ {
+		if !sl.until(ctx, r.start.Add(offset(i, r.cfg.rps))) {
+			break
+		}
+		select {
+		case wake[i%int64(len(conns))] <- struct{}{}:
+		default: // a token is already waiting; the connection will see its due time passed
+		}
+		if i == r.n/2 {
+			// Mid-schedule: goroutines of connections with requests left still run.
+			r.rss, r.goroutines = rssMB(), runtime.NumGoroutine()
+		}
+	}
+	sl.close()
+	wg.Wait()
+	stop()
+}
+
+// readers lends response buffers: a connection needs one only while a
+// response is in flight, so with many mostly idle connections the buffers in
+// use track the requests in flight, not the connections.
+var readers = sync.Pool{New: func() any { return newReader() }}
+
+func (r *lowrateRun) connLoop(ctx context.Context, c, nconns int, h held, wake <-chan struct{}) {
+	dead := false
+	for i := int64(c); i < r.n; i += int64(nconns) {
+		due := r.start.Add(offset(i, r.cfg.rps))
+		for time.Now().Before(due) {
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if dead {
+			r.record(ctx, due, time.Time{}, time.Time{}, 0, errConnClosed)
+			continue
+		}
+		sent := time.Now()
+		r.sent.Add(1)
+		br := readers.Get().(*bufio.Reader)
+		status, keepAlive, err := roundTrip(h.c, br, r.req, r.cfg.timeout)
+		done := time.Now()
+		readers.Put(br)
+		r.record(ctx, due, sent, done, status, err)
+		if err != nil || !keepAlive {
+			// The stream is unusable (or the server is closing it): later
+			// requests on this connection fail as conn_closed.
+			dead = true
+			h.c.Close()
+		}
+	}
+	if !dead && ctx.Err() == nil && peek(h) == "" {
+		r.mu.Lock()
+		r.alive++
+		r.mu.Unlock()
+	}
+}
+
+var errConnClosed = errors.New("connection already failed")
+
+// record accounts one request. sent is zero for a request that could not be
+// sent; err is nil for a complete response.
+func (r *lowrateRun) record(ctx context.Context, due, sent, done time.Time, status int, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !sent.IsZero() {
+		r.lag.Record(sent.Sub(due).Microseconds())
+	}
+	if err != nil {
+		cause := causeConnClosed
+		if err != errConnClosed {
+			cause = Classify(err)
+		}
+		if ctx.Err() != nil {
+			cause = causeCanceled
+		}
+		r.errors[cause]++
+		r.failed.Add(1)
+		return
+	}
+	r.lat.Record(done.Sub(due).Microseconds())
+	r.svc.Record(done.Sub(sent).Microseconds())
+	r.status[status]++
+	if done.After(r.lastDone) {
+		r.lastDone = done
+	}
+	r.completed.Add(1)
+}
+
+func (r *lowrateRun) progressLine(interval time.Duration, last *int64) string {
+	done := r.completed.Load()
+	rate := float64(done-*last) / interval.Seconds()
+	*last = done
+	r.mu.Lock()
+	causes := formatCauses(r.errors)
+	r.mu.Unlock()
+	el := time.Since(r.start)
+	if el < 0 {
+		el = 0
+	}
+	line := fmt.Sprintf("run elapsed=%.0fs/%v sent=%d completed=%d rate=%.0f/s failures=%d",
+		el.Seconds(), r.cfg.duration, r.sent.Load(), done, rate, r.failed.Load())
+	if causes != "" {
+		line += " (" + causes + ")"
+	}
+	return line
+}

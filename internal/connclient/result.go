@@ -1,0 +1,196 @@
+package connclient
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"strconv"
+	"time"
+)
+
+const schemaVersion = 1
+
+// Result fields shared by both modes. Units are in the names; a value that
+// was not measured (for example setup_s of an interrupted connect phase, or
+// a percentile of an empty set) is null, never 0.
+type commonResult struct {
+	SchemaVersion int      `json:"schema_version"`
+	Tool          string   `json:"tool"`
+	Mode          string   `json:"mode"`
+	Status        string   `json:"status"` // "complete" or "partial"
+	Argv          []string `json:"argv"`
+	StartedAt     string   `json:"started_at"`
+	FinishedAt    string   `json:"finished_at"`
+	GoVersion     string   `json:"go_version"`
+
+	Target           string  `json:"target"`
+	Source           *string `json:"source"`
+	Linger0          bool    `json:"linger0"`
+	TimeoutS         float64 `json:"timeout_s"`
+	ConnectWorkers   int     `json:"connect_workers"`
+	RlimitNofileSoft uint64  `json:"rlimit_nofile_soft"`
+	RlimitNofileHard uint64  `json:"rlimit_nofile_hard"`
+
+	ConnectionsTarget      int      `json:"connections_target"`
+	ConnectRateTarget      int      `json:"connect_rate_target_per_s"`
+	ConnectionsAttempted   int64    `json:"connections_attempted"`
+	ConnectionsEstablished int64    `json:"connections_established"`
+	ConnectionsFailed      int64    `json:"connections_failed"`
+	SetupS                 *float64 `json:"setup_s"`
+	ConnectRateAchieved    *float64 `json:"connect_rate_achieved_per_s"`
+	ConnectLatencyP50Ms    *float64 `json:"connect_latency_p50_ms"`
+	ConnectLatencyP90Ms    *float64 `json:"connect_latency_p90_ms"`
+	ConnectLatencyP99Ms    *float64 `json:"connect_latency_p99_ms"`
+	ConnectLatencyMaxMs    *float64 `json:"connect_latency_max_ms"`
+	ConnectionsAliveEnd    *int     `json:"connections_alive_end"`
+
+	Errors      map[string]uint64 `json:"errors"`
+	StatusCodes map[string]uint64 `json:"status_codes"`
+
+	ClientRSSMB      *float64 `json:"client_rss_mb"`
+	ClientGoroutines int      `json:"client_goroutines"`
+}
+
+type idleResult struct {
+	commonResult
+	HoldS         float64           `json:"hold_s"`
+	HoldElapsedS  *float64          `json:"hold_elapsed_s"`
+	FirstDropS    *float64          `json:"first_drop_s"` // null: no connection dropped
+	Drops         map[string]uint64 `json:"drops"`
+	RequestP50Ms  *float64          `json:"request_latency_p50_ms"`
+	RequestP99Ms  *float64          `json:"request_latency_p99_ms"`
+	RequestMaxMs  *float64          `json:"request_latency_max_ms"`
+	RequestsTotal uint64            `json:"requests_completed"`
+}
+
+type lowrateResult struct {
+	commonResult
+	Path              string   `json:"path"`
+	RPSTarget         int      `json:"rps_target"`
+	DurationS         float64  `json:"duration_s"`
+	ElapsedS          *float64 `json:"elapsed_s"`
+	RequestsScheduled int64    `json:"requests_scheduled"`
+	RequestsSent      int64    `json:"requests_sent"`
+	RequestsCompleted int64    `json:"requests_completed"`
+	RequestsFailed    int64    `json:"requests_failed"`
+	RequestsUnsent    int64    `json:"requests_unsent"`
+	RPSAchieved       *float64 `json:"rps_achieved"`
+
+	LatencyP50Ms  *float64 `json:"latency_p50_ms"`
+	LatencyP90Ms  *float64 `json:"latency_p90_ms"`
+	LatencyP99Ms  *float64 `json:"latency_p99_ms"`
+	LatencyP999Ms *float64 `json:"latency_p999_ms"`
+	LatencyMaxMs  *float64 `json:"latency_max_ms"`
+
+	ServiceLatencyP50Ms  *float64 `json:"service_latency_p50_ms"`
+	ServiceLatencyP90Ms  *float64 `json:"service_latency_p90_ms"`
+	ServiceLatencyP99Ms  *float64 `json:"service_latency_p99_ms"`
+	ServiceLatencyP999Ms *float64 `json:"service_latency_p999_ms"`
+	ServiceLatencyMaxMs  *float64 `json:"service_latency_max_ms"`
+
+	SenderLagP50Ms *float64 `json:"sender_lag_p50_ms"`
+	SenderLagP99Ms *float64 `json:"sender_lag_p99_ms"`
+	SenderLagMaxMs *float64 `json:"sender_lag_max_ms"`
+}
+
+func newCommon(cfg *config, lim [2]uint64, started time.Time) commonResult {
+	r := commonResult{
+		SchemaVersion:     schemaVersion,
+		Tool:              "connclient",
+		Mode:              cfg.mode,
+		Status:            "complete",
+		Argv:              cfg.argv,
+		StartedAt:         stamp(started),
+		GoVersion:         runtime.Version(),
+		Target:            cfg.target.String(),
+		Linger0:           cfg.linger0,
+		TimeoutS:          cfg.timeout.Seconds(),
+		ConnectWorkers:    cfg.workers,
+		RlimitNofileSoft:  lim[0],
+		RlimitNofileHard:  lim[1],
+		ConnectionsTarget: cfg.conns,
+		ConnectRateTarget: cfg.rate,
+		Errors:            map[string]uint64{},
+		StatusCodes:       map[string]uint64{},
+	}
+	if cfg.source.IsValid() {
+		r.Source = ptr(cfg.source.String())
+	}
+	return r
+}
+
+// fillConnect copies the connect phase outcome into r.
+func (r *commonResult) fillConnect(p *connectPhase) {
+	r.ConnectionsAttempted = p.attempted.Load()
+	r.ConnectionsEstablished = p.established.Load()
+	r.ConnectionsFailed = p.failed.Load()
+	if p.complete {
+		r.SetupS = ptr(round(p.elapsed.Seconds(), 6))
+		if p.elapsed > 0 {
+			r.ConnectRateAchieved = ptr(round(float64(r.ConnectionsEstablished)/p.elapsed.Seconds(), 1))
+		}
+	}
+	r.ConnectLatencyP50Ms = quantileMs(&p.connectHist, 0.50)
+	r.ConnectLatencyP90Ms = quantileMs(&p.connectHist, 0.90)
+	r.ConnectLatencyP99Ms = quantileMs(&p.connectHist, 0.99)
+	r.ConnectLatencyMaxMs = quantileMs(&p.connectHist, 1)
+	addCounts(r.Errors, p.errors)
+	addStatus(r.StatusCodes, p.status)
+}
+
+func addCounts(dst, src map[string]uint64) {
+	for k, v := range src {
+		dst[k] += v
+	}
+}
+
+func addStatus(dst map[string]uint64, src map[int]uint64) {
+	for k, v := range src {
+		dst[strconv.Itoa(k)] += v
+	}
+}
+
+// quantileMs returns the q-quantile of h in milliseconds (µs resolution),
+// or nil when h is empty.
+func quantileMs(h *Histogram, q float64) *float64 {
+	if h.Count() == 0 {
+		return nil
+	}
+	return ptr(round(h.Quantile(q)/1000, 3))
+}
+
+func writeResult(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func ptr[T any](v T) *T { return &v }
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+// formatCauses renders counts as "a=1 b=2" in key order, for progress lines.
+func formatCauses(m map[string]uint64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b []byte
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = append(b, k...)
+		b = append(b, '=')
+		b = strconv.AppendUint(b, m[k], 10)
+	}
+	return string(b)
+}

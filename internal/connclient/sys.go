@@ -1,0 +1,97 @@
+package connclient
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// ipBindAddressNoPort is IP_BIND_ADDRESS_NO_PORT from linux/in.h: with it,
+// bind() to a source IP defers choosing the port to connect(), where the
+// kernel may reuse a port for different destinations, so many connections
+// from one source IP do not run out of ports at bind time.
+const ipBindAddressNoPort = 24
+
+// fdReserve is the number of descriptors kept for the runtime, stdio and the
+// listener-free rest of the process, on top of one per connection.
+const fdReserve = 64
+
+// newDialer returns a dialer that binds to source (if valid) with
+// IP_BIND_ADDRESS_NO_PORT set before the bind.
+func newDialer(source netip.Addr, timeout time.Duration) *net.Dialer {
+	d := &net.Dialer{Timeout: timeout, KeepAlive: -1}
+	if source.IsValid() {
+		d.LocalAddr = &net.TCPAddr{IP: source.AsSlice(), Zone: source.Zone()}
+		d.Control = func(_, _ string, c syscall.RawConn) error {
+			var serr error
+			if err := c.Control(func(fd uintptr) {
+				serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
+			}); err != nil {
+				return err
+			}
+			if serr != nil {
+				return os.NewSyscallError("setsockopt IP_BIND_ADDRESS_NO_PORT", serr)
+			}
+			return nil
+		}
+	}
+	return d
+}
+
+// raiseNofile raises the soft RLIMIT_NOFILE to the hard limit and returns
+// the resulting limits.
+func raiseNofile() (soft, hard uint64, err error) {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0, 0, fmt.Errorf("getrlimit RLIMIT_NOFILE: %w", err)
+	}
+	if rl.Cur < rl.Max {
+		rl.Cur = rl.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+			return 0, 0, fmt.Errorf("setrlimit RLIMIT_NOFILE to %d: %w", rl.Max, err)
+		}
+		if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+			return 0, 0, fmt.Errorf("getrlimit RLIMIT_NOFILE: %w", err)
+		}
+	}
+	return uint64(rl.Cur), uint64(rl.Max), nil
+}
+
+// checkNofile returns a usage error when the hard limit cannot hold conns
+// connections plus the reserve.
+func checkNofile(conns int, hard uint64) error {
+	need := uint64(conns) + fdReserve
+	if hard >= need {
+		return nil
+	}
+	return usageErrorf("-conns %d needs %d file descriptors (connections + %d) but the hard "+
+		"RLIMIT_NOFILE is %d; raise it (as root: ulimit -Hn %d in the launching shell, "+
+		"LimitNOFILE=%d for a systemd unit, or a nofile line in /etc/security/limits.conf; "+
+		"fs.nr_open caps it) or lower -conns", conns, need, fdReserve, hard, need, need)
+}
+
+// rssMB returns VmRSS from /proc/self/status in MiB, or nil.
+func rssMB() *float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return nil
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := bytes.Fields(sc.Bytes())
+		if len(f) == 3 && string(f[0]) == "VmRSS:" && string(f[2]) == "kB" {
+			kb, err := strconv.ParseFloat(string(f[1]), 64)
+			if err != nil {
+				return nil
+			}
+			return ptr(round(kb/1024, 1))
+		}
+	}
+	return nil
+}
