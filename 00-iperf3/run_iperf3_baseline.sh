@@ -54,10 +54,14 @@ iperf3_cell() {
     --time "${duration}" --omit "${omit}" --parallel "${streams}" --json)
   ((reverse)) && cmd+=(--reverse)
   csb_cell_begin "${name}" "streams=${streams}" "reverse=${reverse}" "duration_s=${duration}" "omit_s=${omit}"
-  if csb_client_run "${CSB_RUN_DIR}/raw/${name}.json" "${cmd[@]}"; then
-    csb_cell_end ok
-  else
+  local raw="${CSB_RUN_DIR}/raw/${name}.json" err
+  if ! csb_client_run "${raw}" "${cmd[@]}"; then
     csb_cell_end failed "iperf3 exited non-zero; see raw/${name}.json"
+  elif ! err=$("${CSB_ROOT}/bin/csb" check iperf3 "${raw}" 2>&1); then
+    # iperf3 -J can exit 0 and still report an error in its JSON.
+    csb_cell_end failed "${err#error: }"
+  else
+    csb_cell_end ok
   fi
 }
 
@@ -69,9 +73,10 @@ main() {
   omit=$(csb_profile 1 2 2)
 
   csb_build_all
-  csb_run_begin "${PHASE}" iperf3-baseline "$@"
-  csb_preflight_tools "iperf3 sar mpstat pidstat sadf nstat ip curl" "iperf3 sar mpstat pidstat sadf nstat ip"
+  csb_ssh_open
+  csb_preflight_tools "iperf3 sar mpstat pidstat sadf nstat ip ss curl" "iperf3 sar mpstat pidstat sadf nstat ip ss"
   csb_preflight_route
+  csb_run_begin "${PHASE}" iperf3-baseline "$@"
   csb_capture_env
   csb_monitors_start
 

@@ -11,9 +11,9 @@
 #   down    remove every namespace, link, process and key that `up` made.
 #   status  exit 0 when the lab is up and its sshd answers, 1 otherwise.
 #
-# Settings (environment or lab.env): LINK_RATE (default 1gbit).
-# State (keys, sshd config, PID) lives in CSB_NETNS_STATE (default
-# /tmp/csb-netns), outside the repo, mode 0700/0600. Requires root, iproute2,
+# Settings (environment): LINK_RATE (default 1gbit); CSB_LAB_ID (default csb)
+# names the instance: namespaces <id>-srv and <id>-cli. State (keys, sshd
+# config, PID) lives in /tmp/<id>-netns, outside the repo, mode 0700/0600. Requires root, iproute2,
 # openssh-server, openssh-client. Addresses are from 198.18.0.0/15, the range
 # RFC 2544 sets aside for benchmarking: no traffic can leave this machine.
 #
@@ -144,6 +144,18 @@ EOF
   log_info "netns lab up: server ${CSB_NETNS_SERVER_IP} (${CSB_NETNS_SERVER_NIC}), client ${CSB_NETNS_CLIENT_IP} (${CSB_NETNS_CLIENT_NIC}), link ${LINK_RATE}"
 }
 
+# netns_is_ancestor PID: is PID this process or one of its parents?
+netns_is_ancestor() {
+  local p=${BASHPID} stat
+  while [[ "${p}" -gt 1 ]]; do
+    [[ "${p}" == "$1" ]] && return 0
+    stat=$(<"/proc/${p}/stat") || return 1
+    stat=${stat##*) }
+    read -r _ p _ <<<"${stat}"
+  done
+  return 1
+}
+
 netns_down() {
   local quiet=${1:-}
   [[ ${EUID} -eq 0 ]] || die "lab/netns.sh down needs root" 2
@@ -160,10 +172,11 @@ netns_down() {
   local ns
   for ns in "${CSB_NETNS_SERVER}" "${CSB_NETNS_CLIENT}"; do
     if netns_exists "${ns}"; then
-      # Anything a run left inside the namespace was started by this lab.
+      # Anything a run left inside the namespace was started by this lab;
+      # the runner that calls `down` from inside it (and its parents) is spared.
       local p
       for p in $(ip netns pids "${ns}" 2>/dev/null); do
-        kill -TERM "${p}" 2>/dev/null || true
+        netns_is_ancestor "${p}" || kill -TERM "${p}" 2>/dev/null || true
       done
       ip netns del "${ns}"
     fi

@@ -31,6 +31,7 @@ csb_config_declare PROFILE full "enum:smoke|quick|full" \
 csb_config_declare SERVER_SSH "" ssh_dest_or_empty \
   "ssh destination of the server host, [user@]host (management network); LAB=ssh only"
 csb_config_declare SSH_KEY "" path_or_empty "private key for SERVER_SSH (default: your ssh config)"
+csb_config_declare SSH_KNOWN_HOSTS "" path_or_empty "known_hosts file for SERVER_SSH (default: your ssh config)"
 csb_config_declare SERVER_IP "" ip_or_empty \
   "benchmark address of the server (IP literal on SERVER_NIC); the server binds only to it"
 csb_config_declare CLIENT_IP "" ip_or_empty "benchmark address of the client (IP literal on CLIENT_NIC)"
@@ -67,6 +68,7 @@ csb_check_nic_or_empty() { [[ -z "$1" ]] || csb_check_nic "$1"; }
 csb_check_uint() { [[ "$1" =~ ^[0-9]{1,9}$ ]]; }
 csb_check_uint_or_empty() { [[ -z "$1" ]] || csb_check_uint "$1"; }
 csb_check_posint() { [[ "$1" =~ ^[0-9]{1,9}$ ]] && ((10#$1 > 0)); }
+csb_check_posint_or_empty() { [[ -z "$1" ]] || csb_check_posint "$1"; }
 csb_check_port() { csb_check_posint "$1" && ((10#$1 <= 65535)); }
 csb_check_bool() { [[ "$1" == 0 || "$1" == 1 ]]; }
 csb_check_name() { [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ ]]; }
@@ -97,6 +99,7 @@ csb_check_expect() {
     nic | nic_or_empty) echo "an interface name such as enp1s0" ;;
     uint | uint_or_empty) echo "a whole number of seconds" ;;
     posint) echo "a positive integer" ;;
+    posint_or_empty) echo "a positive integer, or empty for the profile's" ;;
     posints) echo "a comma-separated list of positive integers such as 16,64,128" ;;
     port) echo "a port number 1-65535" ;;
     bool) echo "0 or 1" ;;

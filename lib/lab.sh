@@ -9,14 +9,21 @@
 #   ssh    two real machines: this is the client, SERVER_SSH the server.
 
 # The netns lab's fixed shape. Addresses are in 198.18.0.0/15 (RFC 2544).
-CSB_NETNS_SERVER=csb-srv
-CSB_NETNS_CLIENT=csb-cli
+# CSB_LAB_ID names one lab instance (namespaces <id>-srv and <id>-cli, state
+# in /tmp/<id>-netns), so two people on one machine can each have a lab.
+CSB_LAB_ID="${CSB_LAB_ID:-csb}"
+if [[ ! "${CSB_LAB_ID}" =~ ^[a-z][a-z0-9]{0,7}$ ]]; then
+  printf 'error: CSB_LAB_ID=%q is not valid: expected a short lower-case name such as csb\n' "${CSB_LAB_ID}" >&2
+  exit 2
+fi
+CSB_NETNS_SERVER=${CSB_LAB_ID}-srv
+CSB_NETNS_CLIENT=${CSB_LAB_ID}-cli
 CSB_NETNS_SERVER_NIC=csbs0
 CSB_NETNS_CLIENT_NIC=csbc0
 CSB_NETNS_SERVER_IP=198.18.0.1
 CSB_NETNS_CLIENT_IP=198.18.0.2
 CSB_NETNS_PREFIX=24
-CSB_NETNS_STATE="${CSB_NETNS_STATE:-/tmp/csb-netns}"
+CSB_NETNS_STATE="/tmp/${CSB_LAB_ID}-netns"
 
 # csb_lab_defaults: fill what the lab implies and the user left empty.
 csb_lab_defaults() {
@@ -30,6 +37,7 @@ csb_lab_defaults() {
       : "${SERVER_NIC:=${CSB_NETNS_SERVER_NIC}}" "${CLIENT_NIC:=${CSB_NETNS_CLIENT_NIC}}"
       : "${SERVER_SSH:=root@${CSB_NETNS_SERVER_IP}}"
       : "${SSH_KEY:=${CSB_NETNS_STATE}/id_ed25519}"
+      : "${SSH_KNOWN_HOSTS:=${CSB_NETNS_STATE}/known_hosts}"
       ;;
   esac
 }
@@ -72,6 +80,7 @@ csb_lab_is_remote() { [[ "${LAB}" != local ]]; }
 csb_lab_enter() {
   [[ "${LAB}" == netns ]] || return 0
   if [[ "${CSB_NETNS_INSIDE:-}" == 1 ]]; then
+    trap csb_early_cleanup EXIT
     return 0
   fi
   [[ ${EUID} -eq 0 ]] || die "LAB=netns needs root (it creates namespaces and an sshd); run as root or use LAB=local" 2
@@ -85,6 +94,13 @@ csb_lab_enter() {
   shift
   exec ip netns exec "${CSB_NETNS_CLIENT}" env CSB_NETNS_INSIDE=1 CSB_NETNS_OWNED="${owned}" \
     bash "${script}" "$@"
+}
+
+# csb_early_cleanup: the EXIT trap until csb_run_begin installs the full one:
+# a refusal in preflight still closes ssh and takes down a lab it brought up.
+csb_early_cleanup() {
+  csb_ssh_close
+  csb_lab_release
 }
 
 # csb_lab_release: at the end of a netns run, take down a lab the run brought

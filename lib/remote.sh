@@ -19,8 +19,10 @@ csb_ssh_base() {
   fi
   if [[ "${LAB}" == netns ]]; then
     # The lab's own key and host key; the user's ssh config plays no part.
-    opts+=(-F /dev/null -o "UserKnownHostsFile=${CSB_NETNS_STATE}/known_hosts"
-      -o StrictHostKeyChecking=yes -o IdentitiesOnly=yes)
+    opts+=(-F /dev/null -o IdentitiesOnly=yes)
+  fi
+  if [[ -n "${SSH_KNOWN_HOSTS}" ]]; then
+    opts+=(-o "UserKnownHostsFile=${SSH_KNOWN_HOSTS}" -o StrictHostKeyChecking=yes)
   fi
   if [[ -n "${SSH_KEY}" ]]; then
     opts+=(-i "${SSH_KEY}")
@@ -32,6 +34,9 @@ csb_ssh_base() {
 csb_ssh_open() {
   csb_lab_is_remote || return 0
   CSB_SSH_CTL_DIR="$(mktemp -d /tmp/csb-ssh.XXXXXX)"
+  # Until csb_run_begin installs the full cleanup, a refusal in preflight
+  # must still stop the master connection.
+  trap csb_early_cleanup EXIT
   local -a ssh
   mapfile -t ssh < <(csb_ssh_base)
   if ! "${ssh[@]}" "${SERVER_SSH}" true </dev/null; then

@@ -39,7 +39,8 @@ csb_results_root() {
 }
 
 # csb_run_begin PHASE NAME ARGV...: create the run directory, record the run,
-# install the traps, open the ssh master and the server-side work directory.
+# install the traps and create the server-side work directory. Call it after
+# csb_ssh_open and the preflight checks, so a refused run leaves nothing.
 csb_run_begin() {
   local phase=$1 name=$2
   shift 2
@@ -86,7 +87,6 @@ csb_run_begin() {
   trap csb_on_exit EXIT
   log_info "run ${CSB_RUN_ID} (${phase}, LAB=${LAB}, PROFILE=${PROFILE}) in ${CSB_RUN_DIR}"
   log_info "argv: ${CSB_ARGV}"
-  csb_ssh_open
   CSB_REMOTE_RUN="${REMOTE_DIR}/${CSB_RUN_ID}"
   on_server mkdir -p "${CSB_REMOTE_RUN}/bin" "${CSB_REMOTE_RUN}/server" \
     "${CSB_REMOTE_RUN}/monitors/server" "${CSB_REMOTE_RUN}/env/server" ||
@@ -215,7 +215,8 @@ csb_on_exit() {
   fi
   local status=ok
   if ((rc != 0)) || [[ -n "${CSB_RUN_ERROR}" ]] || ((CSB_CELLS_FAILED > 0)); then
-    if ((CSB_CELLS_OK > 0)); then status=partial; else status=failed; fi
+    # Interrupted runs are partial: what was measured so far is kept.
+    if ((CSB_CELLS_OK > 0)) || [[ -n "${CSB_SIGNAL}" ]]; then status=partial; else status=failed; fi
     [[ -n "${CSB_RUN_ERROR}" ]] || CSB_RUN_ERROR="runner exited with status ${rc}"
     ((CSB_CELLS_FAILED > 0 && rc == 0)) && CSB_RUN_ERROR="${CSB_CELLS_FAILED} cell(s) failed or refused"
     ((rc != 0)) || rc=1

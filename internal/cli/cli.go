@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -21,7 +22,11 @@ Commands:
                      the phase's Report_*.md and its charts. Safe to re-run at
                      any time: nothing raw is touched, notes.md is included.
 
+  check KIND FILE    exit 1 with the tool's own error when FILE (raw output of
+                     KIND: iperf3) reports a failure, although the tool exited 0
+
 Examples:
+  csb check iperf3 raw/c2s-1.json
   csb summarize 00-iperf3/results/2026-11-30_101500_iperf3-baseline
   csb summarize 0*/results/*/
 
@@ -38,6 +43,10 @@ type Phase interface {
 	// Report writes the phase's Report_*.md (and charts) into r.Dir.
 	Report(r *rundir.Run, s *summary.Summary) error
 }
+
+// Checks maps a tool name to a function that fails when the tool's raw
+// output reports an error.
+var Checks = map[string]func(io.Reader) error{}
 
 // Phases maps run.env's phase to its implementation.
 var Phases = map[string]Phase{}
@@ -82,6 +91,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%d of %d run directories failed: %s", len(failed), len(args)-1, strings.Join(failed, " "))
 		}
 		return nil
+	case "check":
+		if len(args) != 3 {
+			return fmt.Errorf("%w: check needs KIND and FILE", errUsage)
+		}
+		check, ok := Checks[args[1]]
+		if !ok {
+			return fmt.Errorf("%w: check: unknown kind %q", errUsage, args[1])
+		}
+		f, err := os.Open(args[2])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return check(f)
 	default:
 		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 	}

@@ -1,0 +1,50 @@
+# tests/helpers.bash: shared by every bats file (load helpers).
+# Tests run the real tools on the real labs; they write only under a
+# temporary RESULTS_ROOT and send traffic only to 127.0.0.1 or the netns
+# lab's 198.18.0.0/24.
+
+REPO="$(cd "${BATS_TEST_DIRNAME}/.." && pwd -P)"
+export PATH="${PATH}:/usr/local/go/bin"
+
+# common_setup: a fresh results root, no config file, no inherited settings.
+common_setup() {
+  RESULTS_ROOT="$(mktemp -d "${BATS_TMPDIR:-/tmp}/csb-results.XXXXXX")"
+  export RESULTS_ROOT
+  export CSB_CONFIG=/dev/null
+  unset LAB PROFILE SERVER_SSH SSH_KEY SERVER_IP CLIENT_IP SERVER_NIC CLIENT_NIC \
+    SSH_KNOWN_HOSTS SERVER_PORT IPERF_PORT LINK_RATE REMOTE_DIR DURATION RUN_NAME LAB_KEEP
+  cd "${REPO}" || return 1
+}
+
+common_teardown() {
+  [[ -n "${RESULTS_ROOT:-}" && -d "${RESULTS_ROOT}" ]] && rm -rf "${RESULTS_ROOT}"
+  return 0
+}
+
+# need_root: skip a test that needs the netns lab when not root.
+need_root() {
+  if [[ ${EUID} -ne 0 ]]; then
+    skip "needs root for the netns lab (run: sudo make test)"
+  fi
+  if ! ip netns add csb-probe-$$ 2>/dev/null; then
+    skip "network namespaces cannot be created here"
+  fi
+  ip netns del csb-probe-$$
+}
+
+LAB_ID="${CSB_LAB_ID:-csb}"
+lab_is_up() { ip netns list 2>/dev/null | grep -qw "${LAB_ID}-srv"; }
+
+# run_dir PHASE: the single run directory under RESULTS_ROOT/PHASE.
+run_dir() {
+  local dirs=("${RESULTS_ROOT}/$1"/*/)
+  [[ ${#dirs[@]} -eq 1 && -d "${dirs[0]}" ]] || { echo "expected one run dir, got: ${dirs[*]}" >&2; return 1; }
+  echo "${dirs[0]%/}"
+}
+
+# results_line OUTPUT: the directory named by the runner's last line.
+results_line() { printf '%s\n' "$1" | tail -n 1 | sed -n 's/^results: //p'; }
+
+# no_leftovers PATTERN...: no process whose command line matches a run dir
+# or the given patterns remains.
+procs_matching() { pgrep -af -- "$1" | grep -v pgrep || true; }

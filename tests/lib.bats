@@ -1,0 +1,264 @@
+#!/usr/bin/env bats
+# shellcheck disable=SC2016 # scripts for `bash -c` and expected outputs are single-quoted on purpose
+# The runner library: configuration precedence and validation, quoting for
+# the remote shell, run-directory uniqueness, the route guard, and the
+# refusals a user can hit. Most of these need no root (LAB=local); the ones
+# that cross the netns lab skip without root.
+
+load helpers
+
+setup() {
+  common_setup
+  PRINTCONF="${BATS_TEST_TMPDIR}/printconf.sh"
+  cat >"${PRINTCONF}" <<SCRIPT
+#!/usr/bin/env bash
+source "${REPO}/lib/init.sh"
+usage() { echo "usage: printconf [flags]"; }
+csb_config_load "\$@"
+echo "LAB=\${LAB} PROFILE=\${PROFILE} SERVER_PORT=\${SERVER_PORT} SERVER_IP=\${SERVER_IP} origin=\${CSB_ORIGIN[SERVER_PORT]}"
+SCRIPT
+}
+
+teardown() { common_teardown; }
+
+@test "config: defaults < config file < environment < flags" {
+  run bash "${PRINTCONF}"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"LAB=local PROFILE=full SERVER_PORT=8080 SERVER_IP=127.0.0.1 origin=default"* ]]
+
+  printf 'SERVER_PORT=9001\nPROFILE="quick"\n# a comment\n' >"${BATS_TEST_TMPDIR}/lab.env"
+  run bash "${PRINTCONF}" -c "${BATS_TEST_TMPDIR}/lab.env"
+  [[ "$output" == *"PROFILE=quick SERVER_PORT=9001"*"origin=${BATS_TEST_TMPDIR}/lab.env:1"* ]]
+
+  SERVER_PORT=9002 run bash "${PRINTCONF}" -c "${BATS_TEST_TMPDIR}/lab.env"
+  [[ "$output" == *"SERVER_PORT=9002"*"origin=environment"* ]]
+
+  SERVER_PORT=9002 run bash "${PRINTCONF}" -c "${BATS_TEST_TMPDIR}/lab.env" -s SERVER_PORT=9003 -p smoke
+  [[ "$output" == *"PROFILE=smoke SERVER_PORT=9003"*"origin=flag"* ]]
+}
+
+@test "config: the config file is parsed, never executed" {
+  printf 'SERVER_PORT=$(touch %s/pwned)\n' "${BATS_TEST_TMPDIR}" >"${BATS_TEST_TMPDIR}/evil.env"
+  run bash "${PRINTCONF}" -c "${BATS_TEST_TMPDIR}/evil.env"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"SERVER_PORT="*"is not valid"*"expected a port number"* ]]
+  [ ! -e "${BATS_TEST_TMPDIR}/pwned" ]
+  printf 'NOT_A_SETTING=1\n' >"${BATS_TEST_TMPDIR}/unknown.env"
+  run bash "${PRINTCONF}" -c "${BATS_TEST_TMPDIR}/unknown.env"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown setting NOT_A_SETTING"* ]]
+}
+
+@test "config: every bad value exits 2 naming the key and what is expected" {
+  local case key value expect
+  while IFS='|' read -r key value expect; do
+    run env "${key}=${value}" bash "${PRINTCONF}"
+    [ "$status" -eq 2 ] || { echo "${key}=${value}: status $status"; return 1; }
+    [[ "$output" == *"${key}="*"is not valid"*"${expect}"* ]] || { echo "${key}=${value}: $output"; return 1; }
+  done <<'CASES'
+SERVER_IP|198.18.0.1;touch /tmp/csb-x|an IPv4 or IPv6 literal
+SERVER_IP|gtinfra02|an IPv4 or IPv6 literal
+SERVER_IP|300.1.1.1|an IPv4 or IPv6 literal
+CLIENT_IP|$(id)|an IPv4 or IPv6 literal
+SERVER_SSH|root@host;reboot|an ssh destination
+SERVER_SSH|-oProxyCommand=x|an ssh destination
+SERVER_NIC|eth0 up|an interface name
+SERVER_PORT|80a|a port number
+SERVER_PORT|70000|a port number
+PROFILE|huge|one of: smoke quick full
+LAB|docker|one of: local netns ssh
+LINK_RATE|1gbit;ls|a tc rate
+RUN_NAME|x/../../etc|a name of letters
+RESULTS_ROOT|/tmp/a b|a path without spaces
+DURATION|ten|a whole number
+CASES
+  [ ! -e /tmp/csb-x ]
+}
+
+@test "config: bad flags exit 2 with the usage on stderr; -h exits 0" {
+  run bash "${PRINTCONF}" -x
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"error: unknown option -x"*"usage: printconf"* ]]
+  run bash "${PRINTCONF}" -s NOPE=1
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown setting NOPE"* ]]
+  run bash "${PRINTCONF}" stray
+  [ "$status" -eq 2 ]
+  run bash "${PRINTCONF}" -h
+  [ "$status" -eq 0 ]
+  [[ "$output" == "usage: printconf [flags]" ]]
+}
+
+@test "config: each lab checks what it needs" {
+  run env LAB=ssh bash "${PRINTCONF}"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"LAB=ssh needs SERVER_SSH SERVER_IP CLIENT_IP"* ]]
+  run env LAB=local SERVER_IP=198.18.0.1 bash "${PRINTCONF}"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"SERVER_IP must be a loopback address"* ]]
+  run env LAB=netns SERVER_IP=198.18.0.7 bash "${PRINTCONF}"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"LAB=netns has fixed addresses"* ]]
+}
+
+@test "runner: a value smuggling shell syntax is refused before anything runs" {
+  run bash 00-iperf3/run_iperf3_baseline.sh -l local -p smoke -s "SERVER_IP=127.0.0.1;touch ${BATS_TEST_TMPDIR}/x"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"SERVER_IP="*"is not valid"* ]]
+  [ ! -e "${BATS_TEST_TMPDIR}/x" ]
+  [ ! -e "${RESULTS_ROOT}/00-iperf3" ]
+  run bash 00-iperf3/run_iperf3_baseline.sh -n 'a;b'
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"RUN_NAME="*"is not valid"* ]]
+  run bash 00-iperf3/run_iperf3_baseline.sh --bogus
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"error: unknown option"*"Usage: bash 00-iperf3/run_iperf3_baseline.sh"* ]]
+  run bash 00-iperf3/run_iperf3_baseline.sh -h
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Phase 0: the raw TCP ceiling"* ]]
+}
+
+@test "runner: a missing tool is named with its package, before any traffic" {
+  local bin="${BATS_TEST_TMPDIR}/bin" t
+  mkdir -p "${bin}"
+  # Every tool the runner needs except iperf3: a PATH on which iperf3 is
+  # really missing (the real failure, no stub).
+  for t in bash env go git sar mpstat pidstat sadf nstat ip curl setsid mkdir date cat tr grep sed \
+    dirname basename tar mktemp rm mv chmod ss seq sleep kill hostname uname nproc cut head sort tee; do
+    [ -x "$(command -v "$t")" ] && ln -sf "$(command -v "$t")" "${bin}/$t"
+  done
+  run env PATH="${bin}" bash 00-iperf3/run_iperf3_baseline.sh -l local -p smoke
+  [ "$status" -eq 3 ]
+  [[ "$output" == *"missing on the client host: iperf3; install: iperf3;"* ]]
+  # Refused before the run began: no run directory, nothing recorded.
+  [ ! -e "${RESULTS_ROOT}/00-iperf3" ]
+}
+
+@test "quoting: arguments reach the server host exactly once, in every lab" {
+  run bash -c '
+    source lib/init.sh
+    usage() { :; }
+    csb_config_load -l local
+    on_server printf "<%s>\n" "a b" "it'"'"'s" "\$(id)" ";ls" "*" "\"q\"" ""
+  '
+  [ "$status" -eq 0 ]
+  [ "$output" = '<a b>
+<it'"'"'s>
+<$(id)>
+<;ls>
+<*>
+<"q">
+<>' ]
+}
+
+@test "quoting: the same over ssh to the netns lab's sshd" {
+  need_root
+  local was_up=0
+  lab_is_up && was_up=1
+  lab/netns.sh up
+  run ip netns exec "${LAB_ID}-cli" bash -c '
+    source lib/init.sh
+    usage() { :; }
+    csb_config_load -l ssh -s SERVER_SSH=root@198.18.0.1 -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 \
+      -s SSH_KEY="${CSB_NETNS_STATE}/id_ed25519" -s SSH_KNOWN_HOSTS="${CSB_NETNS_STATE}/known_hosts"
+    on_server printf "<%s>\n" "a b" "\$(id)" ";ls" "*" ""
+    on_server hostname
+  '
+  ((was_up)) || lab/netns.sh down
+  [ "$status" -eq 0 ]
+  [ "$output" = '<a b>
+<$(id)>
+<;ls>
+<*>
+<>
+csb-server' ]
+}
+
+@test "run directories are never reused: a second run in the same second gets a new one" {
+  run bash -c '
+    source lib/init.sh
+    usage() { :; }
+    csb_config_load -l local
+    mkdir -p "${RESULTS_ROOT}/test-phase"
+    stamp=$(date -u +%Y-%m-%d_%H%M%S)
+    mkdir "${RESULTS_ROOT}/test-phase/${stamp}_same"
+    echo keep >"${RESULTS_ROOT}/test-phase/${stamp}_same/mine"
+    csb_run_begin test-phase same
+  '
+  # Either the second run landed in the same second (-2) or in the next one.
+  [[ "$output" == *"results: ${RESULTS_ROOT}/test-phase/"*"_same"* ]]
+  local dirs=("${RESULTS_ROOT}"/test-phase/*)
+  [ "${#dirs[@]}" -eq 2 ]
+  grep -q keep "${dirs[0]}/mine"
+  [ ! -e "${dirs[0]}/run.env" ]
+}
+
+@test "route guard: refuses traffic that would leave through another interface" {
+  run bash -c '
+    source lib/init.sh
+    usage() { :; }
+    csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
+    csb_route_check "198.18.0.1 dev wlp2s0 src 192.168.51.199 uid 0"
+  '
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"would leave through wlp2s0, not CLIENT_NIC=enp86s0"* ]]
+  run bash -c '
+    source lib/init.sh
+    usage() { :; }
+    csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
+    csb_route_check "198.18.0.1 dev enp86s0 src 198.18.0.9 uid 0"
+  '
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"would come from 198.18.0.9 on enp86s0, not CLIENT_IP=198.18.0.2"* ]]
+  run bash -c '
+    source lib/init.sh
+    usage() { :; }
+    csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
+    csb_route_check "198.18.0.1 dev enp86s0 src 198.18.0.2 uid 0"
+  '
+  [ "$status" -eq 0 ]
+}
+
+@test "route guard on the netns lab: wrong client or server NIC is refused, nothing measured" {
+  need_root
+  run bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s CLIENT_NIC=lo
+  [ "$status" -eq 5 ]
+  [[ "$output" == *"would leave through csbc0, not CLIENT_NIC=lo"* ]]
+  run bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s SERVER_NIC=lo
+  [ "$status" -eq 5 ]
+  [[ "$output" == *"SERVER_IP=198.18.0.1 is not on SERVER_NIC=lo on the server (it is on interface csbs0)"* ]]
+  # Refused in preflight: no run directory at all.
+  [ ! -e "${RESULTS_ROOT}/00-iperf3" ]
+}
+
+@test "an unreachable server host gets a clear error and no traffic to the benchmark address" {
+  need_root
+  local was_up=0
+  lab_is_up && was_up=1
+  lab/netns.sh up
+  # 198.18.0.9 is inside the lab's own subnet, where nothing answers.
+  run ip netns exec "${LAB_ID}-cli" env LAB=ssh SERVER_SSH=root@198.18.0.9 SERVER_IP=198.18.0.9 CLIENT_IP=198.18.0.2 \
+    SSH_KEY="/tmp/${LAB_ID}-netns/id_ed25519" SSH_KNOWN_HOSTS="/tmp/${LAB_ID}-netns/known_hosts" PROFILE=smoke bash 00-iperf3/run_iperf3_baseline.sh
+  ((was_up)) || lab/netns.sh down
+  [ "$status" -eq 4 ]
+  [[ "$output" == *"cannot reach the server over ssh as root@198.18.0.9"* ]]
+}
+
+@test "netns lab: up is idempotent, down removes everything it made" {
+  need_root
+  lab_is_up && skip "the lab is in use by someone else"
+  lab/netns.sh up
+  lab/netns.sh up
+  run lab/netns.sh status
+  [ "$status" -eq 0 ]
+  local sshd_pid
+  sshd_pid=$(cat "/tmp/${LAB_ID}-netns/sshd.pid")
+  lab/netns.sh down
+  run lab/netns.sh status
+  [ "$status" -eq 1 ]
+  run lab_is_up
+  [ "$status" -ne 0 ]
+  [ ! -e "/tmp/${LAB_ID}-netns" ]
+  run kill -0 "${sshd_pid}"
+  [ "$status" -ne 0 ]
+}
