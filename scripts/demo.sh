@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# scripts/demo.sh: run every phase once, in order, and say where the reports are.
+#
+# Usage: [LAB=netns|local] [PROFILE=quick] [RESULTS_ROOT=DIR] bash scripts/demo.sh [-h]
+#
+# What `make demo` runs. LAB=netns (the default; root) builds the netns lab
+# once, runs every phase across it, and takes it down at the end even when a
+# phase fails; LAB=local needs no root. A phase that fails is reported and the
+# demo goes on with the next one; the exit status says whether all succeeded.
+# Then `bin/csb report` rebuilds report/README.md from the runs just made,
+# when that command exists.
+#
+# Examples:
+#   sudo make demo
+#   make demo LAB=local
+#   sudo LAB=netns PROFILE=smoke RESULTS_ROOT=/tmp/demo bash scripts/demo.sh
+
+# shellcheck source=lib/init.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
+
+usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+
+RUNNERS=(
+  00-iperf3/run_iperf3_baseline.sh
+  01-http-baseline/run_http_baseline.sh
+  02-http-matrix/run_http_matrix.sh
+  03-c10k/run_c10k.sh
+  03-c10k/run_c10k_beyond.sh
+  03-c10k/run_c10k_beyond_lowrate_retry.sh
+)
+
+demo_cleanup() {
+  if [[ "${LAB:-}" == netns && "${CSB_DEMO_OWNS_LAB:-0}" == 1 ]]; then
+    "${CSB_ROOT}/lab/netns.sh" down || true
+  fi
+}
+
+main() {
+  case "${1:-}" in
+    -h | --help) usage; exit 0 ;;
+    "") ;;
+    *) usage_error "unexpected argument: $1" ;;
+  esac
+  export LAB="${LAB:-netns}" PROFILE="${PROFILE:-quick}"
+  csb_check LAB "${LAB}" || exit 2
+  csb_check PROFILE "${PROFILE}" || exit 2
+  if [[ "${LAB}" == netns ]]; then
+    [[ ${EUID} -eq 0 ]] || die "make demo runs on the netns lab, which needs root: sudo make demo (or: make demo LAB=local)" 2
+    if ! "${CSB_ROOT}/lab/netns.sh" status >/dev/null 2>&1; then
+      "${CSB_ROOT}/lab/netns.sh" up
+      CSB_DEMO_OWNS_LAB=1
+    fi
+    trap demo_cleanup EXIT
+  fi
+  local runner failed=() results=() out line
+  for runner in "${RUNNERS[@]}"; do
+    [[ -f "${CSB_ROOT}/${runner}" ]] || continue
+    log_info "demo: ${runner} (LAB=${LAB} PROFILE=${PROFILE})"
+    out="$(mktemp)"
+    if ! bash "${CSB_ROOT}/${runner}" 2>&1 | tee "${out}"; then
+      failed+=("${runner}")
+    fi
+    line="$(grep '^results: ' "${out}" | tail -n 1 || true)"
+    rm -f "${out}"
+    [[ -n "${line}" ]] && results+=("${line#results: }")
+  done
+  if [[ -x "${CSB_ROOT}/bin/csb" ]] && "${CSB_ROOT}/bin/csb" report -h >/dev/null 2>&1; then
+    "${CSB_ROOT}/bin/csb" report ${RESULTS_ROOT:+-root "${RESULTS_ROOT}"} || failed+=("csb report")
+  fi
+  echo
+  echo "Reports:"
+  local r
+  for r in "${results[@]}"; do
+    printf '  %s\n' "$(ls "${r}"/Report_*.md 2>/dev/null || echo "${r} (no report)")"
+  done
+  if ((${#failed[@]})); then
+    echo "failed: ${failed[*]}" >&2
+    exit 1
+  fi
+}
+
+main "$@"
