@@ -136,6 +136,11 @@ csb_check() {
   fi
 }
 
+# csb_key_declared_anywhere KEY: does any runner or library module declare it?
+csb_key_declared_anywhere() {
+  grep -qsE "^[[:space:]]*csb_config_declare $1 " "${CSB_ROOT}"/0*/*.sh "${CSB_LIB}"/*.sh
+}
+
 # csb_config_read_file FILE: apply KEY=VALUE lines. Unknown keys and lines that
 # are not assignments are errors; quotes around a value are stripped.
 csb_config_read_file() {
@@ -157,6 +162,9 @@ csb_config_read_file() {
       value=${BASH_REMATCH[1]}
     fi
     if [[ -z "${CSB_CHECK[${key}]+x}" ]]; then
+      # One lab.env serves every phase: a setting of another runner is
+      # skipped here; a name no runner declares is a typo.
+      csb_key_declared_anywhere "${key}" && continue
       printf 'error: %s:%d: unknown setting %s (see lab.env.example)\n' "${file}" "${n}" "${key}" >&2
       return 1
     fi

@@ -262,3 +262,14 @@ csb-server' ]
   run kill -0 "${sshd_pid}"
   [ "$status" -ne 0 ]
 }
+
+@test "config: one lab.env serves every phase; a typo is still an error" {
+  printf 'PAYLOADS=1k\nSERVER_PORT=9001\n' >"${BATS_TEST_TMPDIR}/lab.env"
+  run bash "${PRINTCONF}" -c "${BATS_TEST_TMPDIR}/lab.env"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"SERVER_PORT=9001"* ]]
+  printf 'SERVR_PORT=9001\n' >"${BATS_TEST_TMPDIR}/lab.env"
+  run bash "${PRINTCONF}" -c "${BATS_TEST_TMPDIR}/lab.env"
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"unknown setting SERVR_PORT"* ]]
+}
