@@ -1,0 +1,36 @@
+package chart
+
+import (
+	"math"
+	"os"
+	"testing"
+
+	"csbench/internal/golden"
+)
+
+func TestScriptAndData(t *testing.T) {
+	c := &Chart{Name: "rps", Title: "RPS vs concurrency", XLabel: "concurrency", YLabel: "requests/s",
+		LogX: true, HLine: math.NaN(), Series: []Series{
+			{Title: "1k", Points: []Point{{X: 16, Y: 30000}, {X: 64, Y: 32000.5}}},
+			{Title: "100k", Points: []Point{{X: 16, Y: 1100}, {X: 64, Y: math.NaN()}}},
+		}}
+	golden.Check(t, "lines.gp", c.Script("test"))
+	golden.Check(t, "lines.dat", c.Data())
+	b := &Chart{Name: "tp", Title: "throughput", XLabel: "cell", YLabel: "Mbit/s", Bars: true, HLine: 941.5,
+		HLineLbl: "TCP ceiling", Series: []Series{{Title: "rx", Points: []Point{{Label: "c2s-1", Y: 941}, {Label: "s2c-1", Y: 940}}}}}
+	golden.Check(t, "bars.gp", b.Script("test"))
+	golden.Check(t, "bars.dat", b.Data())
+}
+
+func TestRenderWithoutGnuplotSaysWhy(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := t.TempDir()
+	c := &Chart{Name: "x", HLine: math.NaN(), Series: []Series{{Title: "a", Points: []Point{{X: 1, Y: 1}}}}}
+	svg, skipped := c.Render(dir, "test")
+	if svg != "" || skipped == "" {
+		t.Fatalf("svg %q skipped %q", svg, skipped)
+	}
+	if _, err := os.Stat(dir + "/x.gp"); err != nil {
+		t.Fatal("the script must stay for later rendering:", err)
+	}
+}

@@ -1,0 +1,69 @@
+// Package golden compares generated text with testdata/<name>.golden files;
+// `go test ./... -update` rewrites them. A mismatch shows a line diff.
+package golden
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden files")
+
+// Check compares got with testdata/<name>.golden.
+func Check(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the generated text (go test -update rewrites it):\n%s", path, Diff(string(want), got))
+	}
+}
+
+// Diff is a small line diff: the lines of want and got that differ, with
+// their line numbers, at most 40 of them.
+func Diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl == gl {
+			continue
+		}
+		if n++; n > 40 {
+			b.WriteString("...\n")
+			break
+		}
+		b.WriteString("line " + itoa(i+1) + ":\n- " + wl + "\n+ " + gl + "\n")
+	}
+	return b.String()
+}
+
+func itoa(i int) string {
+	s := ""
+	for {
+		s = string(rune('0'+i%10)) + s
+		i /= 10
+		if i == 0 {
+			return s
+		}
+	}
+}
