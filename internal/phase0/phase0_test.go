@@ -108,4 +108,3 @@ func TestFailedCellIsNullNotZero(t *testing.T) {
 		t.Fatalf("c2s-4: status %q error %v throughput %v", c.Status, c.Error, c.Metrics["throughput_mbps"])
 	}
 }
-
