@@ -78,7 +78,7 @@ func (c *Chart) Script(generatedBy string) string {
 	fmt.Fprintf(&b, "set output '%s.svg'\n", c.Name)
 	fmt.Fprintf(&b, "set title %q noenhanced\n", c.Title)
 	fmt.Fprintf(&b, "set xlabel %q noenhanced\nset ylabel %q noenhanced\n", c.XLabel, c.YLabel)
-	b.WriteString("set grid ytics\nset key outside right top noenhanced\nset yrange [0:*]\n")
+	b.WriteString("set grid ytics\nset key outside bottom center horizontal noenhanced\nset yrange [0:*]\n")
 	if c.LogX {
 		b.WriteString("set logscale x 2\n")
 	}
