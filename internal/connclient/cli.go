@@ -25,7 +25,9 @@ idle     opens -conns connections paced at -rate connects/s, sends one
          GET /healthz on each and reads the response, then holds every
          connection for -hold without a goroutine per connection, and counts
          the connections still alive at the end.
-lowrate  opens -conns connections (paced at -rate), then sends -rps requests/s
+lowrate  opens -conns connections (paced at -rate), each with one request on
+         -path as in idle (so the server does not time it out unused), then
+         sends -rps requests/s
          for -duration on an open-model schedule: request i is due at
          start + i/rps on connection i mod conns, waits if that connection is
          still busy, and its latency is measured from the due time

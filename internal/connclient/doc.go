@@ -20,7 +20,10 @@
 // non-blocking recv(MSG_PEEK|MSG_DONTWAIT): EAGAIN means alive, 0 bytes
 // means the server closed it.
 //
-// In lowrate mode one dispatcher goroutine keeps the schedule (request i due
+// In lowrate mode each connection also carries one GET of -path when it is
+// opened (a server's header timeout runs from accept, so an unused new
+// connection would be closed before its first scheduled request), then one
+// dispatcher goroutine keeps the schedule (request i due
 // at start + i/rps, on connection i mod conns) and wakes the connection's
 // goroutine; a busy connection sends late and the wait counts in the
 // latency. The dispatcher sleeps on a timerfd (Linux) rather than a Go
@@ -45,7 +48,8 @@
 //	connect_rate_achieved_per_s,
 //	connect_latency_{p50,p90,p99,max}_ms (TCP handshake, every connect that succeeded),
 //	connections_alive_end (idle: at the end of the hold; lowrate: at the end of the run),
-//	errors {cause: count}, status_codes {"200": count},
+//	errors {cause: count}, status_codes {"200": count} (every response read,
+//	the one that opened each connection included),
 //	client_rss_mb (VmRSS; idle: end of hold, lowrate: mid-schedule),
 //	client_goroutines (sampled with client_rss_mb)
 //

@@ -46,7 +46,12 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 		RPSTarget:    cfg.rps,
 		DurationS:    cfg.duration.Seconds(),
 	}
-	p := newConnectPhase(cfg, false)
+	// Each connection carries one request when it is opened, as in idle
+	// mode: a server starts its header timeout at accept (net/http's
+	// ReadHeaderTimeout), so a connection whose first scheduled request is
+	// due later than that (conns/rps seconds for the last one, plus the
+	// connect phase) would be closed before it is used.
+	p := newConnectPhase(cfg, true)
 	p.run(ctx, stderr)
 	res.fillConnect(p)
 
