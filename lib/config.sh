@@ -47,6 +47,8 @@ csb_config_declare REMOTE_DIR /tmp/csb-remote path "work directory on the server
 csb_config_declare DURATION "" uint_or_empty "seconds per measured cell (empty: the profile's)"
 csb_config_declare RUN_NAME "" name_or_empty "run directory suffix (empty: the runner's name)"
 csb_config_declare LAB_KEEP 0 bool "netns: 1 keeps a lab this run brought up"
+csb_config_declare BASELINE_RUN "" path_or_empty \
+  "a run directory of the same phase that this run's report is compared with (csb compare)"
 
 # ---- checks: each returns 0 when the value is acceptable -------------------
 

@@ -22,10 +22,19 @@ Commands:
                      the phase's Report_*.md and its charts. Safe to re-run at
                      any time: nothing raw is touched, notes.md is included.
 
+  compare [-metrics M,M|all] A B
+                     set two run directories of the same phase side by side,
+                     cell by cell: each metric in both, change and ratio, and
+                     with repetitions whether the change is beyond the spread
+                     (A is the baseline). Default metrics: the verdicts' ones.
   check KIND FILE    exit 1 with the tool's own error when FILE (raw output of
                      KIND: iperf3) reports a failure, although the tool exited 0
 
+A run whose BASELINE_RUN setting names another run directory of the same
+phase gets that comparison appended to its report.
+
 Examples:
+  csb compare 00-iperf3/results/2026-11-30_101500_iperf3-baseline /tmp/r/00-iperf3/2026-12-01_090000_iperf3-baseline
   csb check iperf3 raw/c2s-1.json
   csb summarize 00-iperf3/results/2026-11-30_101500_iperf3-baseline
   csb summarize 0*/results/*/
@@ -91,6 +100,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%d of %d run directories failed: %s", len(failed), len(args)-1, strings.Join(failed, " "))
 		}
 		return nil
+	case "compare":
+		return runCompare(args[1:], stdout)
 	case "check":
 		if len(args) != 3 {
 			return fmt.Errorf("%w: check needs KIND and FILE", errUsage)
@@ -128,7 +139,13 @@ func Summarize(dir, generatedBy string) error {
 	if err := s.Write(dir); err != nil {
 		return err
 	}
-	return p.Report(r, s)
+	if err := p.Report(r, s); err != nil {
+		return err
+	}
+	if base := r.Settings["BASELINE_RUN"]; base != "" {
+		return appendBaseline(dir, base, s)
+	}
+	return nil
 }
 
 // GeneratedBy is how a generated file names the command that made it.

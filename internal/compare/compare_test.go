@@ -1,0 +1,63 @@
+package compare
+
+import (
+	"strings"
+	"testing"
+
+	"csbench/internal/summary"
+)
+
+func cell(name, rep string, rps float64) summary.Cell {
+	p := map[string]string{"payload": "1k"}
+	if rep != "" {
+		p["repeat"] = rep
+	}
+	return summary.Cell{Name: name, Status: "ok", Params: p, Metrics: map[string]*float64{"rps": summary.F(rps), "latency_p99_ms": nil}}
+}
+
+func TestRepetitionsAndSpread(t *testing.T) {
+	a := &summary.Summary{Phase: "02-http-matrix", RunID: "a", Lab: "netns", Profile: "quick", Cells: []summary.Cell{
+		cell("p1k-c16-r1", "1", 100), cell("p1k-c16-r2", "2", 110), cell("p1k-c16-r3", "3", 105),
+		cell("p1k-c64-r1", "1", 200), cell("p1k-c64-r2", "2", 220),
+		cell("gone", "", 1),
+	}}
+	b := &summary.Summary{Phase: "02-http-matrix", RunID: "b", Lab: "netns", Profile: "quick", Cells: []summary.Cell{
+		cell("p1k-c16-r1", "1", 150), cell("p1k-c16-r2", "2", 160), cell("p1k-c16-r3", "3", 155),
+		cell("p1k-c64-r1", "1", 210), cell("p1k-c64-r2", "2", 215),
+		cell("new", "", 1),
+	}}
+	r, err := Runs(a, b, []string{"rps", "latency_p99_ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows) != 2 {
+		t.Fatalf("rows: %+v", r.Rows)
+	}
+	c16, c64 := r.Rows[0], r.Rows[1]
+	if c16.Cell != "p1k-c16" || c16.A.Median() != 105 || c16.B.Median() != 155 || c16.BeyondSpread() != "yes" {
+		t.Errorf("c16: %+v median %v/%v spread %q", c16, c16.A.Median(), c16.B.Median(), c16.BeyondSpread())
+	}
+	if c64.A.Median() != 210 || c64.BeyondSpread() != "no" {
+		t.Errorf("c64: median %v spread %q", c64.A.Median(), c64.BeyondSpread())
+	}
+	if got := c16.Ratio(); got < 1.476 || got > 1.477 {
+		t.Errorf("ratio %v", got)
+	}
+	md := r.Markdown()
+	for _, want := range []string{"| `p1k-c16` | rps | 105 (100–110) | 155 (150–160) | +50 | 1.476× | yes |", "Only in A: gone.", "Only in B: new.", "median of the repetitions"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// latency_p99_ms is null in both: not compared, never shown as 0.
+	if strings.Contains(md, "latency_p99_ms") {
+		t.Error("a null metric was compared")
+	}
+}
+
+func TestDifferentPhasesRefused(t *testing.T) {
+	_, err := Runs(&summary.Summary{Phase: "00-iperf3"}, &summary.Summary{Phase: "03-c10k"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "different phases") {
+		t.Fatalf("err = %v", err)
+	}
+}
