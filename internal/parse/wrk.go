@@ -1,0 +1,373 @@
+package parse
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// WrkJSONPrefix starts the line that lib/wrk/report.lua prints from wrk's
+// done() hook.
+const WrkJSONPrefix = "CSB_WRK_JSON "
+
+// WrkResult is the line that lib/wrk/report.lua printed:
+// `wrk -t T -c C -d D --latency -s lib/wrk/report.lua URL`.
+//
+// Requests counts every response wrk read, non-2xx/3xx included, and also
+// the responses that came after --timeout (Errors.Timeout), which wrk leaves
+// out of the latency figures. A latency is nil when wrk recorded no latency
+// sample at all (every response timed out); wrk's own text then shows 0.00us.
+type WrkResult struct {
+	Requests   uint64
+	DurationUs uint64
+	Bytes      uint64
+	Errors     WrkErrors
+
+	LatencyMinUs   *float64
+	LatencyMeanUs  *float64
+	LatencyStdevUs *float64
+	LatencyMaxUs   *float64
+	LatencyP50Us   *float64
+	LatencyP75Us   *float64
+	LatencyP90Us   *float64
+	LatencyP95Us   *float64
+	LatencyP99Us   *float64
+	LatencyP999Us  *float64 // 99.9th percentile
+}
+
+// WrkErrors are wrk's error counters. Status counts responses with a status
+// of 400 or more ("Non-2xx or 3xx responses"); the others are socket errors.
+type WrkErrors struct {
+	Connect uint64 `json:"connect"`
+	Read    uint64 `json:"read"`
+	Write   uint64 `json:"write"`
+	Status  uint64 `json:"status"`
+	Timeout uint64 `json:"timeout"`
+}
+
+// RequestsPerSecond is Requests over the run's duration, as wrk computes its
+// "Requests/sec".
+func (r *WrkResult) RequestsPerSecond() float64 {
+	return float64(r.Requests) / (float64(r.DurationUs) / 1e6)
+}
+
+// BytesPerSecond is Bytes over the run's duration ("Transfer/sec").
+func (r *WrkResult) BytesPerSecond() float64 {
+	return float64(r.Bytes) / (float64(r.DurationUs) / 1e6)
+}
+
+type wrkJSON struct {
+	Schema         int        `json:"schema"`
+	Requests       *uint64    `json:"requests"`
+	DurationUs     *uint64    `json:"duration_us"`
+	Bytes          *uint64    `json:"bytes"`
+	Errors         *WrkErrors `json:"errors"`
+	LatencyMinUs   *float64   `json:"latency_min_us"`
+	LatencyMeanUs  *float64   `json:"latency_mean_us"`
+	LatencyStdevUs *float64   `json:"latency_stdev_us"`
+	LatencyMaxUs   *float64   `json:"latency_max_us"`
+	LatencyP50Us   *float64   `json:"latency_p50_us"`
+	LatencyP75Us   *float64   `json:"latency_p75_us"`
+	LatencyP90Us   *float64   `json:"latency_p90_us"`
+	LatencyP95Us   *float64   `json:"latency_p95_us"`
+	LatencyP99Us   *float64   `json:"latency_p99_us"`
+	LatencyP999Us  *float64   `json:"latency_p99_9_us"`
+}
+
+// ParseWrkJSON finds the one line of wrk's stdout that starts with
+// WrkJSONPrefix and reads it. It fails if there is no such line (the hook was
+// not loaded, or wrk stopped before running: its first line is quoted in the
+// error, e.g. "unable to connect to 127.0.0.1:8080 Connection refused"), if
+// there are several, or if the line lacks a field the hook always prints.
+func ParseWrkJSON(r io.Reader) (*WrkResult, error) {
+	var line []byte
+	var first string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		b := sc.Bytes()
+		if first == "" && len(bytes.TrimSpace(b)) > 0 {
+			first = strings.TrimSpace(string(b))
+		}
+		if rest, ok := bytes.CutPrefix(b, []byte(WrkJSONPrefix)); ok {
+			if line != nil {
+				return nil, errors.New("wrk: more than one " + strings.TrimSpace(WrkJSONPrefix) + " line")
+			}
+			line = append([]byte(nil), rest...)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("wrk: %w", err)
+	}
+	if line == nil {
+		return nil, fmt.Errorf("wrk: no %s line (was wrk run with -s lib/wrk/report.lua?); wrk's output began: %q",
+			strings.TrimSpace(WrkJSONPrefix), first)
+	}
+	var in wrkJSON
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return nil, fmt.Errorf("wrk: %s line: %w", strings.TrimSpace(WrkJSONPrefix), err)
+	}
+	if in.Schema != 1 {
+		return nil, fmt.Errorf("wrk: %s schema %d, want 1", strings.TrimSpace(WrkJSONPrefix), in.Schema)
+	}
+	if in.Requests == nil || in.DurationUs == nil || in.Bytes == nil || in.Errors == nil {
+		return nil, fmt.Errorf("wrk: %s line lacks requests, duration_us, bytes or errors", strings.TrimSpace(WrkJSONPrefix))
+	}
+	if *in.DurationUs == 0 {
+		return nil, fmt.Errorf("wrk: %s duration_us is 0", strings.TrimSpace(WrkJSONPrefix))
+	}
+	return &WrkResult{
+		Requests: *in.Requests, DurationUs: *in.DurationUs, Bytes: *in.Bytes, Errors: *in.Errors,
+		LatencyMinUs: in.LatencyMinUs, LatencyMeanUs: in.LatencyMeanUs,
+		LatencyStdevUs: in.LatencyStdevUs, LatencyMaxUs: in.LatencyMaxUs,
+		LatencyP50Us: in.LatencyP50Us, LatencyP75Us: in.LatencyP75Us, LatencyP90Us: in.LatencyP90Us,
+		LatencyP95Us: in.LatencyP95Us, LatencyP99Us: in.LatencyP99Us, LatencyP999Us: in.LatencyP999Us,
+	}, nil
+}
+
+// WrkText is what wrk's own text summary says. wrk rounds every figure to
+// two decimals and scales it (us/ms/s, KB/MB with 1024, k/M with 1000), so
+// it is a cross-check on WrkResult, not a source of figures to quote.
+type WrkText struct {
+	URL         string
+	Threads     int
+	Connections int
+	Requests    uint64  // "148767 requests in 2.10s, 17.17MB read"
+	DurationS   float64 // 2.10
+	ReadBytes   float64 // 17.17MB, as bytes
+
+	RequestsPerSecond float64 // "Requests/sec:"
+	BytesPerSecond    float64 // "Transfer/sec:", as bytes
+
+	// The "Latency" row of Thread Stats and the "Latency Distribution"
+	// (with --latency); all nil when wrk recorded no latency sample
+	// (its "+/- Stdev" is then "-nan%").
+	LatencyAvgUs          *float64
+	LatencyStdevUs        *float64
+	LatencyMaxUs          *float64
+	LatencyWithinStdevPct *float64
+	LatencyP50Us          *float64
+	LatencyP75Us          *float64
+	LatencyP90Us          *float64
+	LatencyP99Us          *float64
+
+	// Non2xx3xx is "Non-2xx or 3xx responses: N" (wrk prints the line only
+	// when N > 0), Socket the "Socket errors:" line (printed only when one
+	// is non-zero). Both are 0 when wrk did not print the line.
+	Non2xx3xx uint64
+	Socket    WrkErrors // Status is unused here
+}
+
+// ParseWrkText reads wrk's text summary, ignoring any other line (the
+// hook's JSON line included). It fails if the "requests in", "Requests/sec"
+// or "Transfer/sec" line is missing or malformed.
+func ParseWrkText(r io.Reader) (*WrkText, error) {
+	t := &WrkText{}
+	var sawRequests, sawRPS, sawTransfer, inDist bool
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		f := strings.Fields(line)
+		if !(len(f) == 2 && strings.HasSuffix(f[0], "%")) {
+			inDist = false // the distribution is a run of "NN%  TIME" lines
+		}
+		var err error
+		switch {
+		case len(f) == 0:
+			continue
+		case strings.HasPrefix(line, "Running ") && len(f) >= 4 && f[len(f)-2] == "@":
+			t.URL = f[len(f)-1]
+		case len(f) == 5 && f[1] == "threads" && f[2] == "and" && f[4] == "connections":
+			t.Threads, err = strconv.Atoi(f[0])
+			if err == nil {
+				t.Connections, err = strconv.Atoi(f[3])
+			}
+		case f[0] == "Latency" && len(f) == 5:
+			err = t.latencyRow(f[1:])
+		case line == "Latency Distribution":
+			inDist = true
+			continue
+		case inDist && len(f) == 2 && strings.HasSuffix(f[0], "%"):
+			var us float64
+			if us, err = wrkTimeUs(f[1]); err == nil && t.LatencyWithinStdevPct != nil {
+				p := &us
+				switch f[0] {
+				case "50%":
+					t.LatencyP50Us = p
+				case "75%":
+					t.LatencyP75Us = p
+				case "90%":
+					t.LatencyP90Us = p
+				case "99%":
+					t.LatencyP99Us = p
+				}
+			}
+		case len(f) == 6 && f[1] == "requests" && f[2] == "in" && f[5] == "read":
+			sawRequests = true
+			if t.Requests, err = strconv.ParseUint(f[0], 10, 64); err == nil {
+				if t.DurationS, err = wrkTimeS(strings.TrimSuffix(f[3], ",")); err == nil {
+					t.ReadBytes, err = wrkBytes(f[4])
+				}
+			}
+		case strings.HasPrefix(line, "Non-2xx or 3xx responses:") && len(f) == 5:
+			t.Non2xx3xx, err = strconv.ParseUint(f[4], 10, 64)
+		case strings.HasPrefix(line, "Socket errors:"):
+			err = t.socketErrors(strings.TrimPrefix(line, "Socket errors:"))
+		case f[0] == "Requests/sec:" && len(f) == 2:
+			sawRPS = true
+			t.RequestsPerSecond, err = strconv.ParseFloat(f[1], 64)
+		case f[0] == "Transfer/sec:" && len(f) == 2:
+			sawTransfer = true
+			t.BytesPerSecond, err = wrkBytes(f[1])
+		}
+		if err != nil {
+			return nil, fmt.Errorf("wrk text: %q: %w", line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("wrk text: %w", err)
+	}
+	if !sawRequests || !sawRPS || !sawTransfer {
+		return nil, errors.New(`wrk text: no "N requests in", "Requests/sec:" or "Transfer/sec:" line: not a wrk summary`)
+	}
+	return t, nil
+}
+
+// latencyRow reads "102.94us  335.15us   5.78ms   96.74%".
+func (t *WrkText) latencyRow(f []string) error {
+	p := strings.TrimSuffix(f[3], "%")
+	if strings.EqualFold(strings.TrimLeft(p, "+-"), "nan") {
+		return nil // no sample: wrk prints "0.00us 0.00us 0.00us -nan%"
+	}
+	pct, err := strconv.ParseFloat(p, 64)
+	if err != nil {
+		return err
+	}
+	var v [3]float64
+	for i := range v {
+		if v[i], err = wrkTimeUs(f[i]); err != nil {
+			return err
+		}
+	}
+	t.LatencyAvgUs, t.LatencyStdevUs, t.LatencyMaxUs, t.LatencyWithinStdevPct = &v[0], &v[1], &v[2], &pct
+	return nil
+}
+
+// socketErrors reads " connect 0, read 8, write 142977, timeout 0".
+func (t *WrkText) socketErrors(s string) error {
+	for _, part := range strings.Split(s, ",") {
+		kv := strings.Fields(part)
+		if len(kv) != 2 {
+			return fmt.Errorf("socket error %q", part)
+		}
+		n, err := strconv.ParseUint(kv[1], 10, 64)
+		if err != nil {
+			return err
+		}
+		switch kv[0] {
+		case "connect":
+			t.Socket.Connect = n
+		case "read":
+			t.Socket.Read = n
+		case "write":
+			t.Socket.Write = n
+		case "timeout":
+			t.Socket.Timeout = n
+		default:
+			return fmt.Errorf("socket error kind %q", kv[0])
+		}
+	}
+	return nil
+}
+
+// wrkScaled splits "17.17MB" into 17.17 and the multiplier of its unit.
+func wrkScaled(s string, units []string, mult []float64) (float64, error) {
+	for i, u := range units {
+		num, ok := strings.CutSuffix(s, u)
+		if !ok {
+			continue
+		}
+		x, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			continue // "ms" also ends in "s": try the next unit
+		}
+		return x * mult[i], nil
+	}
+	return 0, fmt.Errorf("%q: no number with a unit in %v", s, units)
+}
+
+// wrkTimeUs reads a wrk time such as "46.00us", "1.91ms", "2.10s", "1.00m".
+func wrkTimeUs(s string) (float64, error) {
+	return wrkScaled(s, []string{"us", "ms", "s", "m", "h"}, []float64{1, 1e3, 1e6, 60e6, 3600e6})
+}
+
+func wrkTimeS(s string) (float64, error) {
+	us, err := wrkTimeUs(s)
+	return us / 1e6, err
+}
+
+// wrkBytes reads a wrk size such as "322.09B", "0.95KB", "8.17MB" (1024-based).
+func wrkBytes(s string) (float64, error) {
+	return wrkScaled(s, []string{"KB", "MB", "GB", "TB", "PB", "B"},
+		[]float64{1 << 10, 1 << 20, 1 << 30, 1 << 40, 1 << 50, 1})
+}
+
+// CrossCheckWrk checks that the hook's JSON and wrk's text describe the same
+// run: the same request count and error counts, and rates and latencies that
+// agree to wrk's two printed decimals. It returns nil or an error listing
+// every disagreement.
+func CrossCheckWrk(j *WrkResult, t *WrkText) error {
+	var errs []error
+	if j.Requests != t.Requests {
+		errs = append(errs, fmt.Errorf("requests: JSON %d, text %d", j.Requests, t.Requests))
+	}
+	if j.Errors.Status != t.Non2xx3xx {
+		errs = append(errs, fmt.Errorf("non-2xx/3xx: JSON %d, text %d", j.Errors.Status, t.Non2xx3xx))
+	}
+	sock := j.Errors
+	sock.Status = 0
+	if sock != t.Socket {
+		errs = append(errs, fmt.Errorf("socket errors: JSON %+v, text %+v", sock, t.Socket))
+	}
+	// wrk prints 2 decimals: allow half a unit in the last place, relative
+	// to the printed magnitude (3 significant digits at worst, "1.91ms").
+	near := func(what string, got, want float64) {
+		if math.Abs(got-want) > 0.005*math.Max(1, math.Abs(want)) {
+			errs = append(errs, fmt.Errorf("%s: JSON %v, text %v", what, want, got))
+		}
+	}
+	near("requests/sec", t.RequestsPerSecond, j.RequestsPerSecond())
+	near("transfer/sec", t.BytesPerSecond, j.BytesPerSecond())
+	near("duration", t.DurationS, float64(j.DurationUs)/1e6)
+	near("bytes read", t.ReadBytes, float64(j.Bytes))
+	pairs := []struct {
+		what string
+		j, t *float64
+	}{
+		{"latency mean", j.LatencyMeanUs, t.LatencyAvgUs},
+		{"latency stdev", j.LatencyStdevUs, t.LatencyStdevUs},
+		{"latency max", j.LatencyMaxUs, t.LatencyMaxUs},
+		{"latency p50", j.LatencyP50Us, t.LatencyP50Us},
+		{"latency p75", j.LatencyP75Us, t.LatencyP75Us},
+		{"latency p90", j.LatencyP90Us, t.LatencyP90Us},
+		{"latency p99", j.LatencyP99Us, t.LatencyP99Us},
+	}
+	for _, p := range pairs {
+		switch {
+		case (p.j == nil) != (p.t == nil):
+			errs = append(errs, fmt.Errorf("%s: measured in one output only (JSON %v, text %v)", p.what, p.j != nil, p.t != nil))
+		case p.j != nil:
+			near(p.what, *p.t, *p.j)
+		}
+	}
+	return errors.Join(errs...)
+}

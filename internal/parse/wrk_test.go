@@ -1,0 +1,204 @@
+package parse
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseWrkJSON(t *testing.T) {
+	// wrk -t1 -c4 -d2s --latency -s lib/wrk/report.lua http://127.0.0.1:18089/
+	res, err := ParseWrkJSON(open(t, "wrk-200.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 148767 || res.DurationUs != 2100614 || res.Bytes != 18000807 || res.Errors != (WrkErrors{}) {
+		t.Errorf("res = %+v", res)
+	}
+	wantFloat(t, "LatencyMinUs", res.LatencyMinUs, 12, 0)
+	wantFloat(t, "LatencyMeanUs", res.LatencyMeanUs, 102.93587053682276, 1e-12)
+	wantFloat(t, "LatencyStdevUs", res.LatencyStdevUs, 335.15384181665394, 1e-12)
+	wantFloat(t, "LatencyMaxUs", res.LatencyMaxUs, 5784, 0)
+	wantFloat(t, "LatencyP50Us", res.LatencyP50Us, 46, 0)
+	wantFloat(t, "LatencyP75Us", res.LatencyP75Us, 64, 0)
+	wantFloat(t, "LatencyP90Us", res.LatencyP90Us, 95, 0)
+	wantFloat(t, "LatencyP95Us", res.LatencyP95Us, 178, 0)
+	wantFloat(t, "LatencyP99Us", res.LatencyP99Us, 1910, 0)
+	wantFloat(t, "LatencyP999Us", res.LatencyP999Us, 4074, 0)
+	if got := res.RequestsPerSecond(); !approx(got, 70820.72, 0.005) {
+		t.Errorf("RequestsPerSecond = %v, wrk printed 70820.72", got)
+	}
+}
+
+func TestParseWrkJSONErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want WrkErrors
+		req  uint64
+	}{
+		// /status/503: every response counted in requests and in status.
+		{"wrk-503.txt", WrkErrors{Status: 133737}, 133737},
+		// server killed 1 s into a 3 s run.
+		{"wrk-server-killed.txt", WrkErrors{Read: 8, Write: 142977}, 69155},
+		// --timeout 1s against a handler that sleeps 1.5 s.
+		{"wrk-timeout.txt", WrkErrors{Timeout: 8}, 8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := ParseWrkJSON(open(t, c.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Errors != c.want || res.Requests != c.req {
+				t.Errorf("requests %d, errors %+v; want %d, %+v", res.Requests, res.Errors, c.req, c.want)
+			}
+		})
+	}
+}
+
+func TestParseWrkJSONNoLatencySample(t *testing.T) {
+	// Every response came after --timeout: wrk has no latency sample and its
+	// text says "0.00us ... -nan%"; the hook prints null.
+	res, err := ParseWrkJSON(open(t, "wrk-timeout.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]*float64{
+		"min": res.LatencyMinUs, "mean": res.LatencyMeanUs, "stdev": res.LatencyStdevUs,
+		"max": res.LatencyMaxUs, "p50": res.LatencyP50Us, "p99.9": res.LatencyP999Us,
+	} {
+		wantNil(t, "latency "+name, p)
+	}
+	txt, err := ParseWrkText(open(t, "wrk-timeout.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNil(t, "text LatencyAvgUs", txt.LatencyAvgUs)
+	wantNil(t, "text LatencyP50Us", txt.LatencyP50Us)
+	if err := CrossCheckWrk(res, txt); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestParseWrkJSONRefused(t *testing.T) {
+	// Nothing listening: wrk exits 1 before running, the hook never runs.
+	_, err := ParseWrkJSON(open(t, "wrk-refused.txt"))
+	wantErrContains(t, err, "no CSB_WRK_JSON line")
+	wantErrContains(t, err, "unable to connect to 127.0.0.1:18089 Connection refused")
+	if _, err := ParseWrkText(open(t, "wrk-refused.txt")); err == nil {
+		t.Error("ParseWrkText: err = nil for a run that did not happen")
+	}
+}
+
+func TestParseWrkJSONBadLine(t *testing.T) {
+	good := string(fixture(t, "wrk-200.txt"))
+	i := strings.Index(good, WrkJSONPrefix)
+	line := good[i:]
+	for _, c := range []struct{ name, in, err string }{
+		{"twice", good + line, "more than one"},
+		{"cut", good[:len(good)-40], "CSB_WRK_JSON line"},
+		{"unknown field", strings.Replace(good, `"bytes":`, `"bytez":`, 1), `unknown field "bytez"`},
+		{"schema", strings.Replace(good, `"schema":1`, `"schema":2`, 1), "schema 2"},
+		{"no requests", strings.Replace(good, `"requests":148767,`, ``, 1), "lacks requests"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseWrkJSON(strings.NewReader(c.in))
+			wantErrContains(t, err, c.err)
+		})
+	}
+}
+
+func TestParseWrkText(t *testing.T) {
+	txt, err := ParseWrkText(open(t, "wrk-200.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt.URL != "http://127.0.0.1:18089/" || txt.Threads != 1 || txt.Connections != 4 {
+		t.Errorf("header = %q, %d threads, %d connections", txt.URL, txt.Threads, txt.Connections)
+	}
+	if txt.Requests != 148767 || txt.DurationS != 2.10 || txt.RequestsPerSecond != 70820.72 {
+		t.Errorf("requests %d in %vs, %v/s", txt.Requests, txt.DurationS, txt.RequestsPerSecond)
+	}
+	if !approx(txt.ReadBytes, 17.17*(1<<20), 1) || !approx(txt.BytesPerSecond, 8.17*(1<<20), 1) {
+		t.Errorf("read %v B, %v B/s", txt.ReadBytes, txt.BytesPerSecond)
+	}
+	// Latency   102.94us  335.15us   5.78ms   96.74%
+	wantFloat(t, "LatencyAvgUs", txt.LatencyAvgUs, 102.94, 1e-9)
+	wantFloat(t, "LatencyStdevUs", txt.LatencyStdevUs, 335.15, 1e-9)
+	wantFloat(t, "LatencyMaxUs", txt.LatencyMaxUs, 5780, 1e-9)
+	wantFloat(t, "LatencyWithinStdevPct", txt.LatencyWithinStdevPct, 96.74, 1e-9)
+	wantFloat(t, "LatencyP50Us", txt.LatencyP50Us, 46, 1e-9)
+	wantFloat(t, "LatencyP99Us", txt.LatencyP99Us, 1910, 1e-9)
+	if txt.Non2xx3xx != 0 || txt.Socket != (WrkErrors{}) {
+		t.Errorf("errors: %d non-2xx, %+v", txt.Non2xx3xx, txt.Socket)
+	}
+}
+
+func TestParseWrkTextErrors(t *testing.T) {
+	txt, err := ParseWrkText(open(t, "wrk-503.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt.Non2xx3xx != 133737 {
+		t.Errorf("Non2xx3xx = %d", txt.Non2xx3xx)
+	}
+	txt, err = ParseWrkText(open(t, "wrk-server-killed.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt.Socket != (WrkErrors{Read: 8, Write: 142977}) || txt.DurationS != 3.10 {
+		t.Errorf("Socket = %+v, %vs", txt.Socket, txt.DurationS)
+	}
+	txt, err = ParseWrkText(open(t, "wrk-timeout.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Transfer/sec:     322.09B
+	if txt.Socket.Timeout != 8 || txt.BytesPerSecond != 322.09 || !approx(txt.ReadBytes, 0.95*1024, 1e-9) {
+		t.Errorf("timeout run = %+v", txt)
+	}
+}
+
+func TestCrossCheckWrk(t *testing.T) {
+	for _, name := range []string{"wrk-200.txt", "wrk-503.txt", "wrk-server-killed.txt", "wrk-timeout.txt"} {
+		j, err := ParseWrkJSON(open(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		txt, err := ParseWrkText(open(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CrossCheckWrk(j, txt); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// A JSON line from another run disagrees.
+	j, _ := ParseWrkJSON(open(t, "wrk-503.txt"))
+	txt, _ := ParseWrkText(open(t, "wrk-200.txt"))
+	err := CrossCheckWrk(j, txt)
+	wantErrContains(t, err, "requests: JSON 133737, text 148767")
+	wantErrContains(t, err, "non-2xx/3xx: JSON 133737, text 0")
+}
+
+func TestWrkUnits(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		us   float64
+		fail bool
+	}{
+		{"46.00us", 46, false}, {"1.91ms", 1910, false}, {"2.10s", 2.1e6, false},
+		{"1.50m", 90e6, false}, {"1.00h", 3600e6, false}, {"12", 0, true}, {"ms", 0, true},
+	} {
+		got, err := wrkTimeUs(c.in)
+		if (err != nil) != c.fail || (!c.fail && !approx(got, c.us, 1e-6)) {
+			t.Errorf("wrkTimeUs(%q) = %v, %v", c.in, got, err)
+		}
+	}
+	for _, c := range []struct {
+		in string
+		b  float64
+	}{{"322.09B", 322.09}, {"0.95KB", 0.95 * 1024}, {"8.17MB", 8.17 * (1 << 20)}, {"1.10GB", 1.1 * (1 << 30)}} {
+		if got, err := wrkBytes(c.in); err != nil || !approx(got, c.b, 1e-6) {
+			t.Errorf("wrkBytes(%q) = %v, %v", c.in, got, err)
+		}
+	}
+}
