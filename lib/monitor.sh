@@ -52,11 +52,13 @@ csb_monitors_stop() {
   local e host pid name server_script="" client_script=""
   for e in "${CSB_MONITORS[@]}"; do
     read -r host pid name <<<"${e}"
+    local group=0
+    [[ "${name}" == sar ]] && group=1
     if [[ "${host}" == server ]]; then
-      server_script+="( $(csb_kill_script "${pid}" "${name}" 5 INT)
+      server_script+="( $(csb_kill_script "${pid}" "${name}" 5 INT "${group}")
 ) & "
     else
-      client_script+="( $(csb_kill_script "${pid}" "${name}" 5 INT)
+      client_script+="( $(csb_kill_script "${pid}" "${name}" 5 INT "${group}")
 ) & "
     fi
   done

@@ -99,15 +99,21 @@ on_client_bg() {
   echo "$!"
 }
 
-# csb_kill_script PID NAME [GRACE_S] [SIGNAL]: a script that stops PID only if
-# its command line still names NAME (so a reused PID is never hit): SIGNAL
-# (default TERM), up to GRACE_S seconds, then KILL.
+# csb_kill_script PID NAME [GRACE_S] [SIGNAL] [GROUP]: a script that stops
+# PID only if its command line still names NAME (so a reused PID is never
+# hit): SIGNAL (default TERM), up to GRACE_S seconds, then KILL. GROUP=1
+# signals PID's process group (started by setsid, so PID leads it): sar's
+# sadc child stops at once with it instead of after its next interval.
 csb_kill_script() {
-  local pid=$1 name=$2 grace=${3:-10} sig=${4:-TERM}
+  local pid=$1 name=$2 grace=${3:-10} sig=${4:-TERM} group=${5:-0}
+  # shellcheck disable=SC2016 # $pid expands in the generated script
+  local target='"$pid"'
+  # shellcheck disable=SC2016 # likewise
+  ((group)) && target='-- "-$pid"'
   cat <<EOF
 pid=$(csb_quote "${pid}"); name=$(csb_quote "${name}")
 if [ -r /proc/\$pid/cmdline ] && tr '\\0' ' ' </proc/\$pid/cmdline | grep -qF -- "\$name"; then
-  kill -$(csb_quote "${sig}") "\$pid" 2>/dev/null || true
+  kill -$(csb_quote "${sig}") ${target} 2>/dev/null || true
   i=0
   while kill -0 "\$pid" 2>/dev/null && [ \$i -lt $((grace * 10)) ]; do sleep 0.1; i=\$((i+1)); done
   if kill -0 "\$pid" 2>/dev/null; then kill -KILL "\$pid" 2>/dev/null || true; echo "killed \$pid (\$name) with KILL" >&2; fi
