@@ -14,18 +14,23 @@
 CSB_SYSSTAT_ENV=(env LC_ALL=C TZ=UTC S_TIME_FORMAT=ISO)
 declare -ga CSB_MONITORS=()
 
+csb_monitor_add() {
+  CSB_MONITORS+=("$1 $2 $3")
+  csb_run_set "started.$1" "$2 $3"
+}
+
 # csb_monitors_start: sar and mpstat on both hosts.
 csb_monitors_start() {
   local pid d="${CSB_REMOTE_RUN}/monitors/server"
   pid=$(on_server_bg "${d}/sar.log" "${CSB_SYSSTAT_ENV[@]}" sar -o "${d}/sar.bin" 1) &&
-    CSB_MONITORS+=("server ${pid} sar")
+    csb_monitor_add server "${pid}" sar
   pid=$(on_server_bg "${d}/mpstat.json" "${CSB_SYSSTAT_ENV[@]}" mpstat -P ALL -o JSON 1) &&
-    CSB_MONITORS+=("server ${pid} mpstat")
+    csb_monitor_add server "${pid}" mpstat
   d="${CSB_RUN_DIR}/monitors/client"
   pid=$(on_client_bg "${d}/sar.log" "${CSB_SYSSTAT_ENV[@]}" sar -o "${d}/sar.bin" 1) &&
-    CSB_MONITORS+=("client ${pid} sar")
+    csb_monitor_add client "${pid}" sar
   pid=$(on_client_bg "${d}/mpstat.json" "${CSB_SYSSTAT_ENV[@]}" mpstat -P ALL -o JSON 1) &&
-    CSB_MONITORS+=("client ${pid} mpstat")
+    csb_monitor_add client "${pid}" mpstat
   log_info "monitors started: ${CSB_MONITORS[*]}"
 }
 
@@ -35,7 +40,7 @@ csb_monitor_pids() {
   local name=$1 pids=$2 pid
   pid=$(on_server_bg "${CSB_REMOTE_RUN}/monitors/server/pidstat-${name}.txt" \
     "${CSB_SYSSTAT_ENV[@]}" pidstat -H -h -u -r -p "${pids}" 1) &&
-    CSB_MONITORS+=("server ${pid} pidstat")
+    csb_monitor_add server "${pid}" pidstat
 }
 
 # csb_monitor_client_pids NAME PID[,PID...]: the same for client processes.
@@ -43,7 +48,7 @@ csb_monitor_client_pids() {
   local name=$1 pids=$2 pid
   pid=$(on_client_bg "${CSB_RUN_DIR}/monitors/client/pidstat-${name}.txt" \
     "${CSB_SYSSTAT_ENV[@]}" pidstat -H -h -u -r -p "${pids}" 1) &&
-    CSB_MONITORS+=("client ${pid} pidstat")
+    csb_monitor_add client "${pid}" pidstat
 }
 
 # csb_monitors_stop: SIGINT every monitor (all at once per host: sar takes

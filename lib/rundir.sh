@@ -142,8 +142,15 @@ csb_cell_end() {
 
 # Process tracking: "PID NAME" per entry; NAME is matched against the
 # process's command line before it is signalled.
-csb_track_client() { CSB_CLIENT_PIDS+=("$1 $2"); }
-csb_track_server() { CSB_SERVER_PIDS+=("$1 $2"); }
+# Every tracked PID is also recorded in run.env (started.server / .client).
+csb_track_client() {
+  CSB_CLIENT_PIDS+=("$1 $2")
+  [[ -z "${CSB_RUN_DIR}" ]] || csb_run_set started.client "$1 $2"
+}
+csb_track_server() {
+  CSB_SERVER_PIDS+=("$1 $2")
+  [[ -z "${CSB_RUN_DIR}" ]] || csb_run_set started.server "$1 $2"
+}
 csb_untrack_client() { csb_untrack CSB_CLIENT_PIDS "$1"; }
 csb_untrack_server() { csb_untrack CSB_SERVER_PIDS "$1"; }
 csb_untrack() {
@@ -170,6 +177,12 @@ csb_client_run() {
   csb_untrack_client "${pid}"
   return "${rc}"
 }
+
+# csb_on_exit_hook FUNC: call FUNC at exit, after every tracked process is
+# stopped and before the summary (for what a runner changed on a host and
+# must undo, such as an address it added).
+declare -ga CSB_EXIT_HOOKS=()
+csb_on_exit_hook() { CSB_EXIT_HOOKS+=("$1"); }
 
 csb_on_signal() {
   CSB_SIGNAL=$1
@@ -203,6 +216,10 @@ csb_on_exit() {
   [[ -n "${CSB_SIGNAL}" ]] && CSB_RUN_ERROR="interrupted by SIG${CSB_SIGNAL}"
   csb_monitors_stop
   csb_stop_all
+  local hook
+  for hook in "${CSB_EXIT_HOOKS[@]}"; do
+    "${hook}" || log_warn "exit hook ${hook} failed"
+  done
   if [[ -n "${CSB_CELL_NAME}" ]]; then
     csb_cell_end failed "${CSB_RUN_ERROR:-interrupted}"
   fi

@@ -124,6 +124,11 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   [ -e "${dir}/raw/c2s-4.json" ]
   grep -q '^status=partial' "${dir}/run.env"
   [ -z "$(leftovers "${dir}")" ]
-  run pgrep -f "iperf3 --server --bind 198.18.0.1"
-  [ "$status" -ne 0 ]
+  # Every process the run started, on either host, is gone (same PID space).
+  local pid_name
+  while read -r pid_name; do
+    run kill -0 "${pid_name%% *}"
+    [ "$status" -ne 0 ] || { echo "still running: ${pid_name}"; return 1; }
+  done < <(sed -n 's/^started\.\(server\|client\)=//p' "${dir}/run.env")
+  grep -q '^started.server=.* iperf3$' "${dir}/run.env"
 }
