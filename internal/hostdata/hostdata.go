@@ -24,14 +24,25 @@ type Hosts struct {
 	dir      string
 	Mpstat   map[string]*parse.MpstatReport  // "server", "client"
 	Pidstat  map[string]*parse.PidstatReport // "server/csb-server", "client/connclient", ...
+	Sadf     map[string]*parse.SadfReport    // "server", "client"
 	Problems []string                        // files that were missing or unreadable
 }
 
 // Load reads the monitors of a run directory; a missing or broken file is
 // noted in Problems and its metrics become null.
 func Load(dir string) *Hosts {
-	h := &Hosts{dir: dir, Mpstat: map[string]*parse.MpstatReport{}, Pidstat: map[string]*parse.PidstatReport{}}
+	h := &Hosts{dir: dir, Mpstat: map[string]*parse.MpstatReport{}, Pidstat: map[string]*parse.PidstatReport{},
+		Sadf: map[string]*parse.SadfReport{}}
 	for _, host := range []string{"server", "client"} {
+		if f, err := os.Open(filepath.Join(dir, "monitors", host, "sar.json")); err == nil {
+			r, err := parse.ParseSadf(f)
+			f.Close()
+			if err != nil {
+				h.Problems = append(h.Problems, fmt.Sprintf("monitors/%s/sar.json: %v", host, err))
+			} else {
+				h.Sadf[host] = r
+			}
+		}
 		p := filepath.Join(dir, "monitors", host, "mpstat.json")
 		if f, err := os.Open(p); err == nil {
 			r, err := parse.ParseMpstat(f)
@@ -99,6 +110,33 @@ func (h *Hosts) CPU(c rundir.Cell, m map[string]*float64) {
 				}
 			}
 			m[host+"_cpu_max_core_pct"] = summary.F(round(best, 1))
+		}
+	}
+}
+
+// NIC adds what sar saw on each host's benchmark interface over the cell:
+// server_nic_tx_mbps and client_nic_rx_mbps (and the other direction), in
+// Mbit/s of frames as the kernel counts them (Ethernet header included), and
+// packets per second. An independent check of what the tools report.
+func (h *Hosts) NIC(c rundir.Cell, nics map[string]string, m map[string]*float64) {
+	w := Window(c)
+	for _, host := range []string{"server", "client"} {
+		for _, k := range []string{"_nic_rx_mbps", "_nic_tx_mbps", "_nic_rx_pps", "_nic_tx_pps"} {
+			m[host+k] = nil
+		}
+		r, nic := h.Sadf[host], nics[host]
+		if r == nil || nic == "" {
+			continue
+		}
+		for k, f := range map[string]func(parse.SadfNetDev) float64{
+			"_nic_rx_mbps": func(d parse.SadfNetDev) float64 { return d.RxKBPerS * 8 * 1024 / 1e6 },
+			"_nic_tx_mbps": func(d parse.SadfNetDev) float64 { return d.TxKBPerS * 8 * 1024 / 1e6 },
+			"_nic_rx_pps":  func(d parse.SadfNetDev) float64 { return d.RxPckPerS },
+			"_nic_tx_pps":  func(d parse.SadfNetDev) float64 { return d.TxPckPerS },
+		} {
+			if v, err := r.MeanNetDev(w, nic, f); err == nil {
+				m[host+k] = summary.F(round(v, 1))
+			}
 		}
 	}
 }

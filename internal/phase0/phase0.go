@@ -82,6 +82,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 			}
 		}
 		hosts.CPU(rc, m)
+		hosts.NIC(rc, map[string]string{"server": s.Hosts["server"].NIC, "client": s.Hosts["client"].NIC}, m)
 		for _, p := range hosts.Counters(rc, m) {
 			s.Notes = append(s.Notes, "cell "+rc.Name+": "+p)
 		}
@@ -193,14 +194,18 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	}
 	d.Table([]string{"cell", "bound by", "evidence"}, vrows)
 
-	d.H(2, "Network health (nstat over each cell)")
+	d.H(2, "The hosts' own counters (sar, nstat over each cell)")
 	var hrows [][]string
 	for _, c := range s.Cells {
 		m := c.Metrics
-		hrows = append(hrows, []string{"`" + c.Name + "`", report.N(m["server_retrans_segs"], 0), report.N(m["client_retrans_segs"], 0),
+		hrows = append(hrows, []string{"`" + c.Name + "`",
+			report.N(m["server_nic_tx_mbps"], 0) + " / " + report.N(m["server_nic_rx_mbps"], 0),
+			report.N(m["client_nic_tx_mbps"], 0) + " / " + report.N(m["client_nic_rx_mbps"], 0),
+			report.N(m["server_retrans_segs"], 0), report.N(m["client_retrans_segs"], 0),
 			report.N(m["server_listen_overflows"], 0), report.N(m["server_estab_resets"], 0), report.N(m["client_estab_resets"], 0)})
 	}
-	d.Table([]string{"cell", "server TcpRetransSegs", "client TcpRetransSegs", "server ListenOverflows", "server EstabResets", "client EstabResets"}, hrows)
+	d.Table([]string{"cell", "server NIC tx / rx Mbit/s (sar)", "client NIC tx / rx Mbit/s (sar)", "server TcpRetransSegs", "client TcpRetransSegs", "server ListenOverflows", "server EstabResets", "client EstabResets"}, hrows)
+	d.P("The NIC columns are the kernel's own interface counters (sar, frames including their Ethernet header, mean over the cell): an independent check of iperf3's figure.")
 
 	d.H(2, "Chart")
 	ch := &chart.Chart{Name: "throughput", Title: "iperf3 receiver throughput per cell", XLabel: "cell", YLabel: "Mbit/s",
