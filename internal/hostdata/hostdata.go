@@ -186,7 +186,14 @@ func (h *Hosts) Counters(c rundir.Cell, m map[string]*float64) []string {
 		before, err1 := readNstat(base + ".before.nstat.json")
 		after, err2 := readNstat(base + ".after.nstat.json")
 		if err1 == nil && err2 == nil {
-			d, err := parse.NstatDelta(before, after)
+			// Only the counters reported: a 32-bit counter that wraps
+			// during a cell (IpExtOutOctets does at 1 Gbit/s in ~34 s)
+			// must not void the retransmits.
+			names := make([]string, len(counterMetrics))
+			for i, cm := range counterMetrics {
+				names[i] = cm.counter
+			}
+			d, err := parse.NstatDelta(before, after, names...)
 			if err != nil {
 				problems = append(problems, err.Error())
 			}
