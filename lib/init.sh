@@ -16,6 +16,7 @@
 #   monitor.sh   sar, mpstat, pidstat, nstat and sockstat on both hosts
 #   preflight.sh tools, reachability and the route guard
 #   envcap.sh    capture both hosts' environment into the run directory
+#   loadgen.sh   HTTP load generators (wrk, oha), payload checks, the fd limit
 
 set -Eeuo pipefail
 shopt -s inherit_errexit 2>/dev/null || true
@@ -54,3 +55,5 @@ source "${CSB_LIB}/monitor.sh"
 source "${CSB_LIB}/preflight.sh"
 # shellcheck source=lib/envcap.sh
 source "${CSB_LIB}/envcap.sh"
+# shellcheck source=lib/loadgen.sh
+source "${CSB_LIB}/loadgen.sh"
