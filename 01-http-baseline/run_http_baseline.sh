@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Phase 1: can an HTTP server fill the link? wrk against the fixed-payload server.
+#
+# Usage: bash 01-http-baseline/run_http_baseline.sh [-h] [-c FILE] [-l LAB] [-p PROFILE]
+#                                                   [-n NAME] [-r RESULTS_ROOT] [-s KEY=VALUE]...
+#
+# The server (bin/csb-server, one process, bound to SERVER_IP) serves the
+# PAYLOADS sizes; one cell per size, in order:
+#   <size>   wrk -t THREADS -c CONNECTIONS -d DURATION --latency
+#            -s lib/wrk/report.lua http://SERVER_IP:SERVER_PORT/payload/<size>
+# Before each cell an unrecorded wrk run of WARMUP seconds warms the server
+# and the connections up; its output is kept in raw/warmup/<size>.txt and
+# counts in no figure. wrk's text and the hook's CSB_WRK_JSON line are kept
+# verbatim in raw/<size>.txt; one response's headers in raw/headers/.
+#
+# Per cell (summary.json): rps, throughput_mbps (bytes read, headers
+# included), goodput_mbps (bodies only), latency p50..p99.9 in ms, errors by
+# kind, both hosts' CPU and the server's and wrk's own (mpstat, pidstat),
+# nstat deltas, and link_utilization against the latest Phase 0 run of the
+# same lab (its s2c-1 cell), else against the TCP ceiling of LINK_RATE; and a
+# verdict: network-, server-CPU-, client-CPU-bound or unclear, with evidence.
+#
+# Profiles (each setting below overrides its part):
+#   smoke  2 s per cell, 1 s warm-up, wrk -t 2 -c 16
+#   quick  10 s per cell, 2 s warm-up, wrk -t 2 -c 64
+#   full   30 s per cell, 5 s warm-up, wrk -t 4 -c 128 (the seed's experiment)
+#
+# Settings of this phase (lab.env, environment or -s KEY=VALUE):
+#   PAYLOADS      sizes, one cell each, as the server names them (default 1k,10k,100k)
+#   THREADS       wrk threads (empty: the profile's)
+#   CONNECTIONS   wrk connections (empty: the profile's)
+#   WARMUP        seconds of unrecorded warm-up per cell, 0 for none (empty: the profile's)
+#   DURATION      seconds per cell (empty: the profile's)
+#
+# Options:
+#   -c FILE         config file (default: lab.env at the repo root, if any)
+#   -l LAB          local | netns | ssh
+#   -p PROFILE      smoke | quick | full (default full)
+#   -n NAME         run directory suffix (default http-baseline)
+#   -r DIR          results root (runs go to DIR/01-http-baseline/<run>/)
+#   -s KEY=VALUE    any setting; flags win over the environment, which wins
+#                   over the config file
+#   -h              this help
+#
+# Requires: wrk, curl, sysstat, iproute2 and Go on the client; sysstat and
+# iproute2 on the server. LAB=netns needs root. Run Phase 0 first in the same
+# lab (and results root) to compare against the path's measured ceiling.
+# Loads: lib/init.sh. Ends with "results: <run directory>".
+#
+# Examples:
+#   bash 01-http-baseline/run_http_baseline.sh -l local -p smoke
+#   sudo LAB=netns PROFILE=quick bash 01-http-baseline/run_http_baseline.sh
+#   bash 01-http-baseline/run_http_baseline.sh -p full -s PAYLOADS=1k,4k,10k,100k -s CONNECTIONS=256
+
+# shellcheck source=lib/init.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
+
+usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+
+PHASE=01-http-baseline
+
+csb_config_declare PAYLOADS 1k,10k,100k sizes "Phase 1: payload sizes, one wrk cell each (GET /payload/<size>)"
+csb_config_declare THREADS "" posint_or_empty "wrk threads (empty: the profile's)"
+csb_config_declare CONNECTIONS "" posint_or_empty "Phase 1: wrk connections (empty: the profile's)"
+csb_config_declare WARMUP "" uint_or_empty "seconds of unrecorded load before each cell, 0 for none (empty: the profile's)"
+
+# check_settings: what csb_config_load cannot check alone. Exits 2.
+check_settings() {
+  csb_payloads_check PAYLOADS "${PAYLOADS}" || exit 2
+  if [[ -n "${DURATION}" ]] && ((10#${DURATION} == 0)); then
+    usage_error "DURATION=0: a cell needs at least 1 second (empty: the profile's)"
+  fi
+}
+
+# http_cell SIZE THREADS CONNECTIONS SECONDS WARMUP: one payload.
+http_cell() {
+  local size=$1 threads=$2 conns=$3 secs=$4 warmup=$5
+  local url raw="${CSB_RUN_DIR}/raw/${size}.txt"
+  url=$(csb_payload_url "${size}")
+  local -a cmd
+  csb_capture_response "${size}" "${CSB_RUN_DIR}/raw/headers/${size}.txt" ||
+    log_warn "could not fetch one /payload/${size} response with curl"
+  if ((warmup > 0)); then
+    csb_wrk_cmd cmd "${threads}" "${conns}" "${warmup}" "${url}"
+    log_info "warm-up for ${size}: ${warmup} s, not recorded (raw/warmup/${size}.txt)"
+    local w="${CSB_RUN_DIR}/raw/warmup/${size}.txt"
+    csb_loadgen_exec "${w}" "${w}" "warmup-${size}" "${cmd[@]}" || log_warn "warm-up wrk exited non-zero; see raw/warmup/${size}.txt"
+  fi
+  csb_wrk_cmd cmd "${threads}" "${conns}" "${secs}" "${url}"
+  # cmd[2] is the thread count wrk really gets (never more than connections).
+  csb_cell_begin "${size}" "payload=${size}" "payload_bytes=$(csb_size_bytes "${size}")" "loadgen=wrk" \
+    "threads=${cmd[2]}" "connections=${conns}" "duration_s=${secs}" "warmup_s=${warmup}"
+  local rc=0
+  csb_loadgen_exec "${raw}" "${raw}" "loadgen-${size}" "${cmd[@]}" || rc=$?
+  if ((rc != 0)); then
+    csb_cell_end failed "wrk exited ${rc}; see raw/${size}.txt"
+  elif ! grep -q "^${CSB_WRK_JSON_PREFIX}" "${raw}"; then
+    csb_cell_end failed "wrk printed no ${CSB_WRK_JSON_PREFIX% } line; see raw/${size}.txt"
+  else
+    csb_cell_end ok
+  fi
+}
+
+main() {
+  csb_config_load "$@"
+  check_settings
+  csb_lab_enter "${BASH_SOURCE[0]}" "$@"
+  local duration warmup threads conns size
+  duration=${DURATION:-$(csb_profile 2 10 30)}
+  warmup=${WARMUP:-$(csb_profile 1 2 5)}
+  threads=${THREADS:-$(csb_profile 2 2 4)}
+  conns=${CONNECTIONS:-$(csb_profile 16 64 128)}
+
+  csb_build_all
+  csb_ssh_open
+  csb_preflight_tools "wrk curl sar mpstat pidstat sadf nstat ip ss" "sar mpstat pidstat sadf nstat ip ss"
+  csb_preflight_route
+  csb_run_begin "${PHASE}" http-baseline "$@"
+  csb_run_set phase0_results "$(csb_results_root 00-iperf3)"
+  mkdir -p "${CSB_RUN_DIR}/raw/warmup" "${CSB_RUN_DIR}/raw/headers"
+  csb_capture_env
+  csb_monitors_start
+  csb_server_deploy
+  csb_http_start "${PAYLOADS}" 1
+
+  local -a sizes
+  IFS=, read -r -a sizes <<<"${PAYLOADS}"
+  for size in "${sizes[@]}"; do
+    http_cell "${size}" "${threads}" "${conns}" "${duration}" "${warmup}"
+  done
+  csb_http_stop
+}
+
+main "$@"
