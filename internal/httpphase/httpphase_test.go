@@ -1,0 +1,117 @@
+package httpphase
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"csbench/internal/summary"
+)
+
+func TestVerdict(t *testing.T) {
+	two := summary.F(2)
+	hosts := map[string]summary.Host{"server": {CPUs: two}, "client": {CPUs: two}}
+	basis := Basis{Mbps: summary.F(940), What: "Phase 0 s2c-1 940.0 Mbit/s"}
+	for _, tc := range []struct {
+		name, lab, tool, threads string
+		m                        map[string]float64
+		want                     string
+	}{
+		{"at the link", "ssh", "wrk", "2", map[string]float64{"throughput_mbps": 935, "link_utilization": 0.995, "server_cpu_pct": 40}, BoundNetwork},
+		{"server process saturates its host", "ssh", "wrk", "4",
+			map[string]float64{"throughput_mbps": 600, "link_utilization": 0.64, "server_proc_cpu_pct": 185, "client_proc_cpu_pct": 90, "server_cpu_pct": 93, "client_cpu_pct": 30}, BoundServer},
+		{"wrk's one thread is saturated", "ssh", "wrk", "1",
+			map[string]float64{"throughput_mbps": 600, "link_utilization": 0.64, "server_proc_cpu_pct": 60, "client_proc_cpu_pct": 99, "server_cpu_pct": 30, "client_cpu_pct": 50}, BoundClient},
+		{"both hosts busy", "ssh", "oha", "",
+			map[string]float64{"throughput_mbps": 600, "link_utilization": 0.64, "server_proc_cpu_pct": 150, "client_proc_cpu_pct": 150, "server_cpu_pct": 95, "client_cpu_pct": 96}, BoundBoth},
+		{"one machine, both halves busy", "netns", "wrk", "2",
+			map[string]float64{"throughput_mbps": 500, "link_utilization": 0.53, "server_proc_cpu_pct": 100, "client_proc_cpu_pct": 75, "server_cpu_pct": 96, "client_cpu_pct": 96}, BoundShared},
+		{"one machine, CPUs 60% busy", "netns", "oha", "",
+			map[string]float64{"throughput_mbps": 500, "link_utilization": 0.53, "server_proc_cpu_pct": 100, "client_proc_cpu_pct": 80, "server_cpu_pct": 60, "client_cpu_pct": 60}, BoundUnclear},
+		{"below the link, idle", "ssh", "wrk", "2",
+			map[string]float64{"throughput_mbps": 300, "link_utilization": 0.32, "server_proc_cpu_pct": 20, "client_proc_cpu_pct": 20, "server_cpu_pct": 10, "client_cpu_pct": 10}, BoundUnclear},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &summary.Summary{Lab: tc.lab, Hosts: hosts}
+			c := &summary.Cell{Status: "ok", Params: map[string]string{"loadgen": tc.tool, "threads": tc.threads}, Metrics: map[string]*float64{}}
+			for k, v := range tc.m {
+				c.Metrics[k] = summary.F(v)
+			}
+			v := Verdict(s, c, basis)
+			if v.Bound != tc.want {
+				t.Errorf("bound %q, want %q (evidence: %s)", v.Bound, tc.want, v.Evidence)
+			}
+			if !strings.Contains(v.Evidence, "% of Phase 0 s2c-1 940.0 Mbit/s") {
+				t.Errorf("evidence lacks the comparison: %s", v.Evidence)
+			}
+		})
+	}
+	c := &summary.Cell{Status: "refused", Error: strp("fd limit: ..."), Metrics: map[string]*float64{}}
+	if v := Verdict(&summary.Summary{Hosts: hosts}, c, basis); v.Bound != BoundNone || v.Evidence != "refused: fd limit: ..." {
+		t.Errorf("refused: %+v", v)
+	}
+}
+
+func strp(s string) *string { return &s }
+
+// wrk as it really printed (internal/parse/testdata): figures from the
+// hook's line, its text agreeing.
+func TestReadWrk(t *testing.T) {
+	l, err := ReadWrk("../parse/testdata/wrk-200.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.CrossCheck != "" {
+		t.Errorf("cross-check: %s", l.CrossCheck)
+	}
+	if l.Responses != 148767 || l.OK != 148767 || *l.WireBytes != 18000807 || math.Abs(l.DurationS-2.100614) > 1e-9 {
+		t.Errorf("%+v", l)
+	}
+	if *l.Latency["p99"] != 1.91 || *l.Latency["p99_9"] != 4.074 || *l.Latency["max"] != 5.784 {
+		t.Errorf("latency %v %v %v", *l.Latency["p99"], *l.Latency["p99_9"], *l.Latency["max"])
+	}
+	l, err = ReadWrk("../parse/testdata/wrk-503.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.OK != 0 || l.Errors["status"] != l.Responses || l.ErrorsTotal < l.Responses {
+		t.Errorf("503s: ok %v status %v of %v", l.OK, l.Errors["status"], l.Responses)
+	}
+}
+
+// oha's real output: bodies only, so the wire bytes come from the response
+// curl captured.
+func TestReadOha(t *testing.T) {
+	resp := 119.0
+	path := "/work/shared/fixtures/oha/oha-json-c20-z10s.json"
+	if _, err := os.Stat(path); err != nil {
+		path = "../parse/testdata/oha-json-c20-z10s.json" // the same output, copied
+	}
+	l, err := ReadOha(path, &resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Responses != 27653 || l.OK != 27653 || l.Aborted != 20 || l.ErrorsTotal != 0 || *l.WireBytes != 27653*119 {
+		t.Errorf("%+v", l)
+	}
+	if l.Latency["stdev"] != nil || math.Abs(*l.Latency["p50"]-4.653315) > 1e-9 {
+		t.Errorf("latency: stdev %v p50 %v", l.Latency["stdev"], *l.Latency["p50"])
+	}
+	if l, _ = ReadOha("../parse/testdata/oha-json-c20-z10s.json", nil); l.WireBytes != nil {
+		t.Error("no capture: wire bytes must be unknown, not bodies")
+	}
+}
+
+func TestResponseBytes(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "raw", "headers"), 0o755)
+	os.WriteFile(filepath.Join(dir, "raw", "headers", "10k.txt"), []byte("HTTP/1.1 200 OK\r\n\r\n"), 0o644)
+	if v := ResponseBytes(dir, "10k"); v == nil || *v != 19+10240 {
+		t.Errorf("10k: %v", summary.Val(v))
+	}
+	if v := ResponseBytes(dir, "1k"); v != nil {
+		t.Errorf("no capture: %v, want nil", *v)
+	}
+}

@@ -1,0 +1,203 @@
+// Package httpphase is what the HTTP phases (1: wrk baseline, 2: payload x
+// concurrency matrix) share: reading a load generator's raw output (the wrk
+// hook's JSON line and text, oha's JSON) into one shape, the per-cell metrics
+// of summary.json, the Phase 0 baseline a cell is compared with, and the
+// verdict that names what bound a cell.
+package httpphase
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"csbench/internal/parse"
+	"csbench/internal/server"
+)
+
+// Load is what one load generator run measured, whichever tool ran.
+type Load struct {
+	Tool      string  // "wrk" or "oha"
+	DurationS float64 // the measured run's wall time
+	Responses float64 // responses read, whatever their status
+	// OK counts the responses that carried the payload: wrk's requests less
+	// its "Non-2xx or 3xx" count; oha's 2xx responses.
+	OK float64
+	// WireBytes is the HTTP bytes read: status lines, headers and bodies.
+	// wrk counts them itself; for oha (which counts bodies only) it is
+	// Responses x one response's size as curl saw it; nil when unknown.
+	WireBytes *float64
+	// WireBasis says where WireBytes came from.
+	WireBasis string
+	// Latency in ms: "mean", "stdev", "max", "p50", "p75", "p90", "p95",
+	// "p99", "p99_9"; nil when the tool did not measure it.
+	Latency map[string]*float64
+	// Errors by kind: wrk's connect/read/write/timeout and status (non-2xx
+	// or 3xx responses); oha's error distribution, verbatim keys, and
+	// "status" for its non-2xx responses.
+	Errors map[string]float64
+	// ErrorsTotal counts the requests that failed: socket errors, timeouts
+	// and error statuses (oha: not the requests its deadline aborted).
+	ErrorsTotal float64
+	// Aborted counts oha's requests aborted at the deadline (without
+	// --wait-ongoing-requests-after-deadline); not an error of the server.
+	Aborted float64
+	// StatusCodes is the status distribution: oha's per code; wrk only
+	// knows "2xx/3xx" and "non-2xx/3xx".
+	StatusCodes map[string]float64
+	// CrossCheck is "" when wrk's text and the hook's JSON agree, else
+	// the disagreement.
+	CrossCheck string
+}
+
+// LatencyKeys are the latency figures every cell reports, in order.
+var LatencyKeys = []string{"mean", "stdev", "max", "p50", "p75", "p90", "p95", "p99", "p99_9"}
+
+func usToMs(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := *p / 1000
+	return &v
+}
+
+// ReadWrk reads raw/<cell>.txt: wrk's text with the CSB_WRK_JSON line of
+// lib/wrk/report.lua. The JSON is the source of every figure; the text is
+// a cross-check.
+func ReadWrk(path string) (*Load, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("no wrk output: %w", err)
+	}
+	defer f.Close()
+	j, err := parse.ParseWrkJSON(f)
+	if err != nil {
+		return nil, err
+	}
+	l := &Load{
+		Tool:      "wrk",
+		DurationS: float64(j.DurationUs) / 1e6,
+		Responses: float64(j.Requests),
+		OK:        float64(j.Requests - min(j.Errors.Status, j.Requests)),
+		WireBasis: "wrk's bytes read (status lines, headers and bodies)",
+		Latency: map[string]*float64{
+			"mean": usToMs(j.LatencyMeanUs), "stdev": usToMs(j.LatencyStdevUs), "max": usToMs(j.LatencyMaxUs),
+			"p50": usToMs(j.LatencyP50Us), "p75": usToMs(j.LatencyP75Us), "p90": usToMs(j.LatencyP90Us),
+			"p95": usToMs(j.LatencyP95Us), "p99": usToMs(j.LatencyP99Us), "p99_9": usToMs(j.LatencyP999Us),
+		},
+		Errors: map[string]float64{
+			"connect": float64(j.Errors.Connect), "read": float64(j.Errors.Read), "write": float64(j.Errors.Write),
+			"timeout": float64(j.Errors.Timeout), "status": float64(j.Errors.Status),
+		},
+		StatusCodes: map[string]float64{
+			"2xx/3xx":     float64(j.Requests - min(j.Errors.Status, j.Requests)),
+			"non-2xx/3xx": float64(j.Errors.Status),
+		},
+	}
+	b := float64(j.Bytes)
+	l.WireBytes = &b
+	for _, v := range l.Errors {
+		l.ErrorsTotal += v
+	}
+	if _, err := f.Seek(0, 0); err == nil {
+		if t, err := parse.ParseWrkText(f); err != nil {
+			l.CrossCheck = "wrk's text could not be read: " + err.Error()
+		} else if err := parse.CrossCheckWrk(j, t); err != nil {
+			l.CrossCheck = err.Error()
+		}
+	}
+	return l, nil
+}
+
+// ReadOha reads raw/<cell>.json, what `oha --no-tui -j` (or
+// --output-format json) printed. responseBytes is the size of one whole
+// response (status line, headers, body) as curl fetched it, or nil.
+func ReadOha(path string, responseBytes *float64) (*Load, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("no oha output: %w", err)
+	}
+	defer f.Close()
+	o, err := parse.ParseOha(f)
+	if err != nil {
+		return nil, err
+	}
+	l := &Load{
+		Tool:      "oha",
+		DurationS: o.TotalS,
+		Responses: float64(o.Responses),
+		Latency: map[string]*float64{
+			"mean": o.LatencyMeanMs, "stdev": nil, "max": o.LatencySlowestMs,
+			"p50": o.LatencyP50Ms, "p75": o.LatencyP75Ms, "p90": o.LatencyP90Ms,
+			"p95": o.LatencyP95Ms, "p99": o.LatencyP99Ms, "p99_9": o.LatencyP999Ms,
+		},
+		Errors:      map[string]float64{},
+		StatusCodes: map[string]float64{},
+		Aborted:     float64(o.DeadlineAborted),
+	}
+	for code, n := range o.StatusCodes {
+		l.StatusCodes[strconv.Itoa(code)] = float64(n)
+		if code >= 200 && code <= 299 {
+			l.OK += float64(n)
+		}
+	}
+	for msg, n := range o.ErrorDistribution {
+		if msg != parse.OhaDeadlineError {
+			l.Errors[msg] = float64(n)
+		}
+	}
+	if n := o.Non2xx(); n > 0 {
+		l.Errors["status"] = float64(n)
+	}
+	l.ErrorsTotal = float64(o.ErrorsExceptDeadline() + o.Non2xx())
+	if responseBytes != nil {
+		b := l.Responses * *responseBytes
+		l.WireBytes = &b
+		l.WireBasis = "oha's responses x one response's size as curl read it (raw/headers/): oha counts bodies only"
+	} else {
+		l.WireBasis = "unknown: oha counts bodies only and no response was captured in raw/headers/"
+	}
+	return l, nil
+}
+
+// ResponseBytes is the size of one whole response to /payload/<size>: the
+// status line and headers curl wrote to raw/headers/<size>.txt, plus the
+// body. nil when the capture is missing or empty.
+func ResponseBytes(dir, size string) *float64 {
+	body, err := server.ParseSize(size)
+	if err != nil {
+		return nil
+	}
+	st, err := os.Stat(filepath.Join(dir, "raw", "headers", size+".txt"))
+	if err != nil || st.Size() == 0 {
+		return nil
+	}
+	v := float64(st.Size()) + float64(body)
+	return &v
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func round(v float64, decimals int) float64 {
+	p := math.Pow(10, float64(decimals))
+	return math.Round(v*p) / p
+}
+
+// rounded returns a rounded copy of *p, or nil.
+func rounded(p *float64, decimals int) *float64 {
+	if p == nil || math.IsNaN(*p) {
+		return nil
+	}
+	v := round(*p, decimals)
+	return &v
+}

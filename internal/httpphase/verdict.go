@@ -1,0 +1,140 @@
+package httpphase
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"csbench/internal/report"
+	"csbench/internal/summary"
+)
+
+// AtLink is the share of the baseline at which a cell counts as bound by
+// the network.
+const AtLink = 0.95
+
+// CPUSaturated is the busy share (in % of what is available) at which a
+// CPU counts as the bound.
+const CPUSaturated = 90.0
+
+// The verdicts a cell can get.
+const (
+	BoundNetwork = "network-bound"
+	BoundServer  = "server-CPU-bound"
+	BoundClient  = "client-CPU-bound"
+	BoundBoth    = "server- and client-CPU-bound"
+	BoundShared  = "CPU-bound (server and client share the CPUs)"
+	BoundUnclear = "unclear"
+	BoundNone    = "not measured"
+)
+
+// WrkLatencyNote says what wrk's latency figures are.
+const WrkLatencyNote = "wrk's latencies (its text and the hook's alike) include wrk's own coordinated-omission correction (`stats_correct`, applied before `done()`): every response slower than runtime / (requests / connections) adds synthetic samples, so wrk's mean and tail overstate what the requests themselves took."
+
+// SharedCPUs reports whether server and client run on the same CPUs: the
+// netns and local labs are one machine.
+func SharedCPUs(lab string) bool { return lab == "netns" || lab == "local" }
+
+// Rules states the verdict rules, for the reports.
+func Rules(s *summary.Summary) string {
+	shared := ""
+	if SharedCPUs(s.Lab) {
+		shared = fmt.Sprintf(" In this lab (%s) server and client are one machine: when its CPUs are ≥ %.0f%% busy (mpstat) and neither process alone is saturated, the verdict is **%s**, as it is: the two compete for the same cores.", s.Lab, CPUSaturated, BoundShared)
+	}
+	return fmt.Sprintf("Verdict rules, in order: **%s** when throughput (HTTP bytes incl. headers) is ≥ %.0f%% of the basis (the Phase 0 baseline, else the TCP ceiling of LINK_RATE); **%s** when the server process (pidstat) uses ≥ %.0f%% of the server's CPUs, or — on separate hosts — the server host is ≥ %.0f%% busy (mpstat); **%s** likewise for the load generator (wrk can use at most one CPU per thread) or the client host; otherwise **%s**.%s",
+		BoundNetwork, AtLink*100, BoundServer, CPUSaturated, CPUSaturated, BoundClient, BoundUnclear, shared)
+}
+
+func val(m map[string]*float64, k string) float64 { return summary.Val(m[k]) }
+
+// ge is a >= b, false when a is NaN (not measured).
+func ge(a, b float64) bool { return !math.IsNaN(a) && a >= b }
+
+// Verdict names what bound a cell, with the evidence beside it.
+func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict {
+	m := c.Metrics
+	if c.Status != "ok" || m["throughput_mbps"] == nil {
+		ev := c.Status
+		if c.Error != nil {
+			ev += ": " + *c.Error
+		}
+		return &summary.Verdict{Bound: BoundNone, Evidence: ev}
+	}
+	srvCPUs := summary.Val(s.Hosts["server"].CPUs)
+	cliCPUs := summary.Val(s.Hosts["client"].CPUs)
+	cliLimit := cliCPUs
+	tool := c.Params["loadgen"]
+	if th := Param(c, "threads"); tool == "wrk" && !math.IsNaN(th) && (math.IsNaN(cliLimit) || th < cliLimit) {
+		cliLimit = th
+	}
+	shared := SharedCPUs(s.Lab)
+
+	var ev []string
+	tp := report.N(m["throughput_mbps"], 1) + " Mbit/s"
+	if u := m["link_utilization"]; u != nil {
+		ev = append(ev, fmt.Sprintf("%s = %.1f%% of %s", tp, *u*100, basis.What))
+	} else {
+		ev = append(ev, tp+"; "+basis.What)
+	}
+	noCPU := true
+	for _, k := range []string{"server_cpu_pct", "client_cpu_pct", "server_proc_cpu_pct", "client_proc_cpu_pct"} {
+		noCPU = noCPU && m[k] == nil
+	}
+	switch {
+	case noCPU:
+		ev = append(ev, "CPU not measured (no mpstat or pidstat data for the cell)")
+	case shared:
+		ev = append(ev, fmt.Sprintf("CPUs %s%% busy (%s shared by server and client)", report.N(m["server_cpu_pct"], 0), report.N(s.Hosts["server"].CPUs, 0)))
+	default:
+		ev = append(ev, fmt.Sprintf("server host %s%% busy of %s CPUs, client host %s%% of %s",
+			report.N(m["server_cpu_pct"], 0), report.N(s.Hosts["server"].CPUs, 0), report.N(m["client_cpu_pct"], 0), report.N(s.Hosts["client"].CPUs, 0)))
+	}
+	limit := ""
+	if tool == "wrk" {
+		limit = fmt.Sprintf(", %s thread(s)", c.Params["threads"])
+	}
+	if !noCPU {
+		ev = append(ev, fmt.Sprintf("csb-server %s%%, %s %s%% of one CPU%s", report.N(m["server_proc_cpu_pct"], 0), tool, report.N(m["client_proc_cpu_pct"], 0), limit))
+	}
+	if shared {
+		// What the host was busy with beyond the two processes: the
+		// kernel's network work outside their context, or other load.
+		other := val(m, "server_cpu_pct")*srvCPUs - val(m, "server_proc_cpu_pct") - val(m, "client_proc_cpu_pct")
+		if ge(other, 20) {
+			ev = append(ev, fmt.Sprintf("%.0f%% of one CPU busy outside both (softirq, other load)", other))
+		}
+	}
+	if m["server_retrans_segs"] != nil {
+		ev = append(ev, fmt.Sprintf("%s retransmits (server)", report.N(m["server_retrans_segs"], 0)))
+	}
+	if e := m["errors_total"]; e != nil && *e > 0 {
+		ev = append(ev, fmt.Sprintf("%s errors", report.N(e, 0)))
+	}
+	evidence := strings.Join(ev, "; ")
+
+	if ge(val(m, "link_utilization"), AtLink) {
+		return &summary.Verdict{Bound: BoundNetwork, Evidence: evidence}
+	}
+	srvSat := ge(val(m, "server_proc_cpu_pct"), CPUSaturated*srvCPUs)
+	cliSat := ge(val(m, "client_proc_cpu_pct"), CPUSaturated*cliLimit)
+	if !shared {
+		srvSat = srvSat || ge(val(m, "server_cpu_pct"), CPUSaturated)
+		cliSat = cliSat || ge(val(m, "client_cpu_pct"), CPUSaturated)
+	}
+	bound := BoundUnclear
+	switch {
+	case srvSat && cliSat:
+		bound = BoundBoth
+	case srvSat:
+		bound = BoundServer
+	case cliSat:
+		bound = BoundClient
+	case shared && ge(val(m, "server_cpu_pct"), CPUSaturated):
+		bound = BoundShared
+	case noCPU:
+		evidence += "; below the basis, and without CPU figures nothing more can be said"
+	default:
+		evidence += "; below the basis with no CPU saturated: look at the errors, the latency, the retransmits and whether enough connections were open to fill the path"
+	}
+	return &summary.Verdict{Bound: bound, Evidence: evidence}
+}

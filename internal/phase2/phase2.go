@@ -1,0 +1,383 @@
+// Package phase2 summarizes and reports Phase 2: the payload x concurrency
+// matrix (oha, or wrk standing in) — what payload and concurrency do to RPS,
+// CPU and tail latency, where each payload's RPS plateaus, and whether the
+// latency past the plateau is queueing.
+package phase2
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"csbench/internal/chart"
+	"csbench/internal/hostdata"
+	"csbench/internal/httpphase"
+	"csbench/internal/report"
+	"csbench/internal/rundir"
+	"csbench/internal/summary"
+)
+
+// ReportName is the report's file name in the run directory.
+const ReportName = "Report_02-http-matrix.md"
+
+// StandInNote is the first note of a run in which wrk stood in for oha.
+const StandInNote = "wrk stood in for oha: oha is not installed on the client (LOADGEN=auto), so every cell ran wrk with lib/wrk/report.lua; figures are wrk's."
+
+// Phase implements cli.Phase for 02-http-matrix.
+type Phase struct{}
+
+// Summarize reads every cell's raw output (raw/<cell>.json from oha,
+// raw/<cell>.txt from wrk) and the monitors.
+func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
+	if r.Get("loadgen_standin") == "1" {
+		s.Notes = append(s.Notes, StandInNote)
+	}
+	hosts := hostdata.Load(r.Dir)
+	for _, p := range hosts.Problems {
+		s.Notes = append(s.Notes, "monitor data: "+p)
+	}
+	basis := httpphase.FindBaseline(r, s)
+	var refused []string
+	for _, rc := range r.Cells {
+		c := summary.NewCell(rc)
+		s.Notes = append(s.Notes, httpphase.Measure(r, s, hosts, rc, &c, basis)...)
+		c.Verdict = httpphase.Verdict(s, &c, basis)
+		if c.Status == "refused" {
+			refused = append(refused, c.Name)
+		}
+		s.Cells = append(s.Cells, c)
+	}
+	if len(refused) > 0 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d cell(s) refused before they ran, for want of file descriptors on the client: %s (see “Limits” in the report)", len(refused), strings.Join(refused, ", ")))
+	}
+	if n := somaxconn(s); n > 0 && n < maxConc(s) {
+		s.Notes = append(s.Notes, fmt.Sprintf("the server's net.core.somaxconn (%d) is below the largest concurrency (%d): a burst of connects can overflow its listen backlog (see ListenOverflows)", n, maxConc(s)))
+	}
+	return nil
+}
+
+func somaxconn(s *summary.Summary) int {
+	n, _ := strconv.Atoi(s.Hosts["server"].Sysctls["net.core.somaxconn"])
+	return n
+}
+
+func maxConc(s *summary.Summary) int {
+	best := 0
+	for _, c := range s.Cells {
+		if n, err := strconv.Atoi(c.Params["concurrency"]); err == nil && n > best {
+			best = n
+		}
+	}
+	return best
+}
+
+func tool(r *rundir.Run, s *summary.Summary) string {
+	if t := r.Get("loadgen"); t != "" {
+		return t
+	}
+	if len(s.Cells) > 0 {
+		return s.Cells[0].Params["loadgen"]
+	}
+	return "?"
+}
+
+func repeat(s *summary.Summary) int {
+	n, err := strconv.Atoi(s.Settings["REPEAT"])
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// span formats "min–max" of a metric over the repetitions, or "" for one.
+func span(g *Group, k string, decimals int) string {
+	if len(g.OK) < 2 || g.Min[k] == nil {
+		return ""
+	}
+	return report.N(g.Min[k], decimals) + "–" + report.N(g.Max[k], decimals)
+}
+
+func withSpan(g *Group, k string, decimals int) string {
+	v := report.N(g.Med[k], decimals)
+	if sp := span(g, k, decimals); sp != "" {
+		v += " (" + sp + ")"
+	}
+	return v
+}
+
+func verdictOf(g *Group) string {
+	if g.Rep == nil || g.Rep.Verdict == nil {
+		return "—"
+	}
+	return g.Rep.Verdict.Bound
+}
+
+// Report writes Report_02-http-matrix.md and its charts.
+func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
+	basis := httpphase.BasisFromLink(s)
+	groups := Groups(s)
+	plateaus := Plateaus(groups)
+	byPayload := map[string]*Plateau{}
+	for _, p := range plateaus {
+		byPayload[p.Payload] = p
+	}
+	var d report.Doc
+	report.Header(&d, s, "Phase 2 — HTTP matrix: payload x concurrency ("+tool(r, s)+")")
+
+	d.H(2, "What the matrix shows")
+	d.P("%s", headline(plateaus))
+	stat := "Each cell ran once."
+	if n := repeat(s); n > 1 {
+		stat = fmt.Sprintf("Each cell ran %d times, all cells in one shuffled order (see `cells.tsv`); every figure below is the median over the repetitions, computed column by column, with the min–max in parentheses. Every repetition is in `summary.json`.", n)
+	}
+	d.P("%s Throughput counts HTTP bytes incl. headers and is compared with %s; the load generator keeps exactly *concurrency* connections, each with one request in flight (a closed loop).", stat, basis.What)
+
+	d.H(2, "Plateau per payload")
+	var prow [][]string
+	for _, p := range plateaus {
+		if p.Knee == nil {
+			prow = append(prow, []string{"`" + p.Payload + "`", "not measured", "—", "—", "—", "—", "—", "—"})
+			continue
+		}
+		last := lastMeasured(p)
+		prow = append(prow, []string{"`" + p.Payload + "`", fmt.Sprintf("**c%d**", p.Knee.Conc), report.N(p.Knee.Med["rps"], 0),
+			fmt.Sprintf("%s at c%d", report.N(p.Best.Med["rps"], 0), p.Best.Conc), report.N(p.Knee.Med["throughput_mbps"], 1),
+			verdictOf(p.Knee), report.N(p.Knee.Med["latency_p99_ms"], 2), fmt.Sprintf("%s at c%d", report.N(last.Med["latency_p99_ms"], 2), last.Conc)})
+	}
+	d.Table([]string{"payload", "plateau from", "RPS there", "best RPS", "throughput there Mbit/s", "bound there", "p99 there ms", "p99 at the largest c ms"}, prow)
+	d.P("The plateau is the smallest concurrency whose RPS is within %.0f%% of the payload's best.", (1-PlateauShare)*100)
+
+	d.H(2, "Matrix")
+	for _, p := range plateaus {
+		d.H(3, "Payload "+p.Payload)
+		var rows [][]string
+		for _, g := range p.Groups {
+			rows = append(rows, []string{fmt.Sprintf("c%d", g.Conc), withSpan(g, "rps", 0), report.N(g.Med["throughput_mbps"], 1),
+				report.N(g.Med["goodput_mbps"], 1), report.Pct(g.Med["link_utilization"]), report.N(g.Med["latency_mean_ms"], 2),
+				report.N(g.Med["latency_p50_ms"], 2), report.N(g.Med["latency_p95_ms"], 2), withSpan(g, "latency_p99_ms", 2),
+				report.N(g.Med["errors_total"], 0), report.N(g.Med["server_cpu_pct"], 0), report.N(g.Med["client_cpu_pct"], 0),
+				report.N(g.Med["server_proc_cpu_pct"], 0), report.N(g.Med["client_proc_cpu_pct"], 0),
+				report.N(g.Med["server_time_wait"], 0) + " / " + report.N(g.Med["client_time_wait"], 0), verdictOf(g), g.Status()})
+		}
+		d.Table([]string{"c", "RPS", "Mbit/s", "goodput Mbit/s", "of basis", "mean ms", "p50 ms", "p95 ms", "p99 ms", "errors",
+			"server host CPU %", "client host CPU %", "csb-server % of 1 CPU", tool(r, s) + " % of 1 CPU", "TIME_WAIT after (server / client)", "bound by", "status"}, rows)
+	}
+	d.P("Host CPU: mpstat's mean busy share of all CPUs over the cell; process CPU: pidstat, in %% of one CPU. TIME_WAIT: `/proc/net/sockstat` on each host right after the cell.")
+
+	d.H(2, "Little's law: service or queueing?")
+	d.P("In a closed loop of *c* connections, each holding one request, Little's law gives the time each request occupies its connection: W = c / RPS. Up to the plateau, W is the time to serve a request at that load (**service**). Past the plateau RPS stays flat, so W grows in step with c: the added connections only wait (**queueing**); the waiting share is the part of W above W at the plateau's knee. The tool's own mean latency should equal W (L/c = RPS x mean / c near 1): well below 1 (**short**) means time went outside the measured latency — in the load generator (client-bound) or on errors.%s", wrkLittleNote(tool(r, s)))
+	var lrows [][]string
+	for _, g := range groups {
+		lt := LittleOf(g, byPayload[g.Payload])
+		lrows = append(lrows, []string{"`" + g.Payload + "`", fmt.Sprintf("c%d", g.Conc), report.N(g.Med["rps"], 0), report.N(lt.WMs, 3),
+			report.N(g.Med["latency_mean_ms"], 3), report.N(lt.Ratio, 2), reading(lt, p99Knee(byPayload[g.Payload]), tool(r, s))})
+	}
+	d.Table([]string{"payload", "c", "RPS", "W = c / RPS ms", "measured mean ms", "L / c", "reading"}, lrows)
+
+	d.H(2, "Charts")
+	rpsChart := &chart.Chart{Name: "rps", Title: "RPS vs concurrency, one line per payload (" + tool(r, s) + ")", XLabel: "concurrency (connections)",
+		YLabel: "requests/s", LogX: true, HLine: nan}
+	p99Chart := &chart.Chart{Name: "p99", Title: "p99 latency vs concurrency, one line per payload (" + tool(r, s) + ")", XLabel: "concurrency (connections)",
+		YLabel: "p99 latency (ms)", LogX: true, LogY: true, HLine: nan}
+	for _, p := range plateaus {
+		rs, ps := chart.Series{Title: p.Payload}, chart.Series{Title: p.Payload}
+		for _, g := range p.Groups {
+			rs.Points = append(rs.Points, chart.Point{X: float64(g.Conc), Y: summary.Val(g.Med["rps"])})
+			ps.Points = append(ps.Points, chart.Point{X: float64(g.Conc), Y: summary.Val(g.Med["latency_p99_ms"])})
+		}
+		rpsChart.Series = append(rpsChart.Series, rs)
+		p99Chart.Series = append(p99Chart.Series, ps)
+	}
+	for _, ch := range []*chart.Chart{rpsChart, p99Chart} {
+		svg, skipped := ch.Render(r.Dir, s.GeneratedBy)
+		report.Chart(&d, ch.Title, svg, skipped)
+	}
+
+	d.H(2, "Verdict per cell")
+	var vrows [][]string
+	for _, g := range groups {
+		ev := "—"
+		if g.Rep != nil && g.Rep.Verdict != nil {
+			ev = g.Rep.Verdict.Evidence
+			if len(g.Cells) > 1 {
+				ev = "(" + g.Rep.Name + ", the repetition nearest the median RPS) " + ev
+			}
+		}
+		vrows = append(vrows, []string{"`" + g.Payload + "`", fmt.Sprintf("c%d", g.Conc), "**" + verdictOf(g) + "**", ev})
+	}
+	d.Table([]string{"payload", "c", "bound by", "evidence"}, vrows)
+	d.P("%s", httpphase.Rules(s))
+
+	d.H(2, "Status codes and errors")
+	var srows [][]string
+	for _, c := range s.Cells {
+		srows = append(srows, []string{"`" + c.Name + "`", c.Status, dist(c.Details["status_codes"]), dist(c.Details["errors"]),
+			report.N(c.Metrics["server_listen_overflows"], 0), report.N(c.Metrics["server_retrans_segs"], 0), errText(&c)})
+	}
+	d.Table([]string{"cell", "status", "status codes", "errors by kind", "server ListenOverflows", "server TcpRetransSegs", "note"}, srows)
+
+	d.H(2, "Limits: file descriptors and listen backlog")
+	d.P("%s", limits(r, s))
+
+	report.Notes(&d, r.Dir)
+	report.Environment(&d, s)
+	report.Files(&d)
+	d.P("`raw/<cell>.json` (oha) or `raw/<cell>.txt` (wrk with the `CSB_WRK_JSON` hook line) per cell, verbatim; `raw/warmup/` the unrecorded warm-ups; `raw/headers/` one response's status line and headers per payload (curl; oha counts bodies only, so its throughput is responses x that size); `monitors/client/pidstat-loadgen-<cell>.txt` pidstat on the load generator.")
+	return report.Write(r.Dir, ReportName, &d)
+}
+
+var nan = summary.Val(nil)
+
+// wrkLittleNote explains why wrk's mean latency overstates W.
+func wrkLittleNote(tool string) string {
+	if tool != "wrk" {
+		return ""
+	}
+	return " " + httpphase.WrkLatencyNote + " So L/c above 1 is expected with wrk; W = c / RPS does not depend on it."
+}
+
+// p99Knee is the knee's concurrency, for the reading's wording.
+func p99Knee(p *Plateau) *Group {
+	if p == nil {
+		return nil
+	}
+	return p.Knee
+}
+
+// reading words a Little check.
+func reading(lt Little, knee *Group, tool string) string {
+	var out string
+	switch lt.Reading {
+	case "":
+		return "not measured"
+	case "queueing":
+		out = "**queueing**: RPS is on the plateau"
+		if lt.QueueShare != nil && knee != nil {
+			out += fmt.Sprintf("; %s of W is waiting (W at the knee c%d: %s ms)", report.Pct(lt.QueueShare), knee.Conc,
+				fmtMs(float64(knee.Conc)/summary.Val(knee.Med["rps"])*1000))
+		}
+	default:
+		out = "service"
+	}
+	switch lt.Consistency {
+	case "short":
+		out += "; **short**: fewer requests in flight than connections — the load generator (or errors) held the load back"
+	case "over":
+		if tool == "wrk" {
+			out += "; L/c > 1: wrk's corrected latency"
+		} else {
+			out += "; **inconsistent**: L/c > 1.1 — check timeouts and errors"
+		}
+	}
+	return out
+}
+
+func fmtMs(v float64) string { return report.N(summary.F(v), 2) }
+
+func errText(c *summary.Cell) string {
+	if c.Error == nil {
+		return ""
+	}
+	return strings.ReplaceAll(*c.Error, "|", "/")
+}
+
+// dist formats a distribution from Details ("200: 1000, 503: 3").
+func dist(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) == 0 {
+		if ok {
+			return "none"
+		}
+		return "—"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s: %v", strings.ReplaceAll(k, "|", "/"), m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// limits states the fd limit and somaxconn against the largest concurrency.
+func limits(r *rundir.Run, s *summary.Summary) string {
+	mc := maxConc(s)
+	var parts []string
+	if r.Get("fd_soft") != "" {
+		fd := fmt.Sprintf("Client fd limit: soft %s (was %s), hard %s; the largest concurrency, c%d, needs %s (one per connection + spare).",
+			r.Get("fd_soft"), r.Get("fd_soft_initial"), r.Get("fd_hard"), mc, r.Get("fd_needed_max"))
+		var refused []string
+		for _, c := range s.Cells {
+			if c.Status == "refused" {
+				refused = append(refused, "`"+c.Name+"`")
+			}
+		}
+		if len(refused) > 0 {
+			fd += " Refused, not run: " + strings.Join(refused, ", ") + ". The seed's c1024 cell hit this wall and measured the client's fd limit, not the server: a refused cell says so instead."
+		} else {
+			fd += " Every cell got its fds."
+		}
+		parts = append(parts, fd)
+	}
+	if n := somaxconn(s); n > 0 {
+		if n >= mc {
+			parts = append(parts, fmt.Sprintf("Server `net.core.somaxconn` = %d ≥ c%d: the listen backlog can hold every connection of the largest cell arriving at once.", n, mc))
+		} else {
+			parts = append(parts, fmt.Sprintf("Server `net.core.somaxconn` = %d < c%d: a burst of connects can overflow the listen backlog; check ListenOverflows above (the seed's 003 lesson).", n, mc))
+		}
+	} else {
+		parts = append(parts, "Server `net.core.somaxconn` was not captured.")
+	}
+	return strings.Join(parts, " ")
+}
+
+// headline is the matrix's finding: the plateau of each payload.
+func headline(plateaus []*Plateau) string {
+	var parts []string
+	past := false
+	for _, p := range plateaus {
+		if p.Knee == nil {
+			parts = append(parts, fmt.Sprintf("**%s**: not measured", p.Payload))
+			continue
+		}
+		part := fmt.Sprintf("**%s** plateaus at **c%d** (%s RPS, %s Mbit/s, %s)", p.Payload, p.Knee.Conc,
+			report.N(p.Knee.Med["rps"], 0), report.N(p.Knee.Med["throughput_mbps"], 0), verdictOf(p.Knee))
+		last := lastMeasured(p)
+		if last != p.Knee && last.Med["latency_p99_ms"] != nil && p.Knee.Med["latency_p99_ms"] != nil {
+			past = true
+			part += fmt.Sprintf("; from there to c%d RPS changes by %s while p99 goes from %s to %s ms",
+				last.Conc, pctChange(p.Knee.Med["rps"], last.Med["rps"]), report.N(p.Knee.Med["latency_p99_ms"], 2), report.N(last.Med["latency_p99_ms"], 2))
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return "No cell was measured: see the status above and `logs/console.log`."
+	}
+	line := strings.Join(parts, ". ") + "."
+	if past {
+		line += " Past the plateau more concurrency buys no throughput; the added connections queue, and tail latency grows."
+	}
+	return line + " (The seed's 1 GbE lab: 1 KB plateaued at about c64, ~101k RPS; 4 KB from c64; 10 KB and 100 KB were network-bound from c16.)"
+}
+
+// lastMeasured is the payload's largest concurrency with a p99 (the knee
+// at worst).
+func lastMeasured(p *Plateau) *Group {
+	for i := len(p.Groups) - 1; i >= 0; i-- {
+		if p.Groups[i].Med["latency_p99_ms"] != nil {
+			return p.Groups[i]
+		}
+	}
+	return p.Knee
+}
+
+func pctChange(from, to *float64) string {
+	if from == nil || to == nil || *from == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%+.1f%%", (*to / *from - 1)*100)
+}
