@@ -240,7 +240,7 @@ csb_loadgen_exec() {
   csb_track_client "${pid}" "$1"
   mon=$(on_client_bg "${CSB_RUN_DIR}/monitors/client/pidstat-${name}.txt" \
     "${CSB_SYSSTAT_ENV[@]}" pidstat -H -h -u -r -p "${pid}" 1) &&
-    CSB_MONITORS+=("client ${mon} pidstat")
+    csb_monitor_add client "${mon}" pidstat
   local rc=0
   wait "${pid}" || rc=$?
   csb_untrack_client "${pid}"
