@@ -16,6 +16,9 @@
 # 2 bad usage, 3 a tool is missing, 4 the server is unreachable, 5 the route
 # guard refused.
 #
+# Requires: ssh to the server (key auth) for LAB=ssh; the rest it checks.
+# Loads: rehearsal/lib.sh (lib/init.sh).
+#
 # Examples:
 #   rehearsal/00_check_hosts.sh                  # LAB=ssh, from lab.env
 #   sudo rehearsal/00_check_hosts.sh -l netns

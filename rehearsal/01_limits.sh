@@ -14,6 +14,9 @@
 #
 # Exit status: 0 ok, 2 bad usage, 4 the server is unreachable.
 #
+# Requires: sysctl (procps) on both hosts. Loads: rehearsal/lib.sh
+# (lib/init.sh).
+#
 # Examples:
 #   rehearsal/01_limits.sh
 #   sudo rehearsal/01_limits.sh -l netns

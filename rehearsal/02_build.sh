@@ -10,6 +10,8 @@
 # copies bin/csb-server there. Needs Go >= 1.22 on PATH. Exit status: 0 ok,
 # 1 the build failed, 2 bad usage, 3 no Go.
 #
+# Requires: Go >= 1.22. Loads: rehearsal/lib.sh (lib/init.sh).
+#
 # Example:
 #   PATH=$PATH:/usr/local/go/bin rehearsal/02_build.sh
 

@@ -9,6 +9,9 @@
 # with step 12 first). Exit status: 0 ok, 1 copy failed, differs or the
 # server runs, 2 bad usage, 4 the server is unreachable.
 #
+# Requires: bin/csb-server (step 02); ssh to the server. Loads:
+# rehearsal/lib.sh (lib/init.sh).
+#
 # Example:
 #   rehearsal/03_copy_server.sh
 
@@ -33,7 +36,9 @@ main() {
     # One ssh hop, the file on stdin: the same options every runner uses.
     local -a cmd
     mapfile -t cmd < <(csb_ssh_base)
-    cmd+=("${SERVER_SSH}" "cat >$(csb_quote "${dst}.tmp") && chmod 0755 $(csb_quote "${dst}.tmp") && mv -f $(csb_quote "${dst}.tmp") $(csb_quote "${dst}")")
+    local tmp dst_q
+    tmp=$(csb_quote "${dst}.tmp") dst_q=$(csb_quote "${dst}")
+    cmd+=("${SERVER_SSH}" "cat >${tmp} && chmod 0755 ${tmp} && mv -f ${tmp} ${dst_q}")
     printf 'client$ %s <%s\n' "$(csb_quote "${cmd[@]}")" "$(csb_quote "${src}")"
     "${cmd[@]}" <"${src}"
   else

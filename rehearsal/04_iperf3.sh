@@ -16,6 +16,9 @@
 # Settings: DURATION seconds (default 3), IPERF_PORT. Exit status: 0 ok,
 # 1 iperf3 failed, 2 bad usage, 4 the server is unreachable.
 #
+# Requires: iperf3 on both hosts, ss (iproute2) on the server. Loads:
+# rehearsal/lib.sh (lib/init.sh).
+#
 # Examples:
 #   rehearsal/04_iperf3.sh                 # 1 stream, server -> client, 3 s
 #   DURATION=30 rehearsal/04_iperf3.sh c2s 4

@@ -15,6 +15,9 @@
 # Exit status: 0 ok, 1 not started (or one already runs), 2 bad usage,
 # 4 the server is unreachable.
 #
+# Requires: the server binary on the server host (step 03), curl on the
+# client. Loads: rehearsal/lib.sh (lib/init.sh).
+#
 # Example:
 #   rehearsal/05_start_server.sh
 

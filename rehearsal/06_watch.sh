@@ -18,6 +18,9 @@
 # Exit status: 0 ok, 1 the tool failed (or no server for pidstat), 2 bad
 # usage, 4 the server is unreachable.
 #
+# Requires: sysstat and iproute2 on the watched host; pidstat: the server
+# (step 05). Loads: rehearsal/lib.sh (lib/init.sh).
+#
 # Examples:
 #   rehearsal/06_watch.sh                      # sar on the server, 3 s
 #   DURATION=30 rehearsal/06_watch.sh mpstat client

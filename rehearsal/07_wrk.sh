@@ -15,6 +15,9 @@
 # Settings: DURATION seconds (default 3). Exit status: 0 ok, 1 wrk failed or
 # no server, 2 bad usage, 4 the server is unreachable.
 #
+# Requires: wrk on the client; the server running (step 05). Loads:
+# rehearsal/lib.sh (lib/init.sh).
+#
 # Examples:
 #   rehearsal/07_wrk.sh                       # 1k, 16 connections, 3 s
 #   DURATION=30 rehearsal/07_wrk.sh 100k 128

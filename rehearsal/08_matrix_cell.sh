@@ -17,6 +17,9 @@
 # Exit status: 0 ok, 1 the tool failed, no server, or the fd limit refused
 # the cell, 2 bad usage, 4 the server is unreachable.
 #
+# Requires: oha or wrk on the client; the server running (step 05). Loads:
+# rehearsal/lib.sh (lib/init.sh).
+#
 # Examples:
 #   rehearsal/08_matrix_cell.sh                    # 10k x c64, 3 s
 #   DURATION=30 rehearsal/08_matrix_cell.sh 1k 1024

@@ -18,6 +18,9 @@
 # status: 0 ok, 1 connclient failed or no server, 2 bad usage, 4 the server
 # is unreachable.
 #
+# Requires: bin/connclient (step 02), ss on the server; the server running
+# (step 05). Loads: rehearsal/lib.sh (lib/init.sh).
+#
 # Examples:
 #   rehearsal/09_c10k_idle.sh                  # 1000 connections, 3 s
 #   DURATION=60 rehearsal/09_c10k_idle.sh 10000

@@ -18,6 +18,9 @@
 # 1 connclient failed or no server, 2 bad usage, 4 the server is
 # unreachable.
 #
+# Requires: bin/connclient (step 02); the server running (step 05). Loads:
+# rehearsal/lib.sh (lib/init.sh).
+#
 # Examples:
 #   rehearsal/10_c10k_lowrate.sh               # 1000 connections, 1000 RPS
 #   DURATION=60 rehearsal/10_c10k_lowrate.sh 10000 2000

@@ -17,6 +17,9 @@
 # Exit status: 0 ok, 1 still above MAX after 70 s, 2 bad usage, 4 the
 # server is unreachable.
 #
+# Requires: ss and sysctl on both hosts. Loads: rehearsal/lib.sh
+# (lib/init.sh).
+#
 # Examples:
 #   rehearsal/11_time_wait.sh
 #   rehearsal/11_time_wait.sh 0            # wait until every one is gone
@@ -43,7 +46,8 @@ main() {
   echo "${n}"
   printf 'server$ %s | wc -l\n' "$(csb_quote "${srv[@]}")"
   on_server_sh "$(csb_quote "${srv[@]}") | wc -l"
-  echo "client ports ${lo}-${hi}: $((hi - lo + 1)), ${n} held by TIME_WAIT, $((hi - lo + 1 - n)) free for new connections to ${SERVER_IP}:${SERVER_PORT}"
+  local ports=$((hi - lo + 1))
+  echo "client ports ${lo}-${hi}: ${ports}, ${n} held by TIME_WAIT, $((ports - n)) free for new connections to ${addr}"
   [[ -n "${max}" ]] || return 0
 
   rh_say "wait (at most 70 s) until the client holds at most ${max}"

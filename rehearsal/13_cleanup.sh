@@ -12,6 +12,8 @@
 #
 # Exit status: 0 ok, 2 bad usage, 4 the server host is unreachable.
 #
+# Requires: nothing beyond the ssh hop. Loads: rehearsal/lib.sh (lib/init.sh).
+#
 # Example:
 #   rehearsal/13_cleanup.sh
 

@@ -93,7 +93,7 @@ func FindBaseline(r *rundir.Run, s *summary.Summary) Basis {
 func BasisFromLink(s *summary.Summary) Basis {
 	switch {
 	case s.Link.TCPCeilingMbps == nil:
-		return Basis{What: "no link to compare with (" + s.Link.CeilingBasis + ")"}
+		return Basis{What: "nothing: there is no link (" + s.Link.CeilingBasis + ")"}
 	case s.Link.BaselineMbps != nil:
 		return Basis{Mbps: s.Link.BaselineMbps, What: fmt.Sprintf("Phase 0 %s %s Mbit/s", BaselineCell, report.N(s.Link.BaselineMbps, 1))}
 	default:

@@ -74,7 +74,7 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 	if u := m["link_utilization"]; u != nil {
 		ev = append(ev, fmt.Sprintf("%s = %.1f%% of %s", tp, *u*100, basis.What))
 	} else {
-		ev = append(ev, tp+"; "+basis.What)
+		ev = append(ev, tp+" (no link to compare with)")
 	}
 	noCPU := true
 	for _, k := range []string{"server_cpu_pct", "client_cpu_pct", "server_proc_cpu_pct", "client_proc_cpu_pct"} {

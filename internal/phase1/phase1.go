@@ -60,7 +60,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	}
 	d.Table([]string{"payload", "wrk", "time", "RPS", "throughput Mbit/s", "goodput Mbit/s", "of basis",
 		"p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "errors", "status"}, rows)
-	d.P("Throughput counts every HTTP byte wrk read (status lines, headers, bodies), as iperf3 counts TCP payload, so the two compare directly; goodput counts the bodies of 2xx/3xx responses only. The basis: %s. Latencies are wrk's (from the `done()` hook, `lib/wrk/report.lua`; wrk's own text is kept beside it in `raw/<payload>.txt` and cross-checked); %s %s",
+	d.P("Throughput counts every HTTP byte wrk read (status lines, headers, bodies), as iperf3 counts TCP payload, so the two compare directly; goodput counts the bodies of 2xx/3xx responses only. Throughput is compared with %s. Latencies are wrk's (from the `done()` hook, `lib/wrk/report.lua`; wrk's own text is kept beside it in `raw/<payload>.txt` and cross-checked); %s %s",
 		basis.What, httpphase.WrkLatencyNote, warmupNote(s))
 
 	d.H(2, "Verdict per cell")
@@ -163,7 +163,7 @@ func headline(s *summary.Summary, basis httpphase.Basis) string {
 	if len(parts) == 0 {
 		return "No cell was measured: see the status above and `logs/console.log`."
 	}
-	line := strings.Join(parts, "; ") + ". The basis is " + basis.What + "."
+	line := strings.Join(parts, "; ") + ". Throughput is compared with " + basis.What + "."
 	atLink := 0
 	for _, c := range s.Cells {
 		if c.Verdict != nil && c.Verdict.Bound == httpphase.BoundNetwork {
