@@ -37,6 +37,7 @@ lint: ## gofmt, go vet, shellcheck (scripts and the manual's code blocks)
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>&1); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
 	go vet $(GO_PKGS)
 	shellcheck -x $(SH_FILES)
+	bash scripts/check-manual.sh
 
 lab-up: ## build the netns lab (root)
 	lab/netns.sh up

@@ -94,7 +94,9 @@ csb_run_begin() {
 }
 
 # csb_run_set KEY VALUE: record a fact about the run in run.env.
+# Outside a run (no run directory yet) it does nothing.
 csb_run_set() {
+  [[ -n "${CSB_RUN_DIR}" ]] || return 0
   printf '%s=%s\n' "$1" "$2" >>"${CSB_RUN_DIR}/run.env"
 }
 

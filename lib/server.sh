@@ -86,7 +86,7 @@ csb_wait_http() {
 
 # csb_server_alive PID NAME: is the process still there on the server?
 csb_server_alive() {
-  on_server_sh "tr '\\0' ' ' </proc/$(csb_quote "$1")/cmdline 2>/dev/null | grep -qF -- $(csb_quote "$2")"
+  on_server_sh "{ tr '\\0' ' ' </proc/$(csb_quote "$1")/cmdline; } 2>/dev/null | grep -qF -- $(csb_quote "$2")"
 }
 
 # csb_wait_listen PORT SECONDS: wait on the server host until something
