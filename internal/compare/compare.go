@@ -25,12 +25,13 @@ var DefaultMetrics = []string{
 	"errors", "server_listen_overflows", "server_retrans_segs",
 }
 
-// repSuffix is how a repetition is named: <cell>-r<N> (REPEAT=N).
+// repSuffix is how a repetition is named: <cell>-r<N> (REPEAT=N), with the
+// repetition's number in params.rep.
 var repSuffix = regexp.MustCompile(`-r[0-9]+$`)
 
 // BaseName is a cell's name without its repetition suffix.
 func BaseName(c summary.Cell) string {
-	if _, ok := c.Params["repeat"]; ok {
+	if _, ok := c.Params["rep"]; ok {
 		return repSuffix.ReplaceAllString(c.Name, "")
 	}
 	return c.Name

@@ -10,7 +10,7 @@ import (
 func cell(name, rep string, rps float64) summary.Cell {
 	p := map[string]string{"payload": "1k"}
 	if rep != "" {
-		p["repeat"] = rep
+		p["rep"] = rep
 	}
 	return summary.Cell{Name: name, Status: "ok", Params: p, Metrics: map[string]*float64{"rps": summary.F(rps), "latency_p99_ms": nil}}
 }
