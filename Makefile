@@ -9,7 +9,7 @@ export LAB PROFILE
 SH_FILES := $(shell git ls-files '*.sh' 2>/dev/null) .ci/run
 GO_PKGS := ./...
 
-.PHONY: help setup build demo test test-go test-bats test-e2e lint lab-up lab-down report clean
+.PHONY: help setup build demo test test-go test-bats lint lab-up lab-down report clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
@@ -44,6 +44,9 @@ lab-up: ## build the netns lab (root)
 
 lab-down: ## remove the netns lab (root)
 	lab/netns.sh down
+
+report: build ## rebuild report/README.md from the latest run of each phase (RESULTS_ROOT=DIR: from there)
+	bin/csb report $(if $(RESULTS_ROOT),-root $(RESULTS_ROOT))
 
 clean: ## remove bin/
 	rm -rf bin

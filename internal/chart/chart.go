@@ -97,7 +97,22 @@ func (c *Chart) Script(generatedBy string) string {
 		b.WriteString("set style fill solid 0.6 border -1\nset boxwidth 0.6\nset xrange [-0.6:*]\n")
 	}
 	if !math.IsNaN(c.HLine) {
-		plots = append(plots, fmt.Sprintf("%s with lines dashtype 2 linewidth 2 title %q", fmtY(c.HLine), c.HLineLbl))
+		// A reference line drawn across the graph (not a plotted function,
+		// which a log x axis would sample badly), labelled at its left end.
+		fmt.Fprintf(&b, "set arrow from graph 0, first %s to graph 1, first %s nohead dashtype 2 linewidth 2 linecolor rgb 'gray30' front\n", fmtY(c.HLine), fmtY(c.HLine))
+		fmt.Fprintf(&b, "set label %q at graph 0.01, first %s offset 0,0.7 front noenhanced\n", c.HLineLbl, fmtY(c.HLine))
+		if !c.LogY {
+			// Room above the line and the highest point, so both show.
+			top := c.HLine
+			for _, s := range c.Series {
+				for _, p := range s.Points {
+					if !math.IsNaN(p.Y) && p.Y > top {
+						top = p.Y
+					}
+				}
+			}
+			fmt.Fprintf(&b, "set yrange [0:%s]\n", fmtY(math.Ceil(top*1.1)))
+		}
 	}
 	fmt.Fprintf(&b, "plot %s\n", strings.Join(plots, ", \\\n     "))
 	return b.String()

@@ -22,6 +22,12 @@ Commands:
                      the phase's Report_*.md and its charts. Safe to re-run at
                      any time: nothing raw is touched, notes.md is included.
 
+  report [-root DIR] [-out DIR]
+                     build OUT/README.md (default report/) from the latest run
+                     of each phase: one line of findings per phase, links to
+                     the phase reports, cross-phase charts. Runs are read from
+                     <phase>/results/ under the current directory, or from
+                     DIR/<phase>/ with -root (a RESULTS_ROOT).
   compare [-metrics M,M|all] A B
                      set two run directories of the same phase side by side,
                      cell by cell: each metric in both, change and ratio, and
@@ -34,6 +40,8 @@ A run whose BASELINE_RUN setting names another run directory of the same
 phase gets that comparison appended to its report.
 
 Examples:
+  csb report
+  csb report -root /tmp/results -out /tmp/results/report
   csb compare 00-iperf3/results/2026-11-30_101500_iperf3-baseline /tmp/r/00-iperf3/2026-12-01_090000_iperf3-baseline
   csb check iperf3 raw/c2s-1.json
   csb summarize 00-iperf3/results/2026-11-30_101500_iperf3-baseline
@@ -100,6 +108,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%d of %d run directories failed: %s", len(failed), len(args)-1, strings.Join(failed, " "))
 		}
 		return nil
+	case "report":
+		return runReport(args[1:], stdout)
 	case "compare":
 		return runCompare(args[1:], stdout)
 	case "check":

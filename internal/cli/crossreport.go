@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"csbench/internal/crossreport"
+)
+
+func runReport(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	root := fs.String("root", "", "a results root (RESULTS_ROOT) holding <phase>/<run>/")
+	out := fs.String("out", "report", "where README.md and the charts go")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: report: %v", errUsage, err)
+	}
+	if fs.NArg() != 0 {
+		return fmt.Errorf("%w: report takes no arguments, got %q", errUsage, fs.Arg(0))
+	}
+	dir, repo := *root, false
+	if dir == "" {
+		dir, repo = ".", true
+	}
+	in, err := crossreport.Find(dir, repo)
+	if err != nil {
+		return err
+	}
+	gen := "bin/csb report"
+	if *root != "" {
+		gen += " -root <results root>"
+	}
+	if err := crossreport.Write(in, *out, gen); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, "README.md"))
+	return nil
+}

@@ -1,0 +1,61 @@
+package crossreport
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"csbench/internal/golden"
+)
+
+// testdata/root holds the summary.json of real smoke runs on the netns lab
+// (each phase's report replaced by a one-line stand-in).
+func TestReportFromRealRuns(t *testing.T) {
+	t.Setenv("PATH", "") // no gnuplot: the report says the charts were skipped
+	in, err := Find("testdata/root", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "report")
+	if err := Write(in, out, "bin/csb report -root <results root>"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.ReplaceAll(string(b), out, "<out>")
+	// Links are relative to the output directory, which is a temp dir here.
+	got = strings.ReplaceAll(got, relPrefix(out), "")
+	golden.Check(t, "README.md", got)
+	for _, name := range []string{"http-throughput", "rps-vs-concurrency", "p99-vs-concurrency"} {
+		if _, err := os.Stat(filepath.Join(out, name+".gp")); err != nil {
+			t.Errorf("chart %s: %v", name, err)
+		}
+	}
+}
+
+func relPrefix(out string) string {
+	abs, _ := filepath.Abs("testdata/root")
+	r, _ := filepath.Rel(out, abs)
+	return filepath.ToSlash(r) + "/"
+}
+
+func TestNoRunsIsAnError(t *testing.T) {
+	if _, err := Find(t.TempDir(), false); err == nil || !strings.Contains(err.Error(), "no summarized run") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRunnerOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"/x/2026-11-30_075434_iperf3-baseline": "iperf3-baseline",
+		"2026-11-30_075434_c10k-beyond-2":      "c10k-beyond-2",
+		"odd":                                  "odd",
+	} {
+		if got := runnerOf(in); got != want {
+			t.Errorf("runnerOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
