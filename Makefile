@@ -45,8 +45,8 @@ lab-up: ## build the netns lab (root)
 lab-down: ## remove the netns lab (root)
 	lab/netns.sh down
 
-report: build ## rebuild report/README.md from the latest run of each phase (RESULTS_ROOT=DIR: from there)
-	bin/csb report $(if $(RESULTS_ROOT),-root $(RESULTS_ROOT))
+report: build ## rebuild report/README.md from the latest run of each phase (RESULTS_ROOT=DIR: DIR/report/)
+	bin/csb report $(if $(RESULTS_ROOT),-root $(RESULTS_ROOT) -out $(RESULTS_ROOT)/report)
 
 clean: ## remove bin/
 	rm -rf bin

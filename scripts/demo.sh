@@ -7,8 +7,8 @@
 # once, runs every phase across it, and takes it down at the end even when a
 # phase fails; LAB=local needs no root. A phase that fails is reported and the
 # demo goes on with the next one; the exit status says whether all succeeded.
-# Then `bin/csb report` rebuilds report/README.md from the runs just made,
-# when that command exists.
+# Then `bin/csb report` rebuilds report/README.md from the runs just made
+# (RESULTS_ROOT/report/README.md when RESULTS_ROOT is set).
 #
 # Examples:
 #   sudo make demo
@@ -64,9 +64,13 @@ main() {
     rm -f "${out}"
     [[ -n "${line}" ]] && results+=("${line#results: }")
   done
-  if [[ -x "${CSB_ROOT}/bin/csb" ]] && "${CSB_ROOT}/bin/csb" report -h >/dev/null 2>&1; then
-    "${CSB_ROOT}/bin/csb" report ${RESULTS_ROOT:+-root "${RESULTS_ROOT}"} || failed+=("csb report")
+  # The cross-phase report: report/README.md for the repo's results, or
+  # RESULTS_ROOT/report when the runs went there.
+  local -a report=("${CSB_ROOT}/bin/csb" report)
+  if [[ -n "${RESULTS_ROOT:-}" ]]; then
+    report+=(-root "${RESULTS_ROOT}" -out "${RESULTS_ROOT}/report")
   fi
+  (cd "${CSB_ROOT}" && "${report[@]}") || failed+=("csb report")
   echo
   echo "Reports:"
   local r
