@@ -177,9 +177,9 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	d.H(2, "Charts")
 	rpsChart := &chart.Chart{Name: "rps", Title: "RPS vs concurrency, one line per payload (" + tool(r, s) + ")", XLabel: "concurrency (connections)",
-		YLabel: "requests/s", LogX: true, HLine: nan}
+		YLabel: "requests/s (log scale)", LogX: true, LogY: true, HLine: nan}
 	p99Chart := &chart.Chart{Name: "p99", Title: "p99 latency vs concurrency, one line per payload (" + tool(r, s) + ")", XLabel: "concurrency (connections)",
-		YLabel: "p99 latency (ms)", LogX: true, LogY: true, HLine: nan}
+		YLabel: "p99 latency, ms (log scale)", LogX: true, LogY: true, HLine: nan}
 	for _, p := range plateaus {
 		rs, ps := chart.Series{Title: p.Payload}, chart.Series{Title: p.Payload}
 		for _, g := range p.Groups {
