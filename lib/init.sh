@@ -17,6 +17,7 @@
 #   preflight.sh tools, reachability and the route guard
 #   envcap.sh    capture both hosts' environment into the run directory
 #   loadgen.sh   HTTP load generators (wrk, oha), payload checks, the fd limit
+#   c10k.sh      Phase 3: scenarios split across processes and source addresses
 
 set -Eeuo pipefail
 shopt -s inherit_errexit 2>/dev/null || true
@@ -57,3 +58,5 @@ source "${CSB_LIB}/preflight.sh"
 source "${CSB_LIB}/envcap.sh"
 # shellcheck source=lib/loadgen.sh
 source "${CSB_LIB}/loadgen.sh"
+# shellcheck source=lib/c10k.sh
+source "${CSB_LIB}/c10k.sh"
