@@ -7,6 +7,7 @@ import (
 	"csbench/internal/phase0"
 	"csbench/internal/phase1"
 	"csbench/internal/phase2"
+	"csbench/internal/phase3"
 )
 
 func init() {
@@ -14,4 +15,5 @@ func init() {
 	Phases["00-iperf3"] = phase0.Phase{}
 	Phases["01-http-baseline"] = phase1.Phase{}
 	Phases["02-http-matrix"] = phase2.Phase{}
+	Phases["03-c10k"] = phase3.Phase{}
 }

@@ -1,0 +1,269 @@
+package phase3_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"csbench/internal/cli"
+	"csbench/internal/golden"
+	"csbench/internal/summary"
+)
+
+// copyDir copies the fixture run directory so the test never writes into
+// testdata.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func summarize(t *testing.T, dir string) *summary.Summary {
+	t.Helper()
+	if err := cli.Summarize(dir, cli.GeneratedBy); err != nil {
+		t.Fatal(err)
+	}
+	s, err := summary.Load(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func metric(t *testing.T, c *summary.Cell, key string) float64 {
+	t.Helper()
+	v, ok := c.Metrics[key]
+	if !ok {
+		t.Fatalf("%s: no metric %s", c.Name, key)
+	}
+	if v == nil {
+		t.Fatalf("%s: %s is null", c.Name, key)
+	}
+	return *v
+}
+
+func edit(t *testing.T, path string, f func(string) string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(f(string(b))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The fixture is a real smoke run on the netns lab, made small: 800
+// connections, with the server's hard fd limit lowered to 700 so that each
+// scenario is split across two server processes (testdata/README.md). With
+// no gnuplot on PATH the report says the charts were skipped, so the golden
+// files do not depend on this machine.
+func TestSummarizeRealRun(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := copyDir(t, "testdata/run")
+	s := summarize(t, dir)
+	if s.Status != "ok" || len(s.Cells) != 4 {
+		t.Fatalf("status %q, %d cells", s.Status, len(s.Cells))
+	}
+	idle := s.Cell("idle-800")
+	if got := metric(t, idle, "connections_established"); got != 800 {
+		t.Errorf("idle established %v, want 800", got)
+	}
+	if got := metric(t, idle, "server_established"); got != 800 {
+		t.Errorf("idle server_established %v, want 800 (ss lines)", got)
+	}
+	if kb := metric(t, idle, "server_rss_per_conn_kb"); kb < 5 || kb > 60 {
+		t.Errorf("idle RSS per connection %v KiB, want 5-60", kb)
+	}
+	if got := metric(t, idle, "server_procs"); got != 2 {
+		t.Errorf("server_procs %v, want 2", got)
+	}
+	if !strings.HasPrefix(idle.Verdict.Bound, "fd limit per process (server 700, client 1000) → split across 2 server processes") {
+		t.Errorf("idle verdict %q", idle.Verdict.Bound)
+	}
+	low := s.Cell("lowrate-800-100rps")
+	if r := metric(t, low, "rps_achieved_ratio"); r < 0.98 {
+		t.Errorf("lowrate achieved %v of its target", r)
+	}
+	if co, svc := metric(t, low, "latency_p99_ms"), metric(t, low, "service_latency_p99_ms"); co < svc {
+		t.Errorf("p99 from the due time %v < service p99 %v", co, svc)
+	}
+	if got := metric(t, low, "server_established"); got != 800 {
+		t.Errorf("lowrate server_established %v, want 800 (sockstat growth)", got)
+	}
+	act := s.Cell("active-800-1k")
+	if metric(t, act, "rps_achieved") <= 0 || metric(t, act, "littles_law_latency_ms") <= 0 {
+		t.Errorf("active: %v", act.Metrics)
+	}
+	if !strings.HasPrefix(act.Verdict.Bound, "queueing") {
+		t.Errorf("active verdict %q", act.Verdict.Bound)
+	}
+	for _, c := range s.Cells {
+		for _, k := range []string{"server_listen_overflows", "client_time_wait", "server_time_wait", "server_proc_cpu_pct", "server_rss_mb"} {
+			metric(t, &c, k)
+		}
+		// Not measured is null, never 0: an idle scenario has no rate.
+		if c.Params["scenario"] == "idle" && c.Metrics["rps_achieved"] != nil {
+			t.Errorf("idle rps_achieved %v, want null", *c.Metrics["rps_achieved"])
+		}
+	}
+	b, _ := json.MarshalIndent(s, "", "  ")
+	golden.Check(t, "summary.json", string(b)+"\n")
+	report, _ := os.ReadFile(filepath.Join(dir, "Report_03-c10k.md"))
+	golden.Check(t, "Report_03-c10k.md", string(report))
+	for _, name := range []string{"server-rss", "p99-rate"} {
+		for _, ext := range []string{"gp", "dat"} {
+			b, err := os.ReadFile(filepath.Join(dir, name+"."+ext))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, name+"."+ext, string(b))
+		}
+	}
+
+	// notes.md is included, and regeneration keeps it.
+	if err := os.WriteFile(filepath.Join(dir, "notes.md"), []byte("Another lab ran wrk at the same time.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	summarize(t, dir)
+	report, _ = os.ReadFile(filepath.Join(dir, "Report_03-c10k.md"))
+	if !strings.Contains(string(report), "Another lab ran wrk at the same time.") {
+		t.Error("notes.md is not in the regenerated report")
+	}
+}
+
+// The retry runner's cool-down (raw/tw-cooldown.tsv) becomes metrics of
+// every cell and a note saying how long the run waited.
+func TestCooldown(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := copyDir(t, "testdata/run")
+	tsv := "epoch_ms\ttime_wait\n1796025000000\t39984\n1796025010000\t39984\n1796025041000\t19982\n1796025050500\t0\n"
+	if err := os.WriteFile(filepath.Join(dir, "raw", "tw-cooldown.tsv"), []byte(tsv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := summarize(t, dir)
+	c := s.Cell("lowrate-800-100rps")
+	if w := metric(t, c, "client_tw_cooldown_s"); w != 50.5 {
+		t.Errorf("client_tw_cooldown_s %v, want 50.5", w)
+	}
+	if a, b := metric(t, c, "client_time_wait_cooldown_start"), metric(t, c, "client_time_wait_cooldown_end"); a != 39984 || b != 0 {
+		t.Errorf("cool-down %v -> %v", a, b)
+	}
+	if len(s.Notes) == 0 || !strings.Contains(strings.Join(s.Notes, "\n"), "waited 50 s") {
+		t.Errorf("notes %q", s.Notes)
+	}
+}
+
+// A scenario whose connects failed with EADDRNOTAVAIL met the client's
+// ports; one refused before it started names the wall from the reason.
+func TestWalls(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := copyDir(t, "testdata/run")
+	edit(t, filepath.Join(dir, "raw", "idle-800.client-1.json"), func(s string) string {
+		s = strings.Replace(s, `"connections_established": 800`, `"connections_established": 500`, 1)
+		s = strings.Replace(s, `"connections_failed": 0`, `"connections_failed": 300`, 1)
+		return strings.Replace(s, `"errors": {}`, `"errors": {"eaddrnotavail": 300}`, 1)
+	})
+	reason := "client ports: 800 connections need 1 source address(es) with 800 free ports each toward 198.18.0.1:8080; have: 198.18.0.2 (232 free, 28000 in TIME_WAIT)."
+	edit(t, filepath.Join(dir, "cells.tsv"), func(s string) string {
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "lowrate-800-200rps\t") {
+				f := strings.Split(l, "\t")
+				f[1], f[5] = "refused", reason
+				lines[i] = strings.Join(f, "\t")
+			}
+		}
+		return strings.Join(lines, "\n")
+	})
+	s := summarize(t, dir)
+	idle := s.Cell("idle-800")
+	if idle.Verdict.Bound != "client ephemeral ports / TIME_WAIT" || !strings.Contains(idle.Verdict.Evidence, "300 connects failed with EADDRNOTAVAIL") {
+		t.Errorf("idle verdict %+v", idle.Verdict)
+	}
+	ref := s.Cell("lowrate-800-200rps")
+	if ref.Status != "refused" || ref.Verdict.Bound != "client ephemeral ports / TIME_WAIT (refused before it started)" || ref.Verdict.Evidence != reason {
+		t.Errorf("refused verdict %q %+v", ref.Status, ref.Verdict)
+	}
+	if ref.Metrics["server_rss_per_conn_kb"] != nil || ref.Metrics["rps_achieved"] != nil {
+		t.Errorf("a refused scenario measured nothing, got %v", ref.Metrics)
+	}
+}
+
+// A scenario whose client printed nothing is failed, its figures null.
+func TestMissingClientOutput(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := copyDir(t, "testdata/run")
+	if err := os.Remove(filepath.Join(dir, "raw", "lowrate-800-100rps.client-1.json")); err != nil {
+		t.Fatal(err)
+	}
+	s := summarize(t, dir)
+	c := s.Cell("lowrate-800-100rps")
+	if c.Status != "failed" || c.Error == nil || !strings.Contains(*c.Error, "no connclient result") {
+		t.Fatalf("status %q error %v", c.Status, c.Error)
+	}
+	for _, k := range []string{"rps_achieved", "latency_p99_ms", "connections_established"} {
+		if c.Metrics[k] != nil {
+			t.Errorf("%s = %v, want null", k, *c.Metrics[k])
+		}
+	}
+	if c.Verdict == nil || c.Verdict.Bound != "none (failed)" {
+		t.Errorf("verdict %+v", c.Verdict)
+	}
+}
+
+// Two client processes: counts and rates add up, percentiles are the
+// largest of the two.
+func TestTwoClientProcesses(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := copyDir(t, "testdata/run")
+	src := filepath.Join(dir, "raw", "lowrate-800-100rps.client-1.json")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var one map[string]any
+	if err := json.Unmarshal(b, &one); err != nil {
+		t.Fatal(err)
+	}
+	one["latency_p99_ms"] = 99.0
+	one["rps_achieved"] = 50.0
+	two, _ := json.Marshal(one)
+	if err := os.WriteFile(filepath.Join(dir, "raw", "lowrate-800-100rps.client-2.json"), two, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := summarize(t, dir)
+	c := s.Cell("lowrate-800-100rps")
+	if got := metric(t, c, "connections_established"); got != 1600 {
+		t.Errorf("established %v, want 800+800", got)
+	}
+	if got := metric(t, c, "latency_p99_ms"); got != 99 {
+		t.Errorf("p99 %v, want the larger, 99", got)
+	}
+	var orig map[string]any
+	_ = json.Unmarshal(b, &orig)
+	want := orig["rps_achieved"].(float64) + 50
+	if got := metric(t, c, "rps_achieved"); fmt.Sprintf("%.1f", got) != fmt.Sprintf("%.1f", want) {
+		t.Errorf("rps_achieved %v, want %v", got, want)
+	}
+}

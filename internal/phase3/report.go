@@ -1,0 +1,321 @@
+package phase3
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"csbench/internal/chart"
+	"csbench/internal/report"
+	"csbench/internal/rundir"
+	"csbench/internal/summary"
+)
+
+// Report writes Report_03-c10k.md and its two charts.
+func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
+	var d report.Doc
+	report.Header(&d, s, "Phase 3 — C10K and beyond: idle, low-rate and active connections")
+
+	d.H(2, "What the server held")
+	d.P("%s", headline(s))
+
+	d.H(2, "Scenarios")
+	var rows [][]string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		m := c.Metrics
+		rows = append(rows, []string{
+			label(c), "`" + c.Name + "`",
+			report.N(m["connections_established"], 0) + " / " + report.N(m["connections_target"], 0),
+			rpsCell(c), report.N(m["latency_p50_ms"], 2) + " / " + report.N(m["latency_p99_ms"], 2),
+			report.N(m["server_rss_held_mb"], 1), report.N(m["server_rss_per_conn_kb"], 1),
+			report.N(m["server_proc_cpu_pct"], 1), report.N(m["server_time_wait"], 0) + " / " + report.N(m["client_time_wait"], 0),
+			report.N(m["server_listen_overflows"], 0), c.Status,
+		})
+	}
+	d.Table([]string{"scenario", "cell", "connections established / target", "RPS", "p50 / p99 ms", "server RSS MB",
+		"RSS per connection KiB", "server CPU %", "TIME_WAIT server / client", "listen overflows", "status"}, rows)
+	d.P("%s", tableNotes(s))
+	d.P("%s", SeedFigures)
+
+	d.H(2, "The wall each scenario met")
+	var vrows [][]string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if c.Verdict != nil {
+			vrows = append(vrows, []string{label(c), "**" + c.Verdict.Bound + "**", c.Verdict.Evidence})
+		}
+	}
+	d.Table([]string{"scenario", "wall", "evidence"}, vrows)
+	d.P("Walls, in the order they are checked: connects that failed for want of a local port (EADDRNOTAVAIL: **%s**) or of a descriptor (EMFILE: **%s**); connections missing with the listen queue overflowing (**%s**); a low-rate schedule that fell more than %.0f%% short of its rate, or whose p99 from the due time exceeds %d× the service time while the sender lagged (the client fell behind); a closed loop, where every request queues behind the others (**%s**). A scenario that met none says which limit was nearest. A scenario split across processes names the limit that split it.",
+		WallPorts, WallFD, WallBacklog, RateTolerance*100, QueueingFactor, WallQueueing)
+
+	d.H(2, "How each scenario was run")
+	var prows [][]string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		plan, _ := c.Details["plan"].(map[string]string)
+		prows = append(prows, []string{label(c), c.Params["server_procs"], c.Params["client_procs"], "`" + c.Params["sources"] + "`",
+			fdLimits(plan), plan["client_port_range"], twAtStart(plan), report.N(c.Metrics["tw_wait_s"], 0), planNote(plan)})
+	}
+	d.Table([]string{"scenario", "server processes", "client processes", "client sources", "hard fd limit", "port range",
+		"TIME_WAIT toward the server at the start", "waited for TIME_WAIT s", "what the runner did"}, prows)
+	d.P("Before each scenario the runner (`lib/c10k.sh`) read both hosts' limits and the client's sockets toward the server (`raw/<cell>.plan.env`, `raw/<cell>.ports.txt`): one server process holds at most 90%% of its hard fd limit less 64 connections (SO_REUSEPORT spreads connections by a hash, not evenly), one connclient process its hard limit less 64, one per source address; a source address with TW_THRESHOLD or more sockets in TIME_WAIT toward the server is busy (each connect() searches past them), so the netns lab adds a fresh address instead and removes it at the end. It changes no sysctl.")
+
+	d.H(2, "Connections")
+	var crows [][]string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		m := c.Metrics
+		crows = append(crows, []string{label(c), report.N(m["setup_s"], 2), report.N(m["connect_rate_achieved_per_s"], 0),
+			report.N(m["connect_latency_p50_ms"], 2) + " / " + report.N(m["connect_latency_p99_ms"], 2),
+			report.N(m["server_established"], 0) + " / " + report.N(m["client_established"], 0),
+			report.N(m["connections_alive_end"], 0), report.N(m["connections_failed"], 0), errorsText(c),
+			report.N(m["client_proc_cpu_pct"], 1), report.N(m["client_rss_mb"], 1)})
+	}
+	d.Table([]string{"scenario", "setup s", "connects/s", "connect p50 / p99 ms", "ESTABLISHED server / client (held)",
+		"alive at the end", "connections failed", "errors by cause", "client CPU %", "client RSS MB"}, crows)
+	d.P("Setup is the first connect to the last connection opened (with its first response), the slowest client process. ESTABLISHED is counted once every client held its connections (idle: `ss` of the server port on each host), half way through the schedule (low-rate) or through wrk's run (active): there the growth of `/proc/net/sockstat`'s TCP inuse since before the clients started, because `ss` walks the kernel's socket table, shared by every namespace, and stalled a running 2000 req/s schedule by 20 ms. Client CPU and RSS are the client processes' (pidstat, %% of one core).")
+
+	d.H(2, "Latency")
+	var lrows [][]string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		m := c.Metrics
+		if kind(c) == "idle" {
+			continue
+		}
+		lrows = append(lrows, []string{label(c), report.N(m["rps_achieved"], 1), report.Pct(m["rps_achieved_ratio"]),
+			report.N(m["latency_p50_ms"], 2), report.N(m["latency_p90_ms"], 2), report.N(m["latency_p99_ms"], 2), report.N(m["latency_p99_9_ms"], 2), report.N(m["latency_max_ms"], 2),
+			report.N(m["service_latency_p50_ms"], 2) + " / " + report.N(m["service_latency_p99_ms"], 2), report.N(m["sender_lag_p99_ms"], 2),
+			report.N(m["littles_law_latency_ms"], 1)})
+	}
+	if len(lrows) > 0 {
+		d.Table([]string{"scenario", "RPS", "of target", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms",
+			"service p50 / p99 ms", "sender lag p99 ms", "Little's law ms"}, lrows)
+		d.P("Low-rate latencies are connclient's, measured from each request's due time on the open-model schedule, so a request that waited for its connection counts its wait (coordinated omission corrected); the service time is from the actual send. Active latencies are wrk's (closed loop: a slow response delays the next request on its connection, which wrk does not count); Little's law (connections / rate) gives the mean wait a closed loop implies. With several client processes the percentiles shown are the largest of the processes.")
+	} else {
+		d.P("No scenario carried requests.")
+	}
+
+	d.H(2, "Network health (nstat over each scenario)")
+	var hrows [][]string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		m := c.Metrics
+		hrows = append(hrows, []string{label(c), report.N(m["server_listen_overflows"], 0), report.N(m["server_listen_drops"], 0),
+			report.N(m["server_retrans_segs"], 0) + " / " + report.N(m["client_retrans_segs"], 0),
+			report.N(m["server_estab_resets"], 0) + " / " + report.N(m["client_estab_resets"], 0),
+			report.N(m["server_out_rsts"], 0) + " / " + report.N(m["client_out_rsts"], 0),
+			report.N(m["client_attempt_fails"], 0),
+			report.N(m["client_time_wait_before"], 0) + " → " + report.N(m["client_time_wait"], 0), report.N(m["server_time_wait"], 0)})
+	}
+	d.Table([]string{"scenario", "ListenOverflows", "ListenDrops", "retransmits server / client", "EstabResets server / client",
+		"OutRsts server / client", "client AttemptFails", "client TIME_WAIT before → after", "server TIME_WAIT after"}, hrows)
+	d.P("TIME_WAIT counts are `/proc/net/sockstat` of each host's network namespace; the side that closes first keeps it for 60 s (the client here: connclient closes its connections at the end).")
+
+	d.H(2, "Charts")
+	svg, skipped := rssChart(s).Render(r.Dir, s.GeneratedBy)
+	report.Chart(&d, "Server RSS against connections held", svg, skipped)
+	svg, skipped = p99Chart(s).Render(r.Dir, s.GeneratedBy)
+	report.Chart(&d, "p99 latency against offered rate", svg, skipped)
+
+	report.Notes(&d, r.Dir)
+	report.Environment(&d, s)
+	report.Files(&d)
+	d.Table([]string{"Phase 3 path", "what"}, [][]string{
+		{"`raw/<cell>.plan.env`", "how the runner split the scenario, the limits it read and why"},
+		{"`raw/<cell>.ports.txt`", "the client's sockets toward the server (`ss`) the plan counted ports from"},
+		{"`raw/<cell>.client-N.json`, `.log`", "each connclient process's JSON result and progress"},
+		{"`raw/<cell>.wrk.txt`", "wrk's output with the `CSB_WRK_JSON` hook line"},
+		{"`raw/<cell>.tw-wait.tsv`, `raw/tw-cooldown.tsv`", "TIME_WAIT toward the server, once a second, while the runner waited"},
+		{"`raw/limits.{server,client}.env`", "fd limits, sysctls, MemAvailable, fs.file-nr read before the run"},
+		{"`monitors/server/c10k/<cell>.{before,held}.status`", "the server processes' `/proc/PID/status` (VmRSS) before the clients started and with every connection held"},
+		{"`monitors/{server,client}/c10k/<cell>.held.established`", "idle: `ss` of the ESTABLISHED sockets on the server port"},
+		{"`monitors/{server,client}/c10k/<cell>.{before,held}.sockstat`", "`/proc/net/sockstat` before the clients started and with every connection held"},
+		{"`monitors/server/c10k/<cell>.limits`", "the server processes' `/proc/PID/limits`"},
+	})
+	return report.Write(r.Dir, ReportName, &d)
+}
+
+// SeedFigures are what the seed's two mini PCs measured (1 GbE, separate
+// hosts), for comparison; the netns lab shares one machine's CPUs between
+// both ends and with anything else running on it.
+const SeedFigures = "For comparison, the seed's two mini PCs (separate hosts, 1 GbE): 10k idle ≈ 209 MB of server RSS (≈ 20 KB per connection) with the CPU near idle; 10k at ≈ 1k req/s p99 ≈ 1 ms, server CPU 13-15%; at ≈ 2k req/s p99 ≈ 1.5 ms, CPU ≈ 26%; 10k active on /payload/1k ≈ 100k req/s with p99 ≈ 0.77-0.79 s; 20k idle held; 20k low-rate on /healthz (≈ 2k req/s) worked once TIME_WAIT had cooled down."
+
+func rpsCell(c *summary.Cell) string {
+	m := c.Metrics
+	switch kind(c) {
+	case "idle":
+		return "— (idle)"
+	case "lowrate":
+		return report.N(m["rps_achieved"], 1) + " of " + report.N(m["rps_target"], 0)
+	}
+	return report.N(m["rps_achieved"], 0)
+}
+
+func tableNotes(s *summary.Summary) string {
+	return "RSS is the server processes' VmRSS summed (`/proc/PID/status`) with every connection held; RSS per connection is (RSS held − RSS before the clients started) / the server's ESTABLISHED sockets at the same moment. " +
+		"Server CPU is the server processes' mean CPU over the scenario (pidstat, % of one core; " + cpuScope(s) + "). " +
+		"p50 / p99 of a low-rate scenario are measured from each request's due time (coordinated omission corrected); of the active scenario they are wrk's. " +
+		"TIME_WAIT is the number of sockets in that state on each host right after the scenario; listen overflows is the server's TcpExtListenOverflows over it."
+}
+
+func cpuScope(s *summary.Summary) string {
+	if s.Lab == "netns" || s.Lab == "local" {
+		return "the host CPU columns of summary.json are the whole machine's, which both ends share here"
+	}
+	return "the server host's CPU is server_cpu_pct in summary.json"
+}
+
+func errorsText(c *summary.Cell) string {
+	errs, _ := c.Details["errors"].(map[string]float64)
+	var parts []string
+	for _, k := range sortedKeys(errs) {
+		if errs[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, errs[k]))
+		}
+	}
+	if len(parts) == 0 {
+		if c.Metrics["errors_total"] == nil {
+			return "—"
+		}
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func twAtStart(plan map[string]string) string {
+	tw := sources(plan, "time_wait")
+	if len(tw) == 0 {
+		if plan == nil {
+			return "—"
+		}
+		return "none"
+	}
+	var parts []string
+	for _, ip := range sortedKeys(tw) {
+		parts = append(parts, fmt.Sprintf("%s: %.0f", ip, tw[ip]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func planNote(plan map[string]string) string {
+	var parts []string
+	if n := plan["note"]; n != "" {
+		parts = append(parts, n)
+	}
+	if plan["tw_waited"] == "1" {
+		parts = append(parts, "waited for TIME_WAIT to drain")
+	}
+	if r := plan["refusal"]; r != "" {
+		parts = append(parts, "refused: "+r)
+	}
+	if len(parts) == 0 {
+		if plan == nil {
+			return "—"
+		}
+		return "nothing to adjust"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// rssChart: the server's RSS with the connections held, per scenario kind.
+func rssChart(s *summary.Summary) *chart.Chart {
+	ch := &chart.Chart{Name: "server-rss", Title: "Server RSS with the connections held", XLabel: "connections held (server ESTABLISHED)",
+		YLabel: "server RSS (MB, all processes)", HLine: math.NaN()}
+	for _, k := range []string{"idle", "lowrate", "active"} {
+		ser := chart.Series{Title: map[string]string{"idle": "idle", "lowrate": "low-rate", "active": "active (wrk)"}[k]}
+		for i := range s.Cells {
+			c := &s.Cells[i]
+			if kind(c) != k {
+				continue
+			}
+			x := summary.Val(c.Metrics["server_established"])
+			if math.IsNaN(x) {
+				x = summary.Val(c.Metrics["connections_established"])
+			}
+			ser.Points = append(ser.Points, chart.Point{X: x, Y: summary.Val(c.Metrics["server_rss_held_mb"])})
+		}
+		sort.Slice(ser.Points, func(i, j int) bool { return ser.Points[i].X < ser.Points[j].X })
+		if len(ser.Points) > 0 {
+			ch.Series = append(ch.Series, ser)
+		}
+	}
+	return ch
+}
+
+// p99Chart: p99 against the offered rate (low-rate: the target; active: the
+// rate wrk's closed loop reached), log-log.
+func p99Chart(s *summary.Summary) *chart.Chart {
+	ch := &chart.Chart{Name: "p99-rate", Title: "p99 latency against offered rate", XLabel: "offered rate (req/s; active: achieved)",
+		YLabel: "p99 latency (ms)", LogX: true, LogY: true, HLine: math.NaN()}
+	co := chart.Series{Title: "low-rate p99 from the due time"}
+	svc := chart.Series{Title: "low-rate p99 service time"}
+	act := chart.Series{Title: "active p99 (wrk, closed loop)"}
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		m := c.Metrics
+		switch kind(c) {
+		case "lowrate":
+			x := summary.Val(m["rps_target"])
+			co.Points = append(co.Points, chart.Point{X: x, Y: summary.Val(m["latency_p99_ms"])})
+			svc.Points = append(svc.Points, chart.Point{X: x, Y: summary.Val(m["service_latency_p99_ms"])})
+		case "active":
+			act.Points = append(act.Points, chart.Point{X: summary.Val(m["rps_achieved"]), Y: summary.Val(m["latency_p99_ms"])})
+		}
+	}
+	for _, ser := range []chart.Series{co, svc, act} {
+		sort.Slice(ser.Points, func(i, j int) bool { return ser.Points[i].X < ser.Points[j].X })
+		if len(ser.Points) > 0 {
+			ch.Series = append(ch.Series, ser)
+		}
+	}
+	return ch
+}
+
+// headline is the phase's finding in one paragraph, from the cells.
+func headline(s *summary.Summary) string {
+	if len(s.Cells) == 0 {
+		return "No scenario ran: see the status above and `logs/console.log`."
+	}
+	var parts []string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		m := c.Metrics
+		switch {
+		case c.Status == "refused":
+			parts = append(parts, fmt.Sprintf("%s was refused (%s)", label(c), wallOf(c)))
+		case c.Status != "ok" && m["connections_established"] == nil:
+			parts = append(parts, fmt.Sprintf("%s failed", label(c)))
+		case kind(c) == "idle":
+			parts = append(parts, fmt.Sprintf("%s: %s of %s connections held, %s KiB of server RSS each, server CPU %s%% of one core%s",
+				label(c), report.N(m["connections_established"], 0), report.N(m["connections_target"], 0),
+				report.N(m["server_rss_per_conn_kb"], 1), report.N(m["server_proc_cpu_pct"], 1), procsText(c)))
+		case kind(c) == "lowrate":
+			parts = append(parts, fmt.Sprintf("%s: %s req/s delivered (%s), p99 %s ms (service %s ms), server CPU %s%%%s",
+				label(c), report.N(m["rps_achieved"], 1), report.Pct(m["rps_achieved_ratio"]), report.N(m["latency_p99_ms"], 2),
+				report.N(m["service_latency_p99_ms"], 2), report.N(m["server_proc_cpu_pct"], 1), procsText(c)))
+		case kind(c) == "active":
+			parts = append(parts, fmt.Sprintf("%s: %s req/s with p99 %s ms — %s", label(c), report.N(m["rps_achieved"], 0),
+				report.N(m["latency_p99_ms"], 1), wallOf(c)))
+		}
+	}
+	return strings.Join(parts, ". ") + ". The wall each scenario met, with its evidence, is below."
+}
+
+func procsText(c *summary.Cell) string {
+	sp, cp := summary.Val(c.Metrics["server_procs"]), summary.Val(c.Metrics["client_procs"])
+	if sp > 1 || cp > 1 {
+		return fmt.Sprintf(" (split across %.0f server and %.0f client processes)", sp, cp)
+	}
+	return ""
+}
+
+func wallOf(c *summary.Cell) string {
+	if c.Verdict == nil {
+		return "no verdict"
+	}
+	return c.Verdict.Bound
+}

@@ -1,0 +1,248 @@
+package phase3
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"csbench/internal/report"
+	"csbench/internal/summary"
+)
+
+// RateTolerance is how far below its target a low-rate scenario's achieved
+// rate may be and still count as delivered (the 2 %).
+const RateTolerance = 0.02
+
+// QueueingFactor: a p99 this many times the service-time p99 is queueing.
+const QueueingFactor = 10
+
+// Wall names.
+const (
+	WallNone     = "none: every connection held"
+	WallPorts    = "client ephemeral ports / TIME_WAIT"
+	WallFD       = "fd limit"
+	WallBacklog  = "listen backlog"
+	WallMemory   = "memory"
+	WallQueueing = "queueing: p99 ≫ service time"
+)
+
+func val(m map[string]*float64, k string) float64 { return summary.Val(m[k]) }
+
+// verdict names the wall a scenario met (or the nearest limit when it met
+// none), with the evidence.
+func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
+	m := c.Metrics
+	plan, _ := c.Details["plan"].(map[string]string)
+	errText := ""
+	if c.Error != nil {
+		errText = *c.Error
+	}
+	switch c.Status {
+	case "refused":
+		return &summary.Verdict{Bound: refusalWall(errText) + " (refused before it started)", Evidence: errText}
+	case "failed":
+		if m["connections_established"] == nil && m["rps_achieved"] == nil {
+			return &summary.Verdict{Bound: "none (failed)", Evidence: errText}
+		}
+	}
+	errs, _ := c.Details["errors"].(map[string]float64)
+	target, est := val(m, "connections_target"), val(m, "connections_established")
+	if n := errs["eaddrnotavail"] + errs["eaddrinuse"]; n > 0 {
+		return &summary.Verdict{Bound: WallPorts, Evidence: fmt.Sprintf("%.0f connects failed with EADDRNOTAVAIL/EADDRINUSE (no free local port toward the server); %s", n, portsEvidence(plan))}
+	}
+	if n := errs["emfile"] + errs["enfile"]; n > 0 {
+		return &summary.Verdict{Bound: WallFD, Evidence: fmt.Sprintf("%.0f connects failed with EMFILE/ENFILE; %s", n, fdEvidence(plan, m))}
+	}
+	if !math.IsNaN(target) && !math.IsNaN(est) && est < target {
+		ev := fmt.Sprintf("%.0f of %.0f connections established; errors: %s", est, target, causes(errs))
+		if lo := val(m, "server_listen_overflows"); lo > 0 {
+			return &summary.Verdict{Bound: WallBacklog, Evidence: ev + fmt.Sprintf("; the server's listen queue overflowed %.0f times (somaxconn %s)", lo, plan["server_somaxconn"])}
+		}
+		return &summary.Verdict{Bound: "connections lost: " + topCause(errs), Evidence: ev}
+	}
+	split := splitText(plan, m)
+	cost := costText(m)
+	switch kind(c) {
+	case "idle":
+		alive := ""
+		if a := m["connections_alive_end"]; a != nil {
+			alive = fmt.Sprintf(", %.0f alive at the end of the %s s hold", *a, c.Params["hold_s"])
+		}
+		ev := fmt.Sprintf("%.0f of %.0f established (server ESTABLISHED %s)%s; %s", est, target, report.N(m["server_established"], 0), alive, cost)
+		if split != "" {
+			return &summary.Verdict{Bound: split, Evidence: ev + "; " + headroom(plan, m)}
+		}
+		return &summary.Verdict{Bound: WallNone, Evidence: ev + "; nearest limit: " + headroom(plan, m)}
+	case "lowrate":
+		ratio := val(m, "rps_achieved_ratio")
+		ev := fmt.Sprintf("%s of %s req/s (%s); p99 %s ms from the due time, %s ms service time; %s",
+			report.N(m["rps_achieved"], 1), report.N(m["rps_target"], 0), report.Pct(m["rps_achieved_ratio"]),
+			report.N(m["latency_p99_ms"], 2), report.N(m["service_latency_p99_ms"], 2), cost)
+		switch {
+		case math.IsNaN(ratio):
+			return &summary.Verdict{Bound: "none (no rate measured)", Evidence: ev}
+		case ratio < 1-RateTolerance:
+			return &summary.Verdict{Bound: "offered rate not delivered" + cpuBound(s, m), Evidence: ev}
+		case val(m, "latency_p99_ms") > QueueingFactor*val(m, "service_latency_p99_ms"):
+			return &summary.Verdict{Bound: "client schedule lag", Evidence: ev + fmt.Sprintf("; requests were sent late (sender lag p99 %s ms): the client, not the server, fell behind", report.N(m["sender_lag_p99_ms"], 2))}
+		}
+		b := "none: rate delivered, p99 ≈ service time"
+		if split != "" {
+			b = split + "; then " + b
+		}
+		return &summary.Verdict{Bound: b, Evidence: ev}
+	case "active":
+		svc := serviceP99(s)
+		ev := fmt.Sprintf("a closed loop of %s connections at %s req/s: each request waits %s ms on average by Little's law (connections / rate), wrk measured p50 %s ms and p99 %s ms",
+			report.N(m["connections_established"], 0), report.N(m["rps_achieved"], 0), report.N(m["littles_law_latency_ms"], 0),
+			report.N(m["latency_p50_ms"], 1), report.N(m["latency_p99_ms"], 1))
+		if !math.IsNaN(svc) {
+			ev += fmt.Sprintf(" against a service time of %.2f ms (p99 of the low-rate scenarios)", svc)
+		}
+		ev += "; " + cost
+		return &summary.Verdict{Bound: WallQueueing + cpuBound(s, m), Evidence: ev}
+	}
+	return &summary.Verdict{Bound: "unknown scenario", Evidence: c.Params["scenario"]}
+}
+
+// cpuBound says what saturated when the throughput plateaued.
+func cpuBound(s *summary.Summary, m map[string]*float64) string {
+	host := val(m, "server_cpu_pct")
+	if host >= 90 {
+		if s.Lab == "netns" || s.Lab == "local" {
+			return " behind CPU (both ends share this machine's cores)"
+		}
+		return " behind the server's CPU"
+	}
+	if val(m, "client_cpu_pct") >= 90 {
+		return " behind the client's CPU"
+	}
+	return ""
+}
+
+// serviceP99 is the largest service-time p99 of the run's low-rate cells.
+func serviceP99(s *summary.Summary) float64 {
+	best := math.NaN()
+	for _, c := range s.Cells {
+		if kind(&c) == "lowrate" {
+			if v := val(c.Metrics, "service_latency_p99_ms"); !math.IsNaN(v) && (math.IsNaN(best) || v > best) {
+				best = v
+			}
+		}
+	}
+	return best
+}
+
+func refusalWall(text string) string {
+	switch {
+	case strings.Contains(text, "client ports"), strings.Contains(text, "ip_local_port_range"):
+		return WallPorts
+	case strings.Contains(text, "fd limit"), strings.Contains(text, "fds"):
+		return WallFD
+	case strings.Contains(text, "somaxconn"), strings.Contains(text, "syn_backlog"):
+		return WallBacklog
+	case strings.Contains(text, "memory"), strings.Contains(text, "file-max"):
+		return WallMemory
+	}
+	return "refused"
+}
+
+// splitText names the limit that split the scenario across processes, or
+// "" when one server and one client process held it.
+func splitText(plan map[string]string, m map[string]*float64) string {
+	conns, sp, cp := val(m, "connections_target"), val(m, "server_procs"), val(m, "client_procs")
+	cliFD := math.Ceil(conns / (num(plan["client_fd_hard"]) - 64))
+	var fd []string
+	if sp > 1 {
+		fd = append(fd, fmt.Sprintf("%.0f server processes (SO_REUSEPORT)", sp))
+	}
+	byPorts := ""
+	if cp > 1 {
+		if cliFD > 1 {
+			fd = append(fd, fmt.Sprintf("%.0f client processes, one per source address", cp))
+		} else {
+			byPorts = fmt.Sprintf("ports per source address (%s) → %.0f client processes, one per source address", plan["client_ports_per_source"], cp)
+		}
+	}
+	var walls []string
+	if len(fd) > 0 {
+		walls = append(walls, fmt.Sprintf("%s per process (%s) → split across %s", WallFD, fdLimits(plan), strings.Join(fd, " and ")))
+	}
+	if byPorts != "" {
+		walls = append(walls, byPorts)
+	}
+	return strings.Join(walls, "; ")
+}
+
+func fdLimits(plan map[string]string) string {
+	if plan["server_fd_hard"] == plan["client_fd_hard"] {
+		return plan["server_fd_hard"]
+	}
+	return "server " + plan["server_fd_hard"] + ", client " + plan["client_fd_hard"]
+}
+
+func fdEvidence(plan map[string]string, m map[string]*float64) string {
+	return fmt.Sprintf("hard fd limit %s; %s server and %s client processes", fdLimits(plan), report.N(m["server_procs"], 0), report.N(m["client_procs"], 0))
+}
+
+// costText is what holding the connections cost the server.
+func costText(m map[string]*float64) string {
+	return fmt.Sprintf("server RSS %s → %s MB = %s KiB per connection, server processes' CPU %s%% of one core",
+		report.N(m["server_rss_baseline_mb"], 1), report.N(m["server_rss_held_mb"], 1), report.N(m["server_rss_per_conn_kb"], 1),
+		report.N(m["server_proc_cpu_pct"], 1))
+}
+
+// headroom compares the connections with the limits that were not met.
+func headroom(plan map[string]string, m map[string]*float64) string {
+	conns := val(m, "connections_target")
+	per := num(plan["server_conns_per_proc_max"])
+	sp := math.Max(val(m, "server_procs"), 1)
+	cp := math.Max(val(m, "client_procs"), 1)
+	ports := num(plan["client_ports_per_source"])
+	var parts []string
+	if !math.IsNaN(per) && !math.IsNaN(conns) {
+		parts = append(parts, fmt.Sprintf("fds: about %.0f connections per server process of at most %.0f (hard limit %s less 64, 90%% for SO_REUSEPORT's uneven hash)", math.Ceil(conns/sp), per, plan["server_fd_hard"]))
+	}
+	if !math.IsNaN(ports) && !math.IsNaN(conns) {
+		parts = append(parts, fmt.Sprintf("ports: %.0f connections per source address of %.0f (ip_local_port_range %s)", math.Ceil(conns/cp), ports, plan["client_port_range"]))
+	}
+	if len(parts) == 0 {
+		return "no plan recorded"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// portsEvidence is the state of the source addresses when the scenario began.
+func portsEvidence(plan map[string]string) string {
+	tw := sources(plan, "time_wait")
+	var parts []string
+	for _, ip := range sortedKeys(tw) {
+		parts = append(parts, fmt.Sprintf("%s had %.0f in TIME_WAIT", ip, tw[ip]))
+	}
+	ev := fmt.Sprintf("%s ports per source address (ip_local_port_range %s), tcp_tw_reuse=%s", plan["client_ports_per_source"], plan["client_port_range"], plan["client_tcp_tw_reuse"])
+	if len(parts) > 0 {
+		ev += "; at the start " + strings.Join(parts, ", ")
+	}
+	return ev
+}
+
+func causes(errs map[string]float64) string {
+	if len(errs) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range sortedKeys(errs) {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, errs[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func topCause(errs map[string]float64) string {
+	best, n := "unknown", 0.0
+	for _, k := range sortedKeys(errs) {
+		if errs[k] > n {
+			best, n = k, errs[k]
+		}
+	}
+	return best
+}
