@@ -100,7 +100,7 @@ CASES
     "## The hosts' own counters" "## Chart" "## Notes" "## Environment" "## Files"; do
     grep -qF -- "${section}" "${rep}" || { echo "missing ${section}"; return 1; }
   done
-  grep -qF 'The basis is Phase 0 s2c-1' "${rep}"
+  grep -qF 'Throughput is compared with Phase 0 s2c-1' "${rep}"
   grep -qF 'Verdict rules, in order' "${rep}"
   [ -s "${dir}/throughput.gp" ] && [ -s "${dir}/throughput.dat" ]
 
