@@ -49,6 +49,12 @@ csb_http_start() {
   done
   csb_wait_http "http://$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}/healthz" 15 ||
     die "the server did not answer /healthz on ${SERVER_IP}:${SERVER_PORT} within 15 s; see server/server-1.log in the run directory" 1
+  # An answer proves that something listens, not that it is ours: every
+  # process started must still be running (one that could not bind exits).
+  for pid in "${CSB_HTTP_PIDS[@]}"; do
+    csb_server_alive "${pid}" csb-server ||
+      die "the server process ${pid} exited (is ${SERVER_IP}:${SERVER_PORT} taken by another process? see server/ in the run directory); set SERVER_PORT to a free port" 1
+  done
   local pids
   pids=$(IFS=,; echo "${CSB_HTTP_PIDS[*]}")
   csb_monitor_pids csb-server "${pids}"

@@ -273,3 +273,17 @@ csb-server' ]
   [ "$status" -eq 2 ]
   [[ "$output" == *"unknown setting SERVR_PORT"* ]]
 }
+
+@test "server lifecycle: a port already taken is found out, not measured" {
+  bin/csb-server -addr 127.0.0.1 -port 18181 >/dev/null 2>&1 &
+  local other=$!
+  run bash 01-http-baseline/run_http_baseline.sh -l local -p smoke -s SERVER_PORT=18181 -s PAYLOADS=1k
+  kill "${other}"
+  wait "${other}" || true
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"the server process"*"exited (is 127.0.0.1:18181 taken by another process?"* ]]
+  local dir
+  dir=$(results_line "$output")
+  grep -q '^status=failed' "${dir}/run.env"
+  [ ! -s "${dir}/raw/1k.txt" ]
+}
