@@ -118,8 +118,10 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	d.H(2, "Charts")
 	svg, skipped := rssChart(s).Render(r.Dir, s.GeneratedBy)
 	report.Chart(&d, "Server RSS against connections held", svg, skipped)
+	d.P("Each line joins a scenario's server RSS before its clients started (0 connections) and with every connection held: its slope is the RSS per connection.")
 	svg, skipped = p99Chart(s).Render(r.Dir, s.GeneratedBy)
 	report.Chart(&d, "p99 latency against offered rate", svg, skipped)
+	d.P("Low-rate scenarios at their offered rate (open model): p99 from the due time and of the service time. The active scenario at the rate its closed loop reached: there the rate is an outcome, and the p99 is the queue.")
 
 	report.Notes(&d, r.Dir)
 	report.Environment(&d, s)
@@ -221,27 +223,24 @@ func planNote(plan map[string]string) string {
 	return strings.Join(parts, "; ")
 }
 
-// rssChart: the server's RSS with the connections held, per scenario kind.
+// rssChart: each scenario's server RSS before its clients started (0
+// connections) and with every connection held; the slope of each line is
+// its RSS per connection.
 func rssChart(s *summary.Summary) *chart.Chart {
-	ch := &chart.Chart{Name: "server-rss", Title: "Server RSS with the connections held", XLabel: "connections held (server ESTABLISHED)",
+	ch := &chart.Chart{Name: "server-rss", Title: "Server RSS against connections held", XLabel: "connections held (server ESTABLISHED)",
 		YLabel: "server RSS (MB, all processes)", HLine: math.NaN()}
-	for _, k := range []string{"idle", "lowrate", "active"} {
-		ser := chart.Series{Title: map[string]string{"idle": "idle", "lowrate": "low-rate", "active": "active (wrk)"}[k]}
-		for i := range s.Cells {
-			c := &s.Cells[i]
-			if kind(c) != k {
-				continue
-			}
-			x := summary.Val(c.Metrics["server_established"])
-			if math.IsNaN(x) {
-				x = summary.Val(c.Metrics["connections_established"])
-			}
-			ser.Points = append(ser.Points, chart.Point{X: x, Y: summary.Val(c.Metrics["server_rss_held_mb"])})
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		m := c.Metrics
+		x := summary.Val(m["server_established"])
+		if math.IsNaN(x) {
+			x = summary.Val(m["connections_established"])
 		}
-		sort.Slice(ser.Points, func(i, j int) bool { return ser.Points[i].X < ser.Points[j].X })
-		if len(ser.Points) > 0 {
-			ch.Series = append(ch.Series, ser)
+		base, held := summary.Val(m["server_rss_baseline_mb"]), summary.Val(m["server_rss_held_mb"])
+		if math.IsNaN(x) || math.IsNaN(base) || math.IsNaN(held) {
+			continue
 		}
+		ch.Series = append(ch.Series, chart.Series{Title: label(c), Points: []chart.Point{{X: 0, Y: base}, {X: x, Y: held}}})
 	}
 	return ch
 }
