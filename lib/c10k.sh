@@ -564,12 +564,18 @@ c10k_server_start() {
     C10K_SERVER_PIDS+=("${pid}")
   done
   # Every process must listen before a connection is opened: with
-  # SO_REUSEPORT a late one would get none of the early connections.
+  # SO_REUSEPORT a late one would get none of the early connections. One
+  # that exits (the port is taken) ends the wait at once.
   local logs=() script
   for ((i = 1; i <= procs; i++)); do logs+=("${CSB_REMOTE_RUN}/server/${cell}-${i}.log"); done
-  script="for i in \$(seq 75); do ok=1; for f in $(csb_quote "${logs[@]}"); do grep -q '\"event\":\"listening\"' \"\$f\" 2>/dev/null || ok=0; done; [ \$ok = 1 ] && exit 0; sleep 0.2; done; exit 1"
-  on_server_sh "${script}" ||
+  script="for i in \$(seq 75); do ok=1; for f in $(csb_quote "${logs[@]}"); do grep -q '\"event\":\"listening\"' \"\$f\" 2>/dev/null || ok=0; done; [ \$ok = 1 ] && exit 0; for p in $(csb_quote "${C10K_SERVER_PIDS[@]}"); do kill -0 \"\$p\" 2>/dev/null || exit 2; done; sleep 0.2; done; exit 1"
+  if ! on_server_sh "${script}"; then
+    for pid in "${C10K_SERVER_PIDS[@]}"; do
+      csb_server_alive "${pid}" csb-server ||
+        die "the server process ${pid} exited before it listened (is ${SERVER_IP}:${SERVER_PORT} taken by another process? see server/${cell}-*.log in the run directory); set SERVER_PORT to a free port" 1
+    done
     die "the server processes did not all listen within 15 s; see server/${cell}-*.log in the run directory" 1
+  fi
   csb_wait_http "http://$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}/healthz" 15 ||
     die "the server did not answer /healthz on ${SERVER_IP}:${SERVER_PORT} within 15 s; see server/${cell}-1.log" 1
   local pids

@@ -163,6 +163,19 @@ lab_checks() {
   [[ "$output" == *"waits until fewer than TW_THRESHOLD"* ]]
 }
 
+@test "a taken server port is named at once, and the run says where to look" {
+  make -s build >/dev/null
+  bin/csb-server -addr 127.0.0.1 -port 18313 -sizes 1k >/dev/null 2>&1 &
+  local squatter=$!
+  run bash 03-c10k/run_c10k_beyond.sh -l local -p smoke -s CONNS=100 -s SCENARIOS=idle -s SERVER_PORT=18313
+  kill "${squatter}"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"exited before it listened (is 127.0.0.1:18313 taken by another process?"*"set SERVER_PORT to a free port"* ]]
+  local dir
+  dir=$(results_line "$output")
+  [ -z "$(leftovers "${dir}")" ]
+}
+
 @test "client ports: refused when the addresses cannot hold it, a cell refused when TIME_WAIT holds them (LAB=ssh, no address to add)" {
   need_root
   local was_up=0
