@@ -199,12 +199,17 @@ c10k_static_refusal() {
   fi
   if ((C10K_CLI[ports] <= C10K_PORT_MARGIN)); then
     why+=("net.ipv4.ip_local_port_range=${C10K_CLI[port_lo]}-${C10K_CLI[port_hi]} on the client leaves no ports")
-  elif [[ "${kind}" != active ]]; then
-    local addrs max_addrs
-    addrs=$(c10k_ceil "${conns}" $((C10K_CLI[ports] - C10K_PORT_MARGIN)))
+  elif [[ "${kind}" != active ]] && ((cli_hard > C10K_FD_MARGIN + 100)); then
+    # One connclient process per source address: as many addresses as
+    # the ports and the fd limit each ask for.
+    local by_ports by_fd max_addrs
+    by_ports=$(c10k_ceil "${conns}" $((C10K_CLI[ports] - C10K_PORT_MARGIN)))
+    by_fd=$(c10k_ceil "${conns}" $((cli_hard - C10K_FD_MARGIN)))
     max_addrs=$(c10k_max_sources)
-    if ((addrs > max_addrs)); then
-      why+=("client ports: ${conns} connections need ${addrs} source addresses of ${C10K_CLI[ports]} ports (net.ipv4.ip_local_port_range=${C10K_CLI[port_lo]}-${C10K_CLI[port_hi]}), ${max_addrs} available: add addresses on CLIENT_NIC and list them in CLIENT_EXTRA_IPS, or widen the range")
+    if ((by_ports > max_addrs)); then
+      why+=("client ports: ${conns} connections need ${by_ports} source addresses of ${C10K_CLI[ports]} ports (net.ipv4.ip_local_port_range=${C10K_CLI[port_lo]}-${C10K_CLI[port_hi]}), ${max_addrs} available: add addresses on CLIENT_NIC and list them in CLIENT_EXTRA_IPS, or widen the range")
+    elif ((by_fd > max_addrs)); then
+      why+=("client fd limit: ${conns} connections need ${by_fd} connclient processes (hard fd limit ${cli_hard}: $((cli_hard - C10K_FD_MARGIN)) connections each), one per source address, and ${max_addrs} source address(es) are available: raise the client's hard fd limit (ulimit -Hn, limits.conf nofile) or add addresses on CLIENT_NIC and list them in CLIENT_EXTRA_IPS")
     fi
   fi
   if [[ "${kind}" == lowrate ]]; then

@@ -148,6 +148,12 @@ lab_checks() {
     [[ "$output" == *"wrk opens all $((hard + 1)) connections from one process"*"raise it (ulimit -Hn"* ]]
   fi
 
+  # One connclient process per source address: a low fd limit asks for
+  # more processes than LAB=local has addresses (127.0.0.1 + 32).
+  run bash -c 'ulimit -n 200 && exec bash 03-c10k/run_c10k_beyond.sh -l local -p smoke -s CONNS=10000 -s SCENARIOS=idle'
+  [ "$status" -eq 6 ]
+  [[ "$output" == *"client fd limit: 10000 connections need 74 connclient processes (hard fd limit 200"*"33 source address(es)"* ]]
+
   run bash 03-c10k/run_c10k.sh -l local -p smoke -s SCENARIOS=idle,bogus
   [ "$status" -eq 2 ]
   [[ "$output" == *"SCENARIOS=idle,bogus: bogus is not a scenario of this runner"* ]]
