@@ -67,3 +67,32 @@ func itoa(i int) string {
 		}
 	}
 }
+
+// CopyTree copies the directory src into a new temporary directory, under
+// the name base (filepath.Base(src) when base is ""), and returns the copy's
+// path: tests summarize a fixture run without ever writing into testdata.
+func CopyTree(t *testing.T, src, base string) string {
+	t.Helper()
+	if base == "" {
+		base = filepath.Base(src)
+	}
+	dst := filepath.Join(t.TempDir(), base)
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}

@@ -12,37 +12,12 @@ import (
 	"csbench/internal/summary"
 )
 
-// copyDir copies the fixture run directory so the test never writes into
-// testdata.
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // The fixture is a real smoke run on the netns lab (large environment files
 // removed). Without gnuplot on PATH the report says the chart was skipped,
 // so the golden file does not depend on this machine.
 func TestSummarizeRealRun(t *testing.T) {
 	t.Setenv("PATH", "")
-	dir := copyDir(t, "testdata/run")
+	dir := golden.CopyTree(t, "testdata/run", "")
 	if err := cli.Summarize(dir, cli.GeneratedBy); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +63,7 @@ func TestSummarizeRealRun(t *testing.T) {
 // A cell whose iperf3 JSON reports an error is failed, its metrics null.
 func TestFailedCellIsNullNotZero(t *testing.T) {
 	t.Setenv("PATH", "")
-	dir := copyDir(t, "testdata/run")
+	dir := golden.CopyTree(t, "testdata/run", "")
 	refused, err := os.ReadFile("../parse/testdata/iperf3-refused.json")
 	if err != nil {
 		t.Fatal(err)

@@ -13,31 +13,6 @@ import (
 	"csbench/internal/summary"
 )
 
-// copyTree copies testdata/results so the tests never write into testdata;
-// it returns the copy's root.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "results")
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // only returns the single run directory under root/phase.
 func only(t *testing.T, root, phase string) string {
 	t.Helper()
@@ -65,7 +40,7 @@ func summarize(t *testing.T, dir string) *summary.Summary {
 // the chart was skipped, so the golden files do not depend on this machine.
 func TestSummarizeRealRun(t *testing.T) {
 	t.Setenv("PATH", "")
-	root := copyTree(t, "testdata/results")
+	root := golden.CopyTree(t, "testdata/results", "results")
 	dir := only(t, root, "01-http-baseline")
 	p0 := only(t, root, "00-iperf3")
 	s := summarize(t, dir)
@@ -131,7 +106,7 @@ func TestBaselineMustMatchTheLab(t *testing.T) {
 		{"no phase 0", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := copyTree(t, "testdata/results")
+			root := golden.CopyTree(t, "testdata/results", "results")
 			p0 := only(t, root, "00-iperf3")
 			if tc.edit == nil {
 				os.RemoveAll(p0)
@@ -165,7 +140,7 @@ func TestBaselineMustMatchTheLab(t *testing.T) {
 // metrics null (never 0), its verdict "not measured".
 func TestWrkThatNeverConnected(t *testing.T) {
 	t.Setenv("PATH", "")
-	root := copyTree(t, "testdata/results")
+	root := golden.CopyTree(t, "testdata/results", "results")
 	dir := only(t, root, "01-http-baseline")
 	refused, err := os.ReadFile("../parse/testdata/wrk-refused.txt")
 	if err != nil {

@@ -15,30 +15,6 @@ import (
 	"csbench/internal/summary"
 )
 
-// copyTree copies a testdata directory so the tests never write into it.
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 func runDir(t *testing.T, root, glob string) string {
 	t.Helper()
 	dirs, _ := filepath.Glob(filepath.Join(root, "02-http-matrix", glob))
@@ -82,7 +58,7 @@ func check(t *testing.T, prefix, dir string, s *summary.Summary, report string, 
 // this machine.
 func TestSmokeRunWrkStandingIn(t *testing.T) {
 	t.Setenv("PATH", "")
-	root := copyTree(t, "testdata/results")
+	root := golden.CopyTree(t, "testdata/results", "")
 	dir := runDir(t, root, "*_http-matrix")
 	s, report := summarize(t, dir)
 	if s.Status != "ok" || len(s.Cells) != 4 {
@@ -117,7 +93,7 @@ func TestSmokeRunWrkStandingIn(t *testing.T) {
 // with their spread.
 func TestRefusedCellsAndRepeats(t *testing.T) {
 	t.Setenv("PATH", "")
-	root := copyTree(t, "testdata/results")
+	root := golden.CopyTree(t, "testdata/results", "")
 	dir := runDir(t, root, "*_http-matrix-refused")
 	s, report := summarize(t, dir)
 	if s.Status != "partial" || len(s.Cells) != 4 {
@@ -146,7 +122,7 @@ func TestRefusedCellsAndRepeats(t *testing.T) {
 // The oha path, on oha's real output and on one written from its schema.
 func TestOhaRun(t *testing.T) {
 	t.Setenv("PATH", "")
-	dir := copyTree(t, "testdata/oha-run")
+	dir := golden.CopyTree(t, "testdata/oha-run", "")
 	s, report := summarize(t, dir)
 	if len(s.Notes) > 0 && s.Notes[0] == phase2.StandInNote {
 		t.Error("oha ran: no stand-in note")

@@ -13,31 +13,6 @@ import (
 	"csbench/internal/summary"
 )
 
-// copyDir copies the fixture run directory so the test never writes into
-// testdata.
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if info.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 func summarize(t *testing.T, dir string) *summary.Summary {
 	t.Helper()
 	if err := cli.Summarize(dir, cli.GeneratedBy); err != nil {
@@ -80,7 +55,7 @@ func edit(t *testing.T, path string, f func(string) string) {
 // files do not depend on this machine.
 func TestSummarizeRealRun(t *testing.T) {
 	t.Setenv("PATH", "")
-	dir := copyDir(t, "testdata/run")
+	dir := golden.CopyTree(t, "testdata/run", "")
 	s := summarize(t, dir)
 	if s.Status != "ok" || len(s.Cells) != 4 {
 		t.Fatalf("status %q, %d cells", s.Status, len(s.Cells))
@@ -156,7 +131,7 @@ func TestSummarizeRealRun(t *testing.T) {
 // every cell and a note saying how long the run waited.
 func TestCooldown(t *testing.T) {
 	t.Setenv("PATH", "")
-	dir := copyDir(t, "testdata/run")
+	dir := golden.CopyTree(t, "testdata/run", "")
 	tsv := "epoch_ms\ttime_wait\n1796025000000\t39984\n1796025010000\t39984\n1796025041000\t19982\n1796025050500\t0\n"
 	if err := os.WriteFile(filepath.Join(dir, "raw", "tw-cooldown.tsv"), []byte(tsv), 0o644); err != nil {
 		t.Fatal(err)
@@ -178,7 +153,7 @@ func TestCooldown(t *testing.T) {
 // ports; one refused before it started names the wall from the reason.
 func TestWalls(t *testing.T) {
 	t.Setenv("PATH", "")
-	dir := copyDir(t, "testdata/run")
+	dir := golden.CopyTree(t, "testdata/run", "")
 	edit(t, filepath.Join(dir, "raw", "idle-800.client-1.json"), func(s string) string {
 		s = strings.Replace(s, `"connections_established": 800`, `"connections_established": 500`, 1)
 		s = strings.Replace(s, `"connections_failed": 0`, `"connections_failed": 300`, 1)
@@ -213,7 +188,7 @@ func TestWalls(t *testing.T) {
 // A scenario whose client printed nothing is failed, its figures null.
 func TestMissingClientOutput(t *testing.T) {
 	t.Setenv("PATH", "")
-	dir := copyDir(t, "testdata/run")
+	dir := golden.CopyTree(t, "testdata/run", "")
 	if err := os.Remove(filepath.Join(dir, "raw", "lowrate-800-100rps.client-1.json")); err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +211,7 @@ func TestMissingClientOutput(t *testing.T) {
 // largest of the two.
 func TestTwoClientProcesses(t *testing.T) {
 	t.Setenv("PATH", "")
-	dir := copyDir(t, "testdata/run")
+	dir := golden.CopyTree(t, "testdata/run", "")
 	src := filepath.Join(dir, "raw", "lowrate-800-100rps.client-1.json")
 	b, err := os.ReadFile(src)
 	if err != nil {
