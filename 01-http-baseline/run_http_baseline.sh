@@ -121,7 +121,7 @@ main() {
   csb_capture_env
   csb_monitors_start
   csb_server_deploy
-  csb_http_start "${PAYLOADS}" 1
+  csb_http_start csb-server "${PAYLOADS}" 1
 
   local -a sizes
   IFS=, read -r -a sizes <<<"${PAYLOADS}"

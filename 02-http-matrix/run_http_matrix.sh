@@ -195,7 +195,7 @@ main() {
   csb_capture_env
   csb_monitors_start
   csb_server_deploy
-  csb_http_start "${PAYLOADS}" 1
+  csb_http_start csb-server "${PAYLOADS}" 1
   record_somaxconn "${max}"
 
   local -a sizes concs cells=()

@@ -51,7 +51,7 @@ C10K_PORT_MARGIN=256
 declare -gA C10K_KB_PER_CONN=([server]=32 [idle]=8 [lowrate]=16 [active]=8)
 
 declare -gA C10K_SRV=() C10K_CLI=()
-declare -ga C10K_ADDED=() C10K_SERVER_PIDS=() C10K_CLIENT_PIDS=() C10K_CLIENT_OUT=() C10K_CLIENT_LOG=()
+declare -ga C10K_ADDED=() C10K_CLIENT_PIDS=() C10K_CLIENT_OUT=() C10K_CLIENT_LOG=()
 declare -ga C10K_SOURCES=() C10K_SHARE_CONNS=() C10K_SHARE_RPS=() C10K_SHARE_RATE=()
 C10K_SERVER_PROCS=1
 C10K_REFUSAL=""
@@ -305,7 +305,7 @@ c10k_candidates() {
       done
       ;;
     ssh)
-      local -a extra
+      local -a extra=()
       [[ -z "${CLIENT_EXTRA_IPS}" ]] || IFS=, read -r -a extra <<<"${CLIENT_EXTRA_IPS}"
       ((${#extra[@]} == 0)) || printf '%s\n' "${extra[@]}"
       ;;
@@ -550,55 +550,11 @@ c10k_plan() {
 
 # ---- the server, per scenario ---------------------------------------------------
 
-# c10k_server_start CELL PROCS SIZES: start PROCS server processes (with
-# SO_REUSEPORT when more than one), logs in server/CELL-N.log, pidstat in
-# monitors/server/pidstat-csb-server-CELL.txt, their limits in
-# monitors/server/c10k/CELL.limits. (lib/server.sh's csb_http_start names
-# its pidstat file once per run; a scenario restarts the server so that its
-# RSS starts from a fresh process.)
-c10k_server_start() {
-  local cell=$1 procs=$2 sizes=$3 i pid
-  local -a cmd=("${CSB_REMOTE_RUN}/bin/csb-server" -addr "${SERVER_IP}" -port "${SERVER_PORT}" -sizes "${sizes}")
-  ((procs > 1)) && cmd+=(-reuseport)
-  C10K_SERVER_PIDS=()
-  for ((i = 1; i <= procs; i++)); do
-    log_cmd "${cmd[@]}"
-    pid=$(on_server_bg "${CSB_REMOTE_RUN}/server/${cell}-${i}.log" "${cmd[@]}") ||
-      die "could not start the server on the server host" 1
-    csb_track_server "${pid}" csb-server
-    C10K_SERVER_PIDS+=("${pid}")
-  done
-  # Every process must listen before a connection is opened: with
-  # SO_REUSEPORT a late one would get none of the early connections. One
-  # that exits (the port is taken) ends the wait at once.
-  local logs=() script
-  for ((i = 1; i <= procs; i++)); do logs+=("${CSB_REMOTE_RUN}/server/${cell}-${i}.log"); done
-  script="for i in \$(seq 75); do ok=1; for f in $(csb_quote "${logs[@]}"); do grep -q '\"event\":\"listening\"' \"\$f\" 2>/dev/null || ok=0; done; [ \$ok = 1 ] && exit 0; for p in $(csb_quote "${C10K_SERVER_PIDS[@]}"); do kill -0 \"\$p\" 2>/dev/null || exit 2; done; sleep 0.2; done; exit 1"
-  if ! on_server_sh "${script}"; then
-    for pid in "${C10K_SERVER_PIDS[@]}"; do
-      csb_server_alive "${pid}" csb-server ||
-        die "the server process ${pid} exited before it listened (is ${SERVER_IP}:${SERVER_PORT} taken by another process? see server/${cell}-*.log in the run directory); set SERVER_PORT to a free port" 1
-    done
-    die "the server processes did not all listen within 15 s; see server/${cell}-*.log in the run directory" 1
-  fi
-  csb_wait_http "http://$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}/healthz" 15 ||
-    die "the server did not answer /healthz on ${SERVER_IP}:${SERVER_PORT} within 15 s; see server/${cell}-1.log" 1
-  local pids
-  pids=$(IFS=,; echo "${C10K_SERVER_PIDS[*]}")
-  csb_monitor_pids "csb-server-${cell}" "${pids}"
-  on_server_sh "mkdir -p $(csb_quote "${CSB_REMOTE_RUN}/monitors/server/c10k") && for p in $(csb_quote "${C10K_SERVER_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/limits; done >$(csb_quote "${CSB_REMOTE_RUN}/monitors/server/c10k/${cell}.limits")" ||
-    log_warn "could not record the server processes' limits"
-  log_info "server up for ${cell}: ${procs} process(es), PID ${pids}"
-}
-
-c10k_server_stop() {
-  local pid
-  for pid in "${C10K_SERVER_PIDS[@]}"; do
-    csb_stop_server_pid "${pid}" csb-server 10 || true
-    csb_untrack_server "${pid}"
-  done
-  C10K_SERVER_PIDS=()
-}
+# c10k_server_start CELL PROCS SIZES: a fresh server for each scenario, so
+# its RSS starts from a new process: PROCS processes (SO_REUSEPORT when more
+# than one), named csb-server-CELL (logs, pidstat, limits). CSB_HTTP_PIDS
+# holds their PIDs; csb_http_stop stops them.
+c10k_server_start() { csb_http_start "csb-server-$1" "$3" "$2"; }
 
 # c10k_snapshot CELL WHEN [SS]: the server processes' /proc/PID/status and
 # both hosts' /proc/net/sockstat; with SS=1 also the ESTABLISHED sockets of
@@ -611,7 +567,7 @@ c10k_snapshot() {
   local rd="${CSB_REMOTE_RUN}/monitors/server/c10k" ld="${CSB_RUN_DIR}/monitors/client/c10k"
   local base="${cell}.${when}" port_filter="( sport = :${SERVER_PORT} )"
   local script
-  script="mkdir -p $(csb_quote "${rd}") && cd $(csb_quote "${rd}") && for p in $(csb_quote "${C10K_SERVER_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; cat /proc/net/sockstat >$(csb_quote "${base}.sockstat")"
+  script="mkdir -p $(csb_quote "${rd}") && cd $(csb_quote "${rd}") && for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; cat /proc/net/sockstat >$(csb_quote "${base}.sockstat")"
   if ((with_ss)); then
     script+="; ss -Htn state established $(csb_quote "${port_filter}") >$(csb_quote "${base}.established")"
   fi
@@ -797,5 +753,5 @@ c10k_scenario() {
   else
     csb_cell_end ok
   fi
-  c10k_server_stop
+  csb_http_stop
 }

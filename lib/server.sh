@@ -29,37 +29,48 @@ csb_server_deploy() {
     die "could not copy the server binary to ${CSB_REMOTE_RUN}/bin on the server host" 1
 }
 
-# csb_http_start SIZES [PROCS] [EXTRA FLAGS...]: start PROCS server processes
-# (SO_REUSEPORT when more than one) and wait until /healthz answers through
-# SERVER_IP. Sets CSB_HTTP_PIDS.
+# csb_http_start NAME SIZES [PROCS] [EXTRA FLAGS...]: start PROCS server
+# processes (SO_REUSEPORT when more than one), logs in server/NAME-N.log,
+# pidstat on all of them in monitors/server/pidstat-NAME.txt, their limits
+# in monitors/server/limits-NAME.txt. Returns once every process listens
+# (with SO_REUSEPORT a late one would get none of the early connections)
+# and /healthz answers through SERVER_IP. Sets CSB_HTTP_PIDS.
 csb_http_start() {
-  local sizes=$1 procs=${2:-1}
-  shift 2 || shift $#
+  local name=$1 sizes=$2 procs=${3:-1}
+  shift 3 || shift $#
   local -a cmd=("${CSB_REMOTE_RUN}/bin/csb-server" -addr "${SERVER_IP}" -port "${SERVER_PORT}" -sizes "${sizes}")
   ((procs > 1)) && cmd+=(-reuseport)
   cmd+=("$@")
-  local i pid
+  local i pid logs=()
   CSB_HTTP_PIDS=()
   for ((i = 1; i <= procs; i++)); do
     log_cmd "${cmd[@]}"
-    pid=$(on_server_bg "${CSB_REMOTE_RUN}/server/server-${i}.log" "${cmd[@]}") ||
+    logs+=("${CSB_REMOTE_RUN}/server/${name}-${i}.log")
+    pid=$(on_server_bg "${logs[-1]}" "${cmd[@]}") ||
       die "could not start the server on the server host" 1
     csb_track_server "${pid}" csb-server
     CSB_HTTP_PIDS+=("${pid}")
   done
+  # Each process prints one "listening" JSON line once bound; one that
+  # exits (the port is taken) ends the wait at once.
+  local script
+  script="for i in \$(seq 75); do ok=1; for f in $(csb_quote "${logs[@]}"); do grep -q '\"event\":\"listening\"' \"\$f\" 2>/dev/null || ok=0; done; [ \$ok = 1 ] && exit 0; for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do kill -0 \"\$p\" 2>/dev/null || exit 2; done; sleep 0.2; done; exit 1"
+  if ! on_server_sh "${script}"; then
+    for pid in "${CSB_HTTP_PIDS[@]}"; do
+      csb_server_alive "${pid}" csb-server ||
+        die "the server process ${pid} exited before it listened (is ${SERVER_IP}:${SERVER_PORT} taken by another process? see server/${name}-*.log in the run directory); set SERVER_PORT to a free port" 1
+    done
+    die "the server processes did not all listen within 15 s; see server/${name}-*.log in the run directory" 1
+  fi
   csb_wait_http "http://$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}/healthz" 15 ||
-    die "the server did not answer /healthz on ${SERVER_IP}:${SERVER_PORT} within 15 s; see server/server-1.log in the run directory" 1
-  # An answer proves that something listens, not that it is ours: every
-  # process started must still be running (one that could not bind exits).
-  for pid in "${CSB_HTTP_PIDS[@]}"; do
-    csb_server_alive "${pid}" csb-server ||
-      die "the server process ${pid} exited (is ${SERVER_IP}:${SERVER_PORT} taken by another process? see server/ in the run directory); set SERVER_PORT to a free port" 1
-  done
+    die "the server did not answer /healthz on ${SERVER_IP}:${SERVER_PORT} within 15 s; see server/${name}-1.log in the run directory" 1
   local pids
   pids=$(IFS=,; echo "${CSB_HTTP_PIDS[*]}")
-  csb_monitor_pids csb-server "${pids}"
-  csb_run_set server_pids "${pids}"
-  log_info "server up: ${procs} process(es), PID ${pids}, on ${SERVER_IP}:${SERVER_PORT}"
+  csb_monitor_pids "${name}" "${pids}"
+  on_server_sh "for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/limits; done >$(csb_quote "${CSB_REMOTE_RUN}/monitors/server/limits-${name}.txt")" ||
+    log_warn "could not record the server processes' limits"
+  csb_run_set "server_pids.${name}" "${pids}"
+  log_info "server up (${name}): ${procs} process(es), PID ${pids}, on ${SERVER_IP}:${SERVER_PORT}"
 }
 
 # csb_http_stop: SIGTERM (graceful shutdown) each server process by PID.

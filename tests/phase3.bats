@@ -107,7 +107,7 @@ lab_checks() {
     jq -e '.cells[0] | .metrics.server_procs == 2 and .metrics.client_procs == 2 and (.params.sources | split(",") | length == 2)
       and (.verdict.bound | startswith("fd limit per process"))' "${dir}/summary.json"
     grep -q 'added 198.18.0.3 to csbc0' "${dir}/logs/console.log"
-    [ "$(wc -l <"${dir}/monitors/server/c10k/idle-20k.limits")" -gt 20 ]
+    [ "$(wc -l <"${dir}/monitors/server/limits-csb-server-idle-20k.txt")" -gt 20 ]
   fi
   jq -e '.cells[0].metrics | .connections_established == 20000 and .server_established == 20000 and .connections_alive_end == 20000' "${dir}/summary.json"
   jq -e '.cells[1].metrics | .connections_established == 20000 and .rps_achieved_ratio >= 0.98' "${dir}/summary.json"

@@ -136,7 +136,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		{"`monitors/server/c10k/<cell>.{before,held}.status`", "the server processes' `/proc/PID/status` (VmRSS) before the clients started and with every connection held"},
 		{"`monitors/{server,client}/c10k/<cell>.held.established`", "idle: `ss` of the ESTABLISHED sockets on the server port"},
 		{"`monitors/{server,client}/c10k/<cell>.{before,held}.sockstat`", "`/proc/net/sockstat` before the clients started and with every connection held"},
-		{"`monitors/server/c10k/<cell>.limits`", "the server processes' `/proc/PID/limits`"},
+		{"`monitors/server/limits-csb-server-<cell>.txt`", "the server processes' `/proc/PID/limits`"},
 	})
 	return report.Write(r.Dir, ReportName, &d)
 }
