@@ -3,11 +3,13 @@ set terminal svg size 800,450 dynamic enhanced font 'sans,11' background rgb 'wh
 set output 'rps-vs-concurrency.svg'
 set title "Phase 2: RPS vs concurrency" noenhanced
 set xlabel "concurrency (connections)" noenhanced
-set ylabel "requests/s (median)" noenhanced
+set ylabel "requests/s (median, log scale)" noenhanced
 set grid ytics
 set key outside bottom center horizontal noenhanced
 set yrange [0:*]
 set logscale x 2
+set logscale y 10
+set yrange [*:*]
 plot 'rps-vs-concurrency.dat' index 0 using 1:2 with linespoints pointtype 7 title "1k", \
      'rps-vs-concurrency.dat' index 1 using 1:2 with linespoints pointtype 7 title "10k", \
      'rps-vs-concurrency.dat' index 2 using 1:2 with linespoints pointtype 7 title "100k"

@@ -288,7 +288,7 @@ func Charts(in *Inputs) []*chart.Chart {
 	// RPS and p99 against concurrency, one line per payload.
 	if len(groups) > 0 {
 		rps := &chart.Chart{Name: "rps-vs-concurrency", Title: "Phase 2: RPS vs concurrency", XLabel: "concurrency (connections)",
-			YLabel: "requests/s (median)", LogX: true, HLine: math.NaN()}
+			YLabel: "requests/s (median, log scale)", LogX: true, LogY: true, HLine: math.NaN()}
 		p99 := &chart.Chart{Name: "p99-vs-concurrency", Title: "Phase 2: p99 latency vs concurrency", XLabel: "concurrency (connections)",
 			YLabel: "p99 ms (median)", LogX: true, LogY: true, HLine: math.NaN()}
 		idx := map[string]int{}
