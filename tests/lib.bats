@@ -281,7 +281,7 @@ csb-server' ]
   kill "${other}"
   wait "${other}" || true
   [ "$status" -eq 1 ]
-  [[ "$output" == *"the server process"*"exited (is 127.0.0.1:18181 taken by another process?"* ]]
+  [[ "$output" == *"the server process"*"exited before it listened (is 127.0.0.1:18181 taken by another process?"* ]]
   local dir
   dir=$(results_line "$output")
   grep -q '^status=failed' "${dir}/run.env"
