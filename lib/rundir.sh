@@ -26,6 +26,7 @@ CSB_RUN_ERROR=""
 CSB_SIGNAL=""
 CSB_CELLS_OK=0
 CSB_CELLS_FAILED=0
+CSB_CELLS_BEGUN=0
 declare -ga CSB_CLIENT_PIDS=() CSB_SERVER_PIDS=()
 CSB_ARGV=""
 
@@ -121,14 +122,24 @@ csb_cell_begin() {
   csb_check_name "${CSB_CELL_NAME}" || die "internal: bad cell name ${CSB_CELL_NAME}"
   csb_snapshot_counters "${CSB_CELL_NAME}" before
   CSB_CELL_START="$(csb_epoch_ms)"
+  CSB_CELLS_BEGUN=$((CSB_CELLS_BEGUN + 1))
   log_info "cell ${CSB_CELL_NAME} (${CSB_CELL_PARAMS}) starts"
 }
 
 # csb_cell_end STATUS [ERROR]: the cell ends; STATUS is ok, failed or refused.
 csb_cell_end() {
   local status=$1 err=${2:-}
-  local end
+  local end dead=""
   end="$(csb_epoch_ms)"
+  # A server that died during the cell fails it, and the run stops there
+  # (outside the exit path, where the servers are being stopped anyway).
+  if [[ -z "${CSB_EXITING:-}" ]] && ((${#CSB_HTTP_PIDS[@]})); then
+    dead=$(csb_http_dead)
+    if [[ -n "${dead}" ]]; then
+      status=failed
+      err="the server process(es) ${dead} died during the cell (see server/ in the run directory)${err:+; ${err}}"
+    fi
+  fi
   csb_snapshot_counters "${CSB_CELL_NAME}" after || true
   err=${err//$'\t'/ }
   err=${err//$'\n'/ }
@@ -140,6 +151,10 @@ csb_cell_end() {
   esac
   log_info "cell ${CSB_CELL_NAME} ${status}${err:+: ${err}}"
   CSB_CELL_NAME=""
+  if [[ -n "${dead}" ]]; then
+    CSB_RUN_ERROR="the server died (PID ${dead})"
+    die "the server process(es) ${dead} died; stopping the run (what was measured so far is kept)" 1
+  fi
 }
 
 # Process tracking: "PID NAME" per entry; NAME is matched against the
@@ -215,6 +230,7 @@ csb_on_exit() {
   local rc=$?
   trap - ERR INT TERM HUP
   set +e
+  CSB_EXITING=1
   [[ -n "${CSB_SIGNAL}" ]] && CSB_RUN_ERROR="interrupted by SIG${CSB_SIGNAL}"
   csb_monitors_stop
   csb_stop_all
@@ -234,8 +250,10 @@ csb_on_exit() {
   fi
   local status=ok
   if ((rc != 0)) || [[ -n "${CSB_RUN_ERROR}" ]] || ((CSB_CELLS_FAILED > 0)); then
-    # Interrupted runs are partial: what was measured so far is kept.
-    if ((CSB_CELLS_OK > 0)) || [[ -n "${CSB_SIGNAL}" ]]; then status=partial; else status=failed; fi
+    # A run cut short once measuring began (a signal, a dead server, a
+    # dropped ssh, a failed cell) is partial: what was measured so far is
+    # kept. One that never began measuring failed.
+    if ((CSB_CELLS_BEGUN > 0)) || [[ -n "${CSB_SIGNAL}" ]]; then status=partial; else status=failed; fi
     [[ -n "${CSB_RUN_ERROR}" ]] || CSB_RUN_ERROR="runner exited with status ${rc}"
     ((CSB_CELLS_FAILED > 0 && rc == 0)) && CSB_RUN_ERROR="${CSB_CELLS_FAILED} cell(s) failed or refused"
     ((rc != 0)) || rc=1

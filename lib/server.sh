@@ -101,6 +101,13 @@ csb_wait_http() {
   return 1
 }
 
+# csb_http_dead: the PIDs of CSB_HTTP_PIDS that are no longer running (one
+# round trip for all of them).
+csb_http_dead() {
+  on_server_sh "for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do { tr '\\0' ' ' </proc/\$p/cmdline; } 2>/dev/null | grep -qF csb-server || printf '%s ' \"\$p\"; done" |
+    sed 's/ $//'
+}
+
 # csb_server_alive PID NAME: is the process still there on the server?
 csb_server_alive() {
   on_server_sh "{ tr '\\0' ' ' </proc/$(csb_quote "$1")/cmdline; } 2>/dev/null | grep -qF -- $(csb_quote "$2")"
