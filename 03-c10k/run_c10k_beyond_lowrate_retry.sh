@@ -64,22 +64,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
 usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
-PHASE=03-c10k
-
 csb_config_declare CONNS 20000 posints "Phase 3: connections per scenario (run_c10k.sh: 10000; beyond: 20000)"
 csb_config_declare RPS 2000 posints "Phase 3: request rates of the low-rate scenarios (run_c10k.sh: 1000,2000; beyond and retry: 2000)"
 csb_c10k_settings
-
-# scenarios: the cells of this run, in order, as "KIND CONNS RPS".
-scenarios() {
-  local -a counts rates
-  local c r
-  IFS=, read -r -a counts <<<"${CONNS}"
-  IFS=, read -r -a rates <<<"${RPS}"
-  for c in "${counts[@]}"; do
-    for r in "${rates[@]}"; do echo "lowrate $((10#${c})) $((10#${r}))"; done
-  done
-}
 
 # cooldown: wait for the client's TIME_WAIT toward the server to drain.
 cooldown() {
@@ -99,29 +86,10 @@ main() {
   csb_config_load "$@"
   c10k_profile
   csb_lab_enter "${BASH_SOURCE[0]}" "$@"
-  local -a cells
-  mapfile -t cells < <(scenarios)
-
-  csb_build_all
-  csb_build connclient cmd/connclient
-  csb_ssh_open
-  csb_preflight_tools "curl sar mpstat pidstat sadf nstat ip ss" "sar mpstat pidstat sadf nstat ip ss"
-  csb_preflight_route
-  c10k_facts
-  c10k_preflight "${cells[@]}"
-  csb_run_begin "${PHASE}" c10k-beyond-lowrate-retry "$@"
-  c10k_record_facts
-  c10k_raise_fd
-  csb_capture_env
-  csb_monitors_start
-  csb_server_deploy
+  mapfile -t C10K_CELLS < <(c10k_scenarios lowrate)
+  c10k_begin c10k-beyond-lowrate-retry "" "$@"
   cooldown
-
-  local cell
-  for cell in "${cells[@]}"; do
-    # shellcheck disable=SC2086 # a cell is "kind conns rps"
-    c10k_scenario ${cell}
-  done
+  c10k_run_cells
 }
 
 main "$@"

@@ -51,7 +51,7 @@ C10K_PORT_MARGIN=256
 declare -gA C10K_KB_PER_CONN=([server]=32 [idle]=8 [lowrate]=16 [active]=8)
 
 declare -gA C10K_SRV=() C10K_CLI=()
-declare -ga C10K_ADDED=() C10K_CLIENT_PIDS=() C10K_CLIENT_OUT=() C10K_CLIENT_LOG=()
+declare -ga C10K_CELLS=() C10K_ADDED=() C10K_CLIENT_PIDS=() C10K_CLIENT_OUT=() C10K_CLIENT_LOG=()
 declare -ga C10K_SOURCES=() C10K_SHARE_CONNS=() C10K_SHARE_RPS=() C10K_SHARE_RATE=()
 C10K_SERVER_PROCS=1
 C10K_REFUSAL=""
@@ -91,6 +91,59 @@ c10k_check_scenarios() {
 
 # c10k_wants KIND: is KIND in SCENARIOS?
 c10k_wants() { [[ ",${SCENARIOS}," == *",$1,"* ]]; }
+
+# c10k_scenarios KIND...: the cells of a run, in order, as "KIND CONNS RPS":
+# for each count in CONNS, each KIND that SCENARIOS wants (every KIND when
+# the runner has no SCENARIOS setting), a low-rate one per rate in RPS.
+c10k_scenarios() {
+  local -a counts rates
+  local c r kind
+  IFS=, read -r -a counts <<<"${CONNS}"
+  IFS=, read -r -a rates <<<"${RPS}"
+  for c in "${counts[@]}"; do
+    c=$((10#${c}))
+    for kind in "$@"; do
+      [[ -z "${CSB_CHECK[SCENARIOS]+x}" ]] || c10k_wants "${kind}" || continue
+      if [[ "${kind}" == lowrate ]]; then
+        for r in "${rates[@]}"; do echo "lowrate ${c} $((10#${r}))"; done
+      else
+        echo "${kind} ${c} 0"
+      fi
+    done
+  done
+}
+
+# c10k_begin NAME "CLIENT TOOLS" ARGV...: everything before the first
+# scenario, the same for every Phase 3 runner: build, ssh, preflight (tools,
+# route, every cell of C10K_CELLS planned against both hosts' limits), then
+# the run directory, the facts, the fd limit, environment, monitors, and the
+# server binary on the server host.
+c10k_begin() {
+  local name=$1 tools=$2
+  shift 2
+  csb_build_all
+  csb_build connclient cmd/connclient
+  csb_ssh_open
+  csb_preflight_tools "${tools} curl sar mpstat pidstat sadf nstat ip ss" "sar mpstat pidstat sadf nstat ip ss"
+  csb_preflight_route
+  c10k_facts
+  c10k_preflight "${C10K_CELLS[@]}"
+  csb_run_begin 03-c10k "${name}" "$@"
+  c10k_record_facts
+  c10k_raise_fd
+  csb_capture_env
+  csb_monitors_start
+  csb_server_deploy
+}
+
+# c10k_run_cells: every scenario of C10K_CELLS, in order.
+c10k_run_cells() {
+  local cell
+  for cell in "${C10K_CELLS[@]}"; do
+    # shellcheck disable=SC2086 # a cell is "kind conns rps"
+    c10k_scenario ${cell}
+  done
+}
 
 # c10k_profile: resolve the profile's values (HOLD, DURATION, CONNECT_RATE).
 c10k_profile() {
