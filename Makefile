@@ -6,7 +6,7 @@ LAB ?= netns
 PROFILE ?= quick
 export LAB PROFILE
 
-SH_FILES := $(shell git ls-files '*.sh' 2>/dev/null) .ci/run
+SH_FILES := $(shell git ls-files '*.sh' '*.bats' 'tests/*.bash' 2>/dev/null) .ci/run
 GO_PKGS := ./...
 
 .PHONY: help setup build demo test test-go test-bats lint lab-up lab-down report clean

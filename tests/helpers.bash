@@ -48,3 +48,28 @@ results_line() { printf '%s\n' "$1" | tail -n 1 | sed -n 's/^results: //p'; }
 # no_leftovers PATTERN...: no process whose command line matches a run dir
 # or the given patterns remains.
 procs_matching() { pgrep -af -- "$1" | grep -v pgrep || true; }
+
+# wait_for FILE PATTERN [SECONDS]: poll until FILE holds PATTERN (grep -E),
+# at most SECONDS (default 30). Fails when it never does.
+wait_for() {
+  local file=$1 pattern=$2 limit=${3:-30} i
+  for ((i = 0; i < limit * 10; i++)); do
+    grep -qE -- "${pattern}" "${file}" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "timed out after ${limit} s waiting for '${pattern}' in ${file}" >&2
+  return 1
+}
+
+# pids_gone DIR: every process the run recorded as started (run.env's
+# started.server / started.client, both hosts share this PID space in the
+# local and netns labs) has exited.
+pids_gone() {
+  local pid_name
+  while read -r pid_name; do
+    if kill -0 "${pid_name%% *}" 2>/dev/null; then
+      echo "still running: ${pid_name}" >&2
+      return 1
+    fi
+  done < <(sed -n 's/^started\.\(server\|client\)=//p' "$1/run.env")
+}

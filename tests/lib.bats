@@ -303,11 +303,8 @@ csb-server' ]
   local out="${BATS_TEST_TMPDIR}/out"
   bash 01-http-baseline/run_http_baseline.sh -l local -p smoke -s SERVER_PORT=18182 -s PAYLOADS=1k,10k \
     -s DURATION=4 -s WARMUP=0 >"${out}" 2>&1 &
-  local runner=$! i pid=""
-  for ((i = 0; i < 300; i++)); do
-    grep -q 'cell 1k (' "${out}" && break
-    sleep 0.1
-  done
+  local runner=$! pid=""
+  wait_for "${out}" 'cell 1k \(' 30
   # The server's PID, as the run recorded it.
   local env_file
   env_file=$(sed -n 's/^.*INFO run .* in \(.*\)$/\1/p' "${out}" | head -n 1)/run.env
@@ -323,9 +320,5 @@ csb-server' ]
   dir=$(results_line "$(cat "${out}")")
   jq -e '.status == "partial" and (.error | test("server died")) and .cells[0].status == "failed" and (.cells | length == 1)' "${dir}/summary.json"
   [ -s "${dir}/raw/1k.txt" ]
-  local pid_name
-  while read -r pid_name; do
-    run kill -0 "${pid_name%% *}"
-    [ "$status" -ne 0 ] || { echo "still running: ${pid_name}"; return 1; }
-  done < <(sed -n 's/^started\.\(server\|client\)=//p' "${dir}/run.env")
+  pids_gone "${dir}"
 }

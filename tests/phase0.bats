@@ -105,11 +105,7 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   env --default-signal=INT bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s DURATION=6 >"${out}" 2>&1 &
   local pid=$!
   # Interrupt during the second cell.
-  local i
-  for ((i = 0; i < 300; i++)); do
-    grep -q 'cell c2s-4 (' "${out}" && break
-    sleep 0.1
-  done
+  wait_for "${out}" 'cell c2s-4 \(' 30
   sleep 2
   kill -INT "${pid}"
   local rc=0
@@ -124,11 +120,6 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   [ -e "${dir}/raw/c2s-4.json" ]
   grep -q '^status=partial' "${dir}/run.env"
   [ -z "$(leftovers "${dir}")" ]
-  # Every process the run started, on either host, is gone (same PID space).
-  local pid_name
-  while read -r pid_name; do
-    run kill -0 "${pid_name%% *}"
-    [ "$status" -ne 0 ] || { echo "still running: ${pid_name}"; return 1; }
-  done < <(sed -n 's/^started\.\(server\|client\)=//p' "${dir}/run.env")
+  pids_gone "${dir}"
   grep -q '^started.server=.* iperf3$' "${dir}/run.env"
 }

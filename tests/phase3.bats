@@ -226,11 +226,7 @@ lab_checks() {
   # env --default-signal gives the runner the SIGINT a terminal would.
   env --default-signal=INT bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s SCENARIOS=idle -s HOLD=60 >"${out}" 2>&1 &
   local pid=$!
-  local i
-  for ((i = 0; i < 600; i++)); do
-    grep -q 'cell idle-20k (' "${out}" && break
-    sleep 0.1
-  done
+  wait_for "${out}" 'cell idle-20k \(' 60
   sleep 6
   kill -INT "${pid}"
   local rc=0

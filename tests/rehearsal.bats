@@ -49,6 +49,7 @@ step() {
 
 @test "check-manual names the Markdown line of a finding, and refuses an open fence or a bad flag" {
   local md="${REHEARSAL_DIR}/manual.md"
+  # shellcheck disable=SC2016 # the $ signs belong to the Markdown being written
   printf '# Title\n\nProse.\n\n```bash\nA=1\ncp $SRC "$A"\n```\n\n```text\n$not bash\n```\n' >"${md}"
   run bash scripts/check-manual.sh "${md}"
   echo "${output}"
