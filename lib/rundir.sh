@@ -20,7 +20,6 @@
 
 CSB_RUN_DIR=""
 CSB_RUN_ID=""
-CSB_RUN_PHASE=""
 CSB_REMOTE_RUN=""
 CSB_RUN_ERROR=""
 CSB_SIGNAL=""
@@ -46,7 +45,6 @@ csb_run_begin() {
   local phase=$1 name=$2
   shift 2
   CSB_ARGV="$(csb_quote "$@")"
-  CSB_RUN_PHASE=${phase}
   [[ -n "${RUN_NAME}" ]] && name=${RUN_NAME}
   local root stamp dir n=1
   root="$(csb_results_root "${phase}")"
