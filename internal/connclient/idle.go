@@ -63,20 +63,7 @@ func runIdle(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.
 	}
 	res.ClientRSSMB = rssMB()
 	res.ClientGoroutines = runtime.NumGoroutine()
-	closeAll(conns)
-	if ctx.Err() != nil {
-		res.Status = "partial"
-	}
-	res.FinishedAt = stamp(time.Now())
-	if err := writeResult(stdout, &res); err != nil {
-		fmt.Fprintf(stderr, "error: writing result: %v\n", err)
-		return err
-	}
-	if res.Status == "partial" {
-		fmt.Fprintln(stderr, "error: interrupted; partial result printed")
-		return ErrPartial
-	}
-	return nil
+	return finish(ctx, &res.commonResult, &res, conns, stdout, stderr)
 }
 
 // checkAlive peeks at every connection in live without blocking and returns

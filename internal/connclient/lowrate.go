@@ -104,20 +104,7 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 	if res.ClientRSSMB == nil { // the schedule did not get half way
 		res.ClientRSSMB, res.ClientGoroutines = rssMB(), runtime.NumGoroutine()
 	}
-	closeAll(p.conns)
-	if ctx.Err() != nil {
-		res.Status = "partial"
-	}
-	res.FinishedAt = stamp(time.Now())
-	if err := writeResult(stdout, &res); err != nil {
-		fmt.Fprintf(stderr, "error: writing result: %v\n", err)
-		return err
-	}
-	if res.Status == "partial" {
-		fmt.Fprintln(stderr, "error: interrupted; partial result printed")
-		return ErrPartial
-	}
-	return nil
+	return finish(ctx, &res.commonResult, &res, p.conns, stdout, stderr)
 }
 
 // run drives the schedule over conns and returns when every connection has

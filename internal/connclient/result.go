@@ -1,7 +1,9 @@
 package connclient
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -159,6 +161,26 @@ func quantileMs(h *Histogram, q float64) *float64 {
 		return nil
 	}
 	return ptr(round(h.Quantile(q)/1000, 3))
+}
+
+// finish ends a run the same way in every mode: it closes the connections,
+// marks an interrupted run partial (common is res's commonResult), prints
+// the one JSON result, and returns ErrPartial when the run was interrupted.
+func finish(ctx context.Context, common *commonResult, res any, conns []held, stdout, stderr io.Writer) error {
+	closeAll(conns)
+	if ctx.Err() != nil {
+		common.Status = "partial"
+	}
+	common.FinishedAt = stamp(time.Now())
+	if err := writeResult(stdout, res); err != nil {
+		fmt.Fprintf(stderr, "error: writing result: %v\n", err)
+		return err
+	}
+	if common.Status == "partial" {
+		fmt.Fprintln(stderr, "error: interrupted; partial result printed")
+		return ErrPartial
+	}
+	return nil
 }
 
 func writeResult(w io.Writer, v any) error {
