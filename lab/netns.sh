@@ -124,10 +124,11 @@ MaxStartups 100:30:200
 MaxSessions 64
 LogLevel ERROR
 EOF
+  # sshd's privilege-separation directory is shared by every lab on this
+  # machine (and by the host's own sshd): made when missing, never removed.
   if [[ ! -d /run/sshd ]]; then
     mkdir -p /run/sshd
     chmod 0755 /run/sshd
-    touch "${CSB_NETNS_STATE}/created-run-sshd"
   fi
   # sshd -D stays in the foreground of its own session; every stream is
   # redirected so nothing waits on it.
@@ -181,9 +182,6 @@ netns_down() {
       ip netns del "${ns}"
     fi
   done
-  if [[ -f "${CSB_NETNS_STATE}/created-run-sshd" ]]; then
-    rmdir /run/sshd 2>/dev/null || true
-  fi
   if [[ -d "${CSB_NETNS_STATE}" ]]; then
     rm -rf "${CSB_NETNS_STATE}"
   fi
