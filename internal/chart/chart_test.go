@@ -3,6 +3,9 @@ package chart
 import (
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"csbench/internal/golden"
@@ -32,5 +35,25 @@ func TestRenderWithoutGnuplotSaysWhy(t *testing.T) {
 	}
 	if _, err := os.Stat(dir + "/x.gp"); err != nil {
 		t.Fatal("the script must stay for later rendering:", err)
+	}
+}
+
+func TestRenderWritesCompleteSVG(t *testing.T) {
+	if _, err := exec.LookPath("gnuplot"); err != nil {
+		t.Skip("gnuplot not installed")
+	}
+	dir := t.TempDir()
+	c := &Chart{Name: "x", Title: "t", HLine: math.NaN(), Series: []Series{{Title: "a", Points: []Point{{X: 1, Y: 1}, {X: 2, Y: 3}}}}}
+	svg, skipped := c.Render(dir, "test")
+	if svg != "x.svg" {
+		t.Fatalf("svg %q skipped %q", svg, skipped)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, svg))
+	if err != nil || !strings.Contains(string(b), "</svg>") {
+		t.Fatalf("svg incomplete (%v): %.200s", err, b)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 3 {
+		t.Errorf("want x.dat, x.gp, x.svg and no temporary file, got %d entries", len(ents))
 	}
 }

@@ -4,10 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"csbench/internal/atomicfile"
 	"csbench/internal/compare"
 	"csbench/internal/summary"
 )
@@ -67,13 +67,5 @@ func appendBaseline(dir, base string, s *summary.Summary) error {
 	if err != nil {
 		text += fmt.Sprintf("_The baseline run could not be compared: %v._\n", err)
 	}
-	f, err := os.OpenFile(reports[0], os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := io.WriteString(f, text); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Append(reports[0], []byte(text))
 }

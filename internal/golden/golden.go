@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"csbench/internal/atomicfile"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden files")
@@ -17,7 +19,7 @@ func Check(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name+".golden")
 	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+		if err := atomicfile.Write(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -89,7 +91,7 @@ func CopyTree(t *testing.T, src, base string) string {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+		return atomicfile.Write(filepath.Join(dst, rel), b, 0o644)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"csbench/internal/atomicfile"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )
@@ -194,7 +195,7 @@ func Files(d *Doc) {
 	})
 }
 
-// Write saves the document.
+// Write saves the document (temp-and-rename: a failure keeps the old one).
 func Write(dir, name string, d *Doc) error {
-	return os.WriteFile(filepath.Join(dir, name), []byte(d.String()), 0o644)
+	return atomicfile.Write(filepath.Join(dir, name), []byte(d.String()), 0o644)
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"csbench/internal/atomicfile"
 	"csbench/internal/rundir"
 )
 
@@ -178,24 +179,16 @@ func NewCell(c rundir.Cell) Cell {
 	}
 }
 
-// Write writes summary.json and summary.csv into dir.
+// Write writes summary.json and summary.csv into dir, each by temp-and-rename.
 func (s *Summary) Write(dir string) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(dir+"/summary.json", append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(dir+"/summary.json", append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	f, err := os.Create(dir + "/summary.csv")
-	if err != nil {
-		return err
-	}
-	if err := s.WriteCSV(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.WriteWith(dir+"/summary.csv", 0o644, s.WriteCSV)
 }
 
 // WriteCSV writes one row per cell: name, status, params, then every metric
