@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"csbench/internal/atomicfile"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )
@@ -47,7 +48,9 @@ Examples:
   csb summarize 00-iperf3/results/2026-11-30_101500_iperf3-baseline
   csb summarize 0*/results/*/
 
-Exit status: 0 ok, 1 a run directory could not be summarized, 2 bad usage.
+Exit status: 0 ok, 1 a run directory could not be summarized (or a cell's
+raw output could not be parsed: the run is then marked partial, in run.env
+too, and its summary and report say which file and why), 2 bad usage.
 `
 
 // errUsage marks an error that is the caller's: exit 2 with the usage.
@@ -146,6 +149,10 @@ func Summarize(dir, generatedBy string) error {
 	if err := p.Summarize(r, s); err != nil {
 		return err
 	}
+	unparsed, err := markUnparsed(r, s)
+	if err != nil {
+		return err
+	}
 	if err := s.Write(dir); err != nil {
 		return err
 	}
@@ -153,9 +160,49 @@ func Summarize(dir, generatedBy string) error {
 		return err
 	}
 	if base := r.Settings["BASELINE_RUN"]; base != "" {
-		return appendBaseline(dir, base, s)
+		if err := appendBaseline(dir, base, s); err != nil {
+			return err
+		}
 	}
-	return nil
+	return unparsed
+}
+
+// markUnparsed finds the cells the runner recorded as ok whose raw output
+// could not be parsed. Such a run is not ok: its status becomes partial in
+// the summary and in run.env (appended, as the runner does: the last value
+// wins), with the reason, and the returned error names the first cell, its
+// file and what was wrong, on one line. The run's other errors stay.
+func markUnparsed(r *rundir.Run, s *summary.Summary) (unparsed, err error) {
+	var bad []string
+	for _, rc := range r.Cells {
+		c := s.Cell(rc.Name)
+		if rc.Status == "ok" && c != nil && c.Unparsed != "" && c.Error != nil {
+			bad = append(bad, "cell "+rc.Name+": "+*c.Error)
+		}
+	}
+	if len(bad) == 0 {
+		return nil, nil
+	}
+	msg := fmt.Sprintf("%d cell(s) with raw output that could not be parsed; %s", len(bad), bad[0])
+	if len(bad) > 1 {
+		msg += fmt.Sprintf(" (and %d more: see summary.json)", len(bad)-1)
+	}
+	if s.Status == "ok" || s.Status == "" {
+		s.Status = "partial"
+	}
+	if s.Error == nil || *s.Error == "" {
+		s.Error = &msg
+	} else if !strings.Contains(*s.Error, msg) {
+		e := *s.Error + "; " + msg
+		s.Error = &e
+	}
+	if r.Get("status") != s.Status || r.Get("error") != *s.Error {
+		add := "status=" + s.Status + "\nerror=" + *s.Error + "\n"
+		if err := atomicfile.Append(filepath.Join(r.Dir, "run.env"), []byte(add)); err != nil {
+			return nil, err
+		}
+	}
+	return fmt.Errorf("run marked %s: %s", s.Status, msg), nil
 }
 
 // GeneratedBy is how a generated file names the command that made it.

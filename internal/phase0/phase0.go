@@ -57,9 +57,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		raw := filepath.Join(r.Dir, "raw", rc.Name+".json")
 		res, err := readIperf3(raw)
 		if err != nil {
-			msg := err.Error()
-			c.Error = &msg
-			c.Status = "failed"
+			c.SetUnparsed(r.Dir, raw, err)
 		}
 		if res != nil {
 			m["throughput_mbps"] = mbps(res.ReceiverBitsPerSecond)

@@ -10,8 +10,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"csbench/internal/atomicfile"
@@ -89,6 +91,57 @@ type Cell struct {
 	Verdict   *Verdict            `json:"verdict,omitempty"`
 	StartedAt string              `json:"started_at"`
 	EndedAt   string              `json:"ended_at"`
+	// Unparsed is the raw file (relative to the run directory) that could
+	// not be read or parsed, set by SetUnparsed; csb summarize then marks
+	// the run partial. Not part of summary.json: the cell's error says it.
+	Unparsed string `json:"-"`
+}
+
+// MaxErrorLen is the longest cell error SetUnparsed writes, in bytes.
+const MaxErrorLen = 200
+
+// SetUnparsed fails c because the raw file path (under the run directory
+// dir) could not be read or parsed. The error is one line: the file, then
+// what was wrong, without control characters or non-ASCII bytes (a
+// parser's message may quote the raw bytes it choked on), cut at
+// MaxErrorLen.
+func (c *Cell) SetUnparsed(dir, path string, err error) {
+	rel := path
+	if r, e := filepath.Rel(dir, path); e == nil && !strings.HasPrefix(r, "..") {
+		rel = r
+	}
+	msg := OneLine(rel+": "+strings.ReplaceAll(err.Error(), path, rel), MaxErrorLen)
+	c.Status = "failed"
+	c.Error = &msg
+	c.Unparsed = rel
+}
+
+// OneLine makes s one printable ASCII line of at most max bytes: control
+// and non-ASCII characters become '?', runs of spaces one space, and a cut
+// is marked with "...".
+func OneLine(s string, max int) string {
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		switch {
+		case r == ' ' || r == '\t' || r == '\n' || r == '\r':
+			if !space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = true
+			continue
+		case r < 0x20 || r > 0x7e:
+			b.WriteByte('?')
+		default:
+			b.WriteRune(r)
+		}
+		space = false
+	}
+	out := strings.TrimSpace(b.String())
+	if len(out) > max {
+		out = out[:max-3] + "..."
+	}
+	return out
 }
 
 // Verdict says which resource bound a cell, with the evidence.
