@@ -93,10 +93,70 @@ csb_run_begin() {
 }
 
 # csb_run_set KEY VALUE: record a fact about the run in run.env.
-# Outside a run (no run directory yet) it does nothing.
+# Outside a run (no run directory yet) it does nothing. A write that fails
+# on a full disk stops the run (csb_disk_stop).
 csb_run_set() {
   [[ -n "${CSB_RUN_DIR}" ]] || return 0
-  printf '%s=%s\n' "$1" "$2" >>"${CSB_RUN_DIR}/run.env"
+  printf '%s=%s\n' "$1" "$2" 2>/dev/null >>"${CSB_RUN_DIR}/run.env" ||
+    csb_disk_stop "${CSB_RUN_DIR}/run.env"
+}
+
+# A full disk. A run whose results directory or server-side work directory
+# fills stops with "disk full: no space left on MOUNT (writing PATH)", status
+# partial (failed before the first cell), exit 1. So that the status and the
+# summary can still be written, each run keeps CSB_DISK_RESERVE_KB of zeros
+# in <run>/.disk-reserve from its first cell on and removes it at exit.
+# A filesystem with less than CSB_DISK_MIN_KB free counts as full: a tool's
+# write to it (a raw output, a monitor) may have failed already.
+CSB_DISK_RESERVE_KB=512
+CSB_DISK_MIN_KB=64
+
+# csb_disk_full_where DIR [server]: print "MOUNT" and succeed when DIR's
+# filesystem (on the server host with "server") has less than
+# CSB_DISK_MIN_KB free; fail otherwise, or when df cannot tell.
+csb_disk_full_where() {
+  local dir=$1 out avail mount
+  if [[ "${2:-}" == server ]]; then
+    out=$(on_server df -Pk --output=avail,target "${dir}" 2>/dev/null) || return 1
+  else
+    out=$(df -Pk --output=avail,target "${dir}" 2>/dev/null) || return 1
+  fi
+  read -r avail mount <<<"${out##*$'\n'}"
+  [[ "${avail}" =~ ^[0-9]+$ ]] && ((avail < CSB_DISK_MIN_KB)) || return 1
+  printf '%s\n' "${mount}"
+}
+
+# csb_disk_note PATH [server]: a write to PATH failed or its disk filled:
+# record why as the run's error (the first such reason wins) and free the
+# reserve, so the cell's line, the status and the summary still fit.
+csb_disk_note() {
+  local path=$1 where=${2:-} mount
+  mount=$(csb_disk_full_where "$(dirname "${path}")" "${where}") || mount="$(dirname "${path}")"
+  [[ "${CSB_RUN_ERROR}" == "disk full:"* ]] ||
+    CSB_RUN_ERROR="disk full: no space left on ${mount}${where:+ on the ${where} host} (writing ${path})"
+  [[ -z "${CSB_RUN_DIR}" ]] || rm -f "${CSB_RUN_DIR}/.disk-reserve"
+}
+
+# csb_disk_stop PATH [server]: csb_disk_note, then stop the run (outside the
+# exit path, which records the status next).
+csb_disk_stop() {
+  csb_disk_note "$@"
+  [[ -n "${CSB_EXITING:-}" ]] && return 1
+  die "${CSB_RUN_ERROR}; free space there and run again (what was measured so far is kept)" 1
+}
+
+# csb_disk_check: fail (after csb_disk_note) when the results directory or
+# the server's work directory is full.
+csb_disk_check() {
+  [[ -n "${CSB_RUN_DIR}" ]] || return 0
+  if csb_disk_full_where "${CSB_RUN_DIR}" >/dev/null; then
+    csb_disk_note "${CSB_RUN_DIR}/raw/"
+    return 1
+  fi
+  if [[ -n "${CSB_REMOTE_RUN}" ]] && csb_disk_full_where "${CSB_REMOTE_RUN}" server >/dev/null; then
+    csb_disk_note "${CSB_REMOTE_RUN}/" server
+    return 1
+  fi
 }
 
 csb_epoch_ms() {
@@ -118,6 +178,10 @@ csb_cell_begin() {
     echo "$*"
   )"
   csb_check_name "${CSB_CELL_NAME}" || die "internal: bad cell name ${CSB_CELL_NAME}"
+  if ((CSB_CELLS_BEGUN == 0)) && [[ -n "${CSB_RUN_DIR}" ]]; then
+    head -c "$((CSB_DISK_RESERVE_KB * 1024))" /dev/zero 2>/dev/null >"${CSB_RUN_DIR}/.disk-reserve" ||
+      { rm -f "${CSB_RUN_DIR}/.disk-reserve"; csb_disk_stop "${CSB_RUN_DIR}/.disk-reserve"; }
+  fi
   csb_snapshot_counters "${CSB_CELL_NAME}" before
   CSB_CELL_START="$(csb_epoch_ms)"
   CSB_CELLS_BEGUN=$((CSB_CELLS_BEGUN + 1))
@@ -141,14 +205,24 @@ csb_cell_end() {
   csb_snapshot_counters "${CSB_CELL_NAME}" after || true
   err=${err//$'\t'/ }
   err=${err//$'\n'/ }
+  local full=""
+  if [[ -z "${CSB_EXITING:-}" ]] && ! csb_disk_check; then
+    full=1
+    status=failed
+    err="${CSB_RUN_ERROR}${err:+; ${err}}"
+  fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "${CSB_CELL_NAME}" "${status}" "${CSB_CELL_START}" "${end}" \
-    "${CSB_CELL_PARAMS}" "${err}" >>"${CSB_RUN_DIR}/cells.tsv"
+    "${CSB_CELL_PARAMS}" "${err}" 2>/dev/null >>"${CSB_RUN_DIR}/cells.tsv" ||
+    { csb_disk_note "${CSB_RUN_DIR}/cells.tsv"; full=1; }
   case "${status}" in
     ok) CSB_CELLS_OK=$((CSB_CELLS_OK + 1)) ;;
     *) CSB_CELLS_FAILED=$((CSB_CELLS_FAILED + 1)) ;;
   esac
   log_info "cell ${CSB_CELL_NAME} ${status}${err:+: ${err}}"
   CSB_CELL_NAME=""
+  if [[ -n "${full}" && -z "${CSB_EXITING:-}" ]]; then
+    die "${CSB_RUN_ERROR}; free space there and run again (what was measured so far is kept)" 1
+  fi
   if [[ -n "${dead}" ]]; then
     CSB_RUN_ERROR="the server died (PID ${dead})"
     die "the server process(es) ${dead} died; stopping the run (what was measured so far is kept)" 1
@@ -246,6 +320,10 @@ csb_on_exit() {
       log_warn "could not fetch ${CSB_REMOTE_RUN} from the server; it stays there"
     fi
   fi
+  # A full results or server disk (found now, or by a write that failed
+  # before) makes the run partial or failed, whatever else went right.
+  csb_disk_check || ((rc != 0)) || rc=1
+  [[ -z "${CSB_RUN_DIR}" ]] || rm -f "${CSB_RUN_DIR}/.disk-reserve"
   local status=ok
   if ((rc != 0)) || [[ -n "${CSB_RUN_ERROR}" ]] || ((CSB_CELLS_FAILED > 0)); then
     # A run cut short once measuring began (a signal, a dead server, a
@@ -260,15 +338,26 @@ csb_on_exit() {
   csb_run_set status "${status}"
   csb_run_set error "${CSB_RUN_ERROR}"
   log_info "run ${status}${CSB_RUN_ERROR:+: ${CSB_RUN_ERROR}}"
-  csb_summarize "${CSB_RUN_DIR}" || log_warn "summary generation failed; rerun: bin/csb summarize ${CSB_RUN_DIR}"
+  if ! csb_summarize "${CSB_RUN_DIR}"; then
+    log_warn "summary generation failed; rerun: bin/csb summarize ${CSB_RUN_DIR}"
+    # A summary that could not be written, or a raw file that could not be
+    # parsed (csb summarize then marks the run partial), is not an ok run.
+    [[ ! -x "${CSB_ROOT}/bin/csb" ]] || ((rc != 0)) || rc=1
+  fi
   csb_ssh_close
   csb_lab_release
   printf 'results: %s\n' "${CSB_RUN_DIR}"
   exit "${rc}"
 }
 
-# csb_summarize DIR: regenerate summary.json, summary.csv and the report.
+# csb_summarize DIR: regenerate summary.json, summary.csv and the report;
+# csb's errors are logged (they name the file and what was wrong).
 csb_summarize() {
   [[ -x "${CSB_ROOT}/bin/csb" ]] || return 1
-  "${CSB_ROOT}/bin/csb" summarize "$1" >>"${CSB_CONSOLE_LOG:-/dev/null}" 2>&1
+  local err line rc=0
+  err=$("${CSB_ROOT}/bin/csb" summarize "$1" 2>&1 >>"${CSB_CONSOLE_LOG:-/dev/null}") || rc=$?
+  while IFS= read -r line; do
+    [[ -z "${line}" ]] || log_error "csb summarize: ${line#error: }"
+  done <<<"${err}"
+  return "${rc}"
 }
