@@ -117,9 +117,9 @@ CSB_DISK_MIN_KB=64
 csb_disk_full_where() {
   local dir=$1 out avail mount
   if [[ "${2:-}" == server ]]; then
-    out=$(on_server df -Pk --output=avail,target "${dir}" 2>/dev/null) || return 1
+    out=$(on_server df -k --output=avail,target "${dir}" 2>/dev/null) || return 1
   else
-    out=$(df -Pk --output=avail,target "${dir}" 2>/dev/null) || return 1
+    out=$(df -k --output=avail,target "${dir}" 2>/dev/null) || return 1
   fi
   read -r avail mount <<<"${out##*$'\n'}"
   [[ "${avail}" =~ ^[0-9]+$ ]] && ((avail < CSB_DISK_MIN_KB)) || return 1

@@ -1,0 +1,114 @@
+#!/usr/bin/env bats
+# Honest status under faults: a results disk that fills (a small tmpfs as
+# RESULTS_ROOT) and a raw file cut short. Nothing is left mounted.
+
+load helpers
+
+setup() {
+  common_setup
+  MNT=""
+}
+
+teardown() {
+  if [[ -n "${MNT}" ]]; then
+    umount "${MNT}" 2>/dev/null || umount -l "${MNT}" 2>/dev/null || true
+    rmdir "${MNT}" 2>/dev/null || true
+  fi
+  common_teardown
+}
+
+# small_disk SIZE: a tmpfs of SIZE under a fresh temporary directory, as MNT.
+small_disk() {
+  need_root
+  MNT="$(mktemp -d "${BATS_TMPDIR:-/tmp}/csb-disk.XXXXXX")"
+  mount -t tmpfs -o "size=$1" csb-faults "${MNT}" || skip "cannot mount a tmpfs here"
+}
+
+# fill_disk: write zeros to MNT until it is full.
+fill_disk() {
+  dd if=/dev/zero of="${MNT}/filler" bs=64k 2>/dev/null || true
+  [ "$(df -k --output=avail "${MNT}" | tail -n 1 | tr -d ' ')" -lt 64 ]
+}
+
+@test "csb summarize on a full disk keeps the previous summary, report and chart, and says where" {
+  small_disk 4m
+  local dir="${MNT}/run"
+  cp -r internal/phase0/testdata/run "${dir}"
+  bin/csb summarize "${dir}"
+  local f
+  for f in summary.json summary.csv Report_00-iperf3.md throughput.gp throughput.dat; do
+    cp "${dir}/${f}" "${BATS_TEST_TMPDIR}/${f}.before"
+  done
+  fill_disk
+  echo "A note that changes the report." >"${dir}/notes.md" || true
+  run bin/csb summarize "${dir}"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"disk full: no space left on ${dir}"* ]]
+  for f in summary.json summary.csv Report_00-iperf3.md throughput.gp throughput.dat; do
+    cmp "${dir}/${f}" "${BATS_TEST_TMPDIR}/${f}.before"
+  done
+  [ -z "$(find "${dir}" -name '.*.tmp-*')" ]
+}
+
+@test "a run whose results disk fills stops: disk full named, status partial, exit non-zero" {
+  small_disk 32m
+  lab_is_up || lab/netns.sh up
+  export RESULTS_ROOT="${MNT}"
+  local out="${BATS_TEST_TMPDIR}/out"
+  bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s DURATION=2 >"${out}" 2>&1 &
+  local pid=$!
+  # Once the first cell is recorded, the disk fills.
+  local cells=""
+  for _ in $(seq 300); do
+    cells=$(compgen -G "${MNT}/00-iperf3/*/cells.tsv" || true)
+    [[ -n "${cells}" ]] && [ "$(wc -l <"${cells}")" -ge 2 ] && break
+    sleep 0.1
+  done
+  [ -n "${cells}" ]
+  fill_disk
+  local rc=0
+  wait "${pid}" || rc=$?
+  cat "${out}"
+  [ "${rc}" -ne 0 ]
+  local dir
+  dir=$(results_line "$(cat "${out}")")
+  [ -d "${dir}" ]
+  grep -q "error: disk full: no space left on ${MNT}" "${out}"
+  grep -q '^status=partial$' "${dir}/run.env"
+  [ "$(grep '^status=' "${dir}/run.env" | tail -n 1)" = "status=partial" ]
+  grep -q '^error=disk full: no space left on ' "${dir}/run.env"
+  # The summary was written (the reserve made room) and says so.
+  jq -e '.status == "partial" and (.error | startswith("disk full: no space left on "))' "${dir}/summary.json"
+  [ ! -e "${dir}/.disk-reserve" ]
+  # Summarizing again on the still full disk fails and keeps it intact.
+  cp "${dir}/summary.json" "${BATS_TEST_TMPDIR}/before.json"
+  rm -f "${MNT}/filler"
+  fill_disk
+  run bin/csb summarize "${dir}"
+  [ "$status" -ne 0 ]
+  cmp "${dir}/summary.json" "${BATS_TEST_TMPDIR}/before.json"
+  [ -z "$(pgrep -af -- "$(basename "${dir}")" | grep -v pgrep || true)" ]
+}
+
+@test "summarize on a truncated raw file of a real run: exit 1, status partial, one-line error" {
+  need_root
+  run bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s DURATION=2
+  [ "$status" -eq 0 ]
+  local dir
+  dir=$(results_line "$output")
+  local raw="${dir}/raw/c2s-4.json"
+  head -c "$(($(wc -c <"${raw}") / 3))" "${raw}" >"${raw}.cut"
+  printf '\033[31m\001' >>"${raw}.cut"
+  mv "${raw}.cut" "${raw}"
+  run bin/csb summarize "${dir}"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  # One line per failure, naming the file; no raw bytes.
+  [ "$(printf '%s\n' "$output" | grep -c 'raw/c2s-4.json')" -eq 1 ]
+  [[ "$output" != *$'\033'* && "$output" != *$'\001'* ]]
+  [ "$(grep '^status=' "${dir}/run.env" | tail -n 1)" = "status=partial" ]
+  jq -e '.status == "partial" and (.error | contains("raw/c2s-4.json"))' "${dir}/summary.json"
+  jq -e '.cells[] | select(.name == "c2s-4") | .status == "failed" and (.error | startswith("raw/c2s-4.json: ")) and (.error | length <= 200) and .metrics.throughput_mbps == null' "${dir}/summary.json"
+  grep -q '| status | partial — ' "${dir}/Report_00-iperf3.md"
+}
