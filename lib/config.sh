@@ -115,10 +115,24 @@ csb_check_expect() {
   esac
 }
 
+# Longest value a setting may have, in bytes: PATH_MAX (4096) for a path,
+# 256 for any other setting (the longest legitimate one, an ssh destination
+# with a 253-byte host name, fits). A longer one is a mistake (a file pasted
+# into a value, a runaway variable), refused before it reaches a command line.
+CSB_MAX_PATH_LEN=4096
+CSB_MAX_VALUE_LEN=256
+
 # csb_check KEY VALUE: validate one value against the key's check.
 csb_check() {
   local key=$1 value=$2 check=${CSB_CHECK[$1]}
-  local ok=1
+  local ok=1 max=${CSB_MAX_VALUE_LEN} what="setting"
+  [[ "${check}" != path* ]] || { max=${CSB_MAX_PATH_LEN}; what="path"; }
+  local LC_ALL=C
+  if ((${#value} > max)); then
+    printf 'error: %s is %d bytes long (from %s): the limit is %d bytes for a %s\n' "${key}" "${#value}" \
+      "${CSB_ORIGIN[${key}]:-default}" "${max}" "${what}" >&2
+    return 1
+  fi
   case "${check}" in
     enum:*)
       local alt
@@ -143,13 +157,26 @@ csb_key_declared_anywhere() {
   grep -qsE "^[[:space:]]*csb_config_declare $1 " "${CSB_ROOT}"/0*/*.sh "${CSB_LIB}"/*.sh
 }
 
-# csb_config_read_file FILE: apply KEY=VALUE lines. Unknown keys and lines that
-# are not assignments are errors; quotes around a value are stripped.
+# csb_config_read_file FILE: apply KEY=VALUE lines. Unknown keys, lines that
+# are not assignments and a key set twice are errors; quotes around a value
+# are stripped. A file that starts with a UTF-8 byte-order mark is refused
+# (an editor's invisible addition; stripping it silently would hide which
+# editor wrote the file in some other encoding too).
 csb_config_read_file() {
   local file=$1 line key value n=0
+  local -A seen=()
+  if [[ -d "${file}" ]]; then
+    printf 'error: config file %s is a directory; give a KEY=VALUE file (see lab.env.example)\n' "${file}" >&2
+    return 1
+  fi
   [[ -r "${file}" ]] || { printf 'error: config file %s is not readable\n' "${file}" >&2; return 1; }
   while IFS= read -r line || [[ -n "${line}" ]]; do
     n=$((n + 1))
+    if ((n == 1)) && [[ "${line}" == $'\xef\xbb\xbf'* ]]; then
+      printf 'error: %s starts with a UTF-8 byte-order mark; save it as plain UTF-8 without one (sed -i %q %q)\n' \
+        "${file}" '1s/^\xEF\xBB\xBF//' "${file}" >&2
+      return 1
+    fi
     line="${line#"${line%%[![:space:]]*}"}"
     [[ -z "${line}" || "${line}" == '#'* ]] && continue
     line="${line#export }"
@@ -159,6 +186,12 @@ csb_config_read_file() {
     fi
     key=${BASH_REMATCH[1]}
     value=${BASH_REMATCH[2]}
+    if [[ -n "${seen[${key}]+x}" ]]; then
+      printf 'error: %s:%d: %s is set twice, at lines %d and %d; keep one\n' "${file}" "${n}" "${key}" \
+        "${seen[${key}]}" "${n}" >&2
+      return 1
+    fi
+    seen[${key}]=${n}
     value="${value%"${value##*[![:space:]]}"}"
     if [[ "${value}" =~ ^\"(.*)\"$ || "${value}" =~ ^\'(.*)\'$ ]]; then
       value=${BASH_REMATCH[1]}
