@@ -6,6 +6,7 @@ package hostdata
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -34,44 +35,63 @@ func Load(dir string) *Hosts {
 	h := &Hosts{dir: dir, Mpstat: map[string]*parse.MpstatReport{}, Pidstat: map[string]*parse.PidstatReport{},
 		Sadf: map[string]*parse.SadfReport{}}
 	for _, host := range []string{"server", "client"} {
-		if f, err := os.Open(filepath.Join(dir, "monitors", host, "sar.json")); err == nil {
+		nics := []string{host + "_nic_rx_mbps", host + "_nic_tx_mbps", host + "_nic_rx_pps", host + "_nic_tx_pps"}
+		p := filepath.Join(dir, "monitors", host, "sar.json")
+		if f, err := os.Open(p); err == nil {
 			r, err := parse.ParseSadf(f)
 			f.Close()
 			if err != nil {
-				h.Problems = append(h.Problems, fmt.Sprintf("monitors/%s/sar.json: %v", host, err))
+				h.problem(p, err.Error(), nics)
 			} else {
 				h.Sadf[host] = r
 			}
+		} else if !os.IsNotExist(err) {
+			h.problem(p, "unreadable: "+errors.Unwrap(err).Error(), nics)
 		}
-		p := filepath.Join(dir, "monitors", host, "mpstat.json")
+		p = filepath.Join(dir, "monitors", host, "mpstat.json")
+		cpu := []string{host + "_cpu_pct", host + "_cpu_max_core_pct"}
 		if f, err := os.Open(p); err == nil {
 			r, err := parse.ParseMpstat(f)
 			f.Close()
 			if err != nil {
-				h.Problems = append(h.Problems, fmt.Sprintf("%s: %v", rel(dir, p), err))
+				h.problem(p, err.Error(), cpu)
 			} else {
 				h.Mpstat[host] = r
 			}
+		} else if os.IsNotExist(err) {
+			h.problem(p, "missing", cpu)
 		} else {
-			h.Problems = append(h.Problems, rel(dir, p)+": missing")
+			h.problem(p, "unreadable: "+errors.Unwrap(err).Error(), cpu)
 		}
 		files, _ := filepath.Glob(filepath.Join(dir, "monitors", host, "pidstat-*.txt"))
+		procs := []string{host + "_proc_cpu_pct", host + "_rss_mb"}
 		for _, p := range files {
 			name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "pidstat-"), ".txt")
 			f, err := os.Open(p)
 			if err != nil {
+				h.problem(p, "unreadable: "+errors.Unwrap(err).Error(), procs)
 				continue
 			}
 			r, err := parse.ParsePidstat(f)
 			f.Close()
 			if err != nil {
-				h.Problems = append(h.Problems, fmt.Sprintf("%s: %v", rel(dir, p), err))
+				h.problem(p, err.Error(), procs)
 				continue
 			}
 			h.Pidstat[host+"/"+name] = r
 		}
 	}
 	return h
+}
+
+// problem notes a monitor file that is missing or broken, on one line (a
+// parser's message may quote raw bytes), with the metrics it leaves null.
+func (h *Hosts) problem(p, what string, nulls []string) {
+	line := rel(h.dir, p) + ": " + summary.OneLine(what, summary.MaxErrorLen)
+	if len(nulls) > 0 {
+		line += "; null because of it: " + strings.Join(nulls, ", ")
+	}
+	h.Problems = append(h.Problems, line)
 }
 
 func rel(dir, p string) string {

@@ -3,6 +3,7 @@ package hostdata
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +40,34 @@ func TestLoadMissingMonitorsIsNotFatal(t *testing.T) {
 	h := Load(t.TempDir())
 	if len(h.Problems) != 2 || h.Mpstat["server"] != nil {
 		t.Fatalf("%+v", h)
+	}
+}
+
+// A broken monitor file is named, on one line without its raw bytes, with
+// every metric it leaves null.
+func TestBrokenMonitorNamedWithItsNulls(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "monitors", "server"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "monitors", "server", "mpstat.json"), []byte("{\"sysstat\": {\x1b\n\xff"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := Load(dir)
+	want := map[string]bool{
+		"monitors/client/mpstat.json: missing; null because of it: client_cpu_pct, client_cpu_max_core_pct": true,
+	}
+	var broken string
+	for _, p := range h.Problems {
+		if want[p] {
+			delete(want, p)
+		} else {
+			broken = p
+		}
+	}
+	if len(want) != 0 || !strings.HasPrefix(broken, "monitors/server/mpstat.json: ") ||
+		!strings.HasSuffix(broken, "; null because of it: server_cpu_pct, server_cpu_max_core_pct") ||
+		strings.ContainsAny(broken, "\x1b\n\xff") {
+		t.Fatalf("problems %q", h.Problems)
 	}
 }
