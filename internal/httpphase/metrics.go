@@ -65,7 +65,7 @@ func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir
 		l, err = ReadWrk(RawPath(r.Dir, rc))
 	}
 	if err != nil {
-		c.SetUnparsed(r.Dir, RawPath(r.Dir, rc), err)
+		c.SetRawError(r.Dir, RawPath(r.Dir, rc), err)
 		return notes
 	}
 	if l.CrossCheck != "" {

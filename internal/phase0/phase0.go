@@ -57,7 +57,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		raw := filepath.Join(r.Dir, "raw", rc.Name+".json")
 		res, err := readIperf3(raw)
 		if err != nil {
-			c.SetUnparsed(r.Dir, raw, err)
+			c.SetRawError(r.Dir, raw, err)
 		}
 		if res != nil {
 			m["throughput_mbps"] = mbps(res.ReceiverBitsPerSecond)

@@ -6,8 +6,10 @@ package summary
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -91,21 +93,24 @@ type Cell struct {
 	Verdict   *Verdict            `json:"verdict,omitempty"`
 	StartedAt string              `json:"started_at"`
 	EndedAt   string              `json:"ended_at"`
-	// Unparsed is the raw file (relative to the run directory) that could
-	// not be read or parsed, set by SetUnparsed; csb summarize then marks
-	// the run partial. Not part of summary.json: the cell's error says it.
+	// Unparsed is the raw file (relative to the run directory) that is
+	// missing, unreadable or malformed, set by SetRawError; csb summarize
+	// then marks the run partial. Not part of summary.json: the cell's
+	// error says it.
 	Unparsed string `json:"-"`
 }
 
 // MaxErrorLen is the longest cell error SetUnparsed writes, in bytes.
 const MaxErrorLen = 200
 
-// SetUnparsed fails c because the raw file path (under the run directory
-// dir) could not be read or parsed. The error is one line: the file, then
-// what was wrong, without control characters or non-ASCII bytes (a
-// parser's message may quote the raw bytes it choked on), cut at
-// MaxErrorLen.
-func (c *Cell) SetUnparsed(dir, path string, err error) {
+// SetRawError fails c because of err from reading its raw file path (under
+// the run directory dir). The error is one line: the file, then what was
+// wrong, without control characters or non-ASCII bytes (a parser's message
+// may quote the raw bytes it choked on), cut at MaxErrorLen. When the file
+// is missing, unreadable or malformed (Malformed), c.Unparsed names it; a
+// well-formed file in which the tool reported its own failure is only a
+// failed cell.
+func (c *Cell) SetRawError(dir, path string, err error) {
 	rel := path
 	if r, e := filepath.Rel(dir, path); e == nil && !strings.HasPrefix(r, "..") {
 		rel = r
@@ -113,7 +118,20 @@ func (c *Cell) SetUnparsed(dir, path string, err error) {
 	msg := OneLine(rel+": "+strings.ReplaceAll(err.Error(), path, rel), MaxErrorLen)
 	c.Status = "failed"
 	c.Error = &msg
-	c.Unparsed = rel
+	if Malformed(err) {
+		c.Unparsed = rel
+	}
+}
+
+// Malformed reports whether err means a raw file could not be read or is
+// not well-formed JSON: missing, unreadable, empty, cut short, a syntax or
+// type error.
+func Malformed(err error) bool {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var pe *fs.PathError
+	return errors.As(err, &syn) || errors.As(err, &typ) || errors.As(err, &pe) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
 // OneLine makes s one printable ASCII line of at most max bytes: control
