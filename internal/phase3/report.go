@@ -6,7 +6,9 @@ import (
 	"sort"
 	"strings"
 
+	"csbench/internal/c10kplan"
 	"csbench/internal/chart"
+	"csbench/internal/kv"
 	"csbench/internal/report"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
@@ -61,7 +63,8 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	}
 	d.Table([]string{"scenario", "server processes", "client processes", "client sources", "hard fd limit", "port range",
 		"TIME_WAIT toward the server at the start", "waited for TIME_WAIT s", "what the runner did"}, prows)
-	d.P("Before each scenario the runner (`lib/c10k.sh`) read both hosts' limits and the client's sockets toward the server (`raw/<cell>.plan.env`, `raw/<cell>.ports.txt`): one server process holds at most 90%% of its hard fd limit less 64 connections (SO_REUSEPORT spreads connections by a hash, not evenly), one connclient process its hard limit less 64, one per source address; a source address with TW_THRESHOLD or more sockets in TIME_WAIT toward the server is busy (each connect() searches past them), so the netns lab adds a fresh address instead and removes it at the end. It changes no sysctl.")
+	d.P("Before each scenario the runner (`lib/c10k.sh`) read both hosts' limits and the client's sockets toward the server (`raw/<cell>.plan.json`, `raw/<cell>.ports.txt`): one server process holds at most %d%% of its hard fd limit less %d connections (SO_REUSEPORT spreads connections by a hash, not evenly), one connclient process its hard limit less %d, one per source address; a source address with TW_THRESHOLD or more sockets in TIME_WAIT toward the server is busy (each connect() searches past them), so the netns lab adds a fresh address instead and removes it at the end. It changes no sysctl.",
+		c10kplan.ReusePortSlackPct, c10kplan.FDMargin, c10kplan.FDMargin)
 
 	d.H(2, "Connections")
 	var crows [][]string
@@ -127,7 +130,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	report.Environment(&d, s)
 	report.Files(&d)
 	d.Table([]string{"Phase 3 path", "what"}, [][]string{
-		{"`raw/<cell>.plan.env`", "how the runner split the scenario, the limits it read and why"},
+		{"`raw/<cell>.plan.json`", "the plan (`csb c10k-plan`): how the runner split the scenario, the limits it read, and why it refused (a code and a sentence)"},
 		{"`raw/<cell>.ports.txt`", "the client's sockets toward the server (`ss`) the plan counted ports from"},
 		{"`raw/<cell>.client-N.json`, `.log`", "each connclient process's JSON result and progress"},
 		{"`raw/<cell>.wrk.txt`", "wrk's output with the `CSB_WRK_JSON` hook line"},
@@ -174,7 +177,7 @@ func cpuScope(s *summary.Summary) string {
 func errorsText(c *summary.Cell) string {
 	errs, _ := c.Details["errors"].(map[string]float64)
 	var parts []string
-	for _, k := range sortedKeys(errs) {
+	for _, k := range kv.SortedKeys(errs) {
 		if errs[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %.0f", k, errs[k]))
 		}
@@ -197,7 +200,7 @@ func twAtStart(plan map[string]string) string {
 		return "none"
 	}
 	var parts []string
-	for _, ip := range sortedKeys(tw) {
+	for _, ip := range kv.SortedKeys(tw) {
 		parts = append(parts, fmt.Sprintf("%s: %.0f", ip, tw[ip]))
 	}
 	return strings.Join(parts, ", ")
