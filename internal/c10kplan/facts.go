@@ -79,7 +79,7 @@ func (h *Host) Ports() Num {
 // ParseFacts reads the KEY=VALUE lines of c10k_facts_script.
 func ParseFacts(text string) Host {
 	m := kv.ParseString(text, "=")
-	var h Host
+	h := Host{Unreadable: []string{}}
 	field := func(key string, i int) Num {
 		f := strings.Fields(m[key])
 		if i >= len(f) {

@@ -142,7 +142,11 @@ func ceil(a, b int64) int64 {
 // Compute plans a scenario. It never fails: what cannot work is in
 // Refusals; a fact that was unreadable skips its check, said in Notes.
 func Compute(in Input) *Plan {
-	p := &Plan{SchemaVersion: SchemaVersion, Document: "c10k-plan", Stage: "preflight", Scenario: in}
+	if in.ExtraIPs == nil {
+		in.ExtraIPs = []string{}
+	}
+	p := &Plan{SchemaVersion: SchemaVersion, Document: "c10k-plan", Stage: "preflight", Scenario: in,
+		Refusals: []Refusal{}, Sources: []Source{}, Candidates: []SourceState{}, Notes: []string{}}
 	p.Facts.Server, p.Facts.Client = in.Server, in.Client
 	p.SharedHost = in.Lab == "netns" || in.Lab == "local"
 	srv, cli := &in.Server, &in.Client
@@ -239,7 +243,7 @@ func Compute(in Input) *Plan {
 	}
 	p.OK = len(p.Refusals) == 0
 	if !p.OK {
-		p.Sources = nil
+		p.Sources = []Source{}
 	}
 	return p
 }

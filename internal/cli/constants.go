@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"csbench/internal/c10kplan"
+	"csbench/internal/connclient"
 	"csbench/internal/kv"
 	"csbench/internal/limits"
 	"csbench/internal/parse"
@@ -29,6 +30,10 @@ func Constants() map[string]string {
 		"C10K_MEM_HEADROOM_PCT":    fmt.Sprint(c10kplan.MemHeadroomPct),
 		"C10K_BACKLOG_WINDOW_MS":   fmt.Sprint(c10kplan.BacklogWindowMs),
 		"C10K_PLAN_SCHEMA_VERSION": fmt.Sprint(c10kplan.SchemaVersion),
+		"CONNCLIENT_EVENT_PREFIX":  connclient.EventPrefix,
+		"CONNCLIENT_EVENT_RAMP":    connclient.EventRamp,
+		"CONNCLIENT_EVENT_HOLDING": connclient.EventHolding,
+		"CONNCLIENT_EVENT_RUNNING": connclient.EventRunning,
 	}
 	for k, v := range c10kplan.KBPerConn {
 		c["C10K_KB_PER_CONN_"+strings.ToUpper(k)] = fmt.Sprint(v)
@@ -45,7 +50,8 @@ func ConstantsShell() string {
 	b.WriteString(ConstantsHeader + "\n")
 	b.WriteString("# shellcheck shell=bash disable=SC2034 # each is read by a file that sources this one\n")
 	c := Constants()
-	for _, k := range []string{"CSB_FD_MARGIN", "CSB_SIZE_K", "CSB_SIZE_M", "CSB_WRK_JSON_PREFIX"} {
+	for _, k := range []string{"CSB_FD_MARGIN", "CSB_SIZE_K", "CSB_SIZE_M", "CSB_WRK_JSON_PREFIX",
+		"CONNCLIENT_EVENT_PREFIX", "CONNCLIENT_EVENT_HOLDING", "CONNCLIENT_EVENT_RUNNING"} {
 		fmt.Fprintf(&b, "%s=%s\n", k, shellQuote(c[k]))
 	}
 	return b.String()
