@@ -410,12 +410,12 @@ c10k_wrk_start() {
 # connections are all open and held, CONNCLIENT_EVENT_RUNNING once its
 # schedule starts) or has finished, at most SECONDS. Returns 1 on timeout.
 c10k_wait_event() {
-  local line="${CONNCLIENT_EVENT_PREFIX}$1\"" deadline=$((SECONDS + $2)) i ready
+  local deadline=$((SECONDS + $2)) i ready
   while ((SECONDS < deadline)); do
     ready=1
     for i in "${!C10K_CLIENT_PIDS[@]}"; do
       [[ -s "${C10K_CLIENT_OUT[i]}" ]] && continue
-      grep -qF -- "${line}" "${C10K_CLIENT_LOG[i]}" 2>/dev/null && continue
+      grep -qF -- "${CONNCLIENT_EVENT_PREFIX}$1\"" "${C10K_CLIENT_LOG[i]}" 2>/dev/null && continue
       ready=0
       break
     done
