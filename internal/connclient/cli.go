@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/usage"
 	"errors"
 	"flag"
 	"fmt"
@@ -63,13 +64,9 @@ examples:
 `
 
 // UsageError is a bad command line; the command exits 2.
-type UsageError struct{ msg string }
+type UsageError = usage.Error
 
-func (e *UsageError) Error() string { return e.msg }
-
-func usageErrorf(format string, a ...any) error {
-	return &UsageError{msg: fmt.Sprintf(format, a...)}
-}
+var usageErrorf = usage.Errorf
 
 // ErrPartial is returned when a run was interrupted; the partial result has
 // been printed.
@@ -77,11 +74,10 @@ var ErrPartial = errors.New("interrupted: partial result")
 
 // ExitCode maps an error returned by Run to the process exit status.
 func ExitCode(err error) int {
-	var ue *UsageError
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &ue):
+	case usage.Is(err):
 		return 2
 	default:
 		return 1

@@ -2,12 +2,11 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/kv"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
-	"sort"
 	"strconv"
 	"time"
 )
@@ -199,20 +198,12 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func ptr[T any](v T) *T { return &v }
 
-func round(x float64, digits int) float64 {
-	p := math.Pow(10, float64(digits))
-	return math.Round(x*p) / p
-}
+var round = kv.Round
 
 // formatCauses renders counts as "a=1 b=2" in key order, for progress lines.
 func formatCauses(m map[string]uint64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b []byte
-	for i, k := range keys {
+	for i, k := range kv.SortedKeys(m) {
 		if i > 0 {
 			b = append(b, ' ')
 		}
