@@ -302,3 +302,51 @@ func TestSchemaVersions(t *testing.T) {
 		}
 	}
 }
+
+// A run with plan documents (plan.json, no plan.env): the verdict and the
+// report read the same figures as from the old plan.env.
+func TestPlanDocument(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := golden.CopyTree(t, "testdata/run", "")
+	raw := filepath.Join(dir, "raw")
+	srv, _ := c10kplan.ReadFacts(filepath.Join(raw, "limits.server.env"))
+	cli, _ := c10kplan.ReadFacts(filepath.Join(raw, "limits.client.env"))
+	socks, err := c10kplan.ReadSocketsFile(filepath.Join(raw, "idle-800.ports.txt"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c10kplan.Compute(c10kplan.Input{Kind: "idle", Conns: 800, ConnectRate: 1000, Lab: "netns",
+		ServerIP: "198.18.0.1", ServerPort: 8080, ClientIP: "198.18.0.2", ClientNIC: "csbc0", TWThreshold: 500,
+		Server: srv, Client: cli, Sockets: socks, Present: map[string]bool{"198.18.0.2": true}})
+	if !p.OK {
+		t.Fatalf("plan refused: %s", p.Refusal())
+	}
+	if err := c10kplan.Write(filepath.Join(raw, "idle-800.plan.json"), p); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := filepath.Glob(filepath.Join(raw, "*.plan.env"))
+	for _, f := range old {
+		os.Remove(f)
+	}
+	s := summarize(t, dir)
+	c := s.Cell("idle-800")
+	plan := map[string]string{}
+	switch v := c.Details["plan"].(type) {
+	case map[string]string:
+		plan = v
+	case map[string]any:
+		for k, x := range v {
+			plan[k], _ = x.(string)
+		}
+	}
+	if plan["server_conns_per_proc_max"] != "572" || plan["client_sources"] != "198.18.0.2" || plan["source.198.18.0.2.time_wait"] != "20" {
+		t.Errorf("plan view %v", plan)
+	}
+	if !strings.HasPrefix(c.Verdict.Bound, "fd limit per process (server 700, client 1000) → split across 2 server processes") {
+		t.Errorf("verdict %+v", c.Verdict)
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "Report_03-c10k.md"))
+	if !strings.Contains(string(report), "`raw/<cell>.plan.json`") {
+		t.Error("the report does not name plan.json")
+	}
+}
