@@ -20,7 +20,11 @@ const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-ho
        connclient lowrate -target IP:PORT -conns N -rps R [-duration D] [-path P] [-rate R] [common flags]
 
 connclient opens many keep-alive TCP connections to an HTTP/1.1 server and
-prints one JSON result object on stdout; progress goes to stderr once a second.
+prints one JSON result object on stdout; progress goes to stderr once a second,
+each progress line of the connect phase followed by a JSON event line
+{"event":"ramp",...}, and {"event":"holding",...} (idle) or
+{"event":"running",...} (lowrate) once every connection is open: a runner
+waits for these lines, never for words of the progress.
 
 idle     opens -conns connections paced at -rate connects/s, sends one
          GET /healthz on each and reads the response, then holds every
