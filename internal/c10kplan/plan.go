@@ -148,98 +148,21 @@ func Compute(in Input) *Plan {
 	p := &Plan{SchemaVersion: SchemaVersion, Document: "c10k-plan", Stage: "preflight", Scenario: in,
 		Refusals: []Refusal{}, Sources: []Source{}, Candidates: []SourceState{}, Notes: []string{}}
 	p.Facts.Server, p.Facts.Client = in.Server, in.Client
-	p.SharedHost = in.Lab == "netns" || in.Lab == "local"
-	srv, cli := &in.Server, &in.Client
-	for _, k := range srv.Unreadable {
+	for _, k := range in.Server.Unreadable {
 		p.Notes = append(p.Notes, "the server's "+k+" was unreadable: what depends on it was not checked")
 	}
-	for _, k := range cli.Unreadable {
+	for _, k := range in.Client.Unreadable {
 		p.Notes = append(p.Notes, "the client's "+k+" was unreadable: what depends on it was not checked")
 	}
-	refuse := func(code, host, setting, format string, a ...any) {
-		p.Refusals = append(p.Refusals, Refusal{Code: code, Host: host, Setting: setting, Message: fmt.Sprintf(format, a...)})
-	}
-	conns, kind := in.Conns, in.Kind
-	p.ServerFDHard, p.ClientFDHard = srv.FDHard, cli.FDHard
-	ports := cli.Ports()
-	p.PortsPerSource = ports
-	p.TWReusable = cli.TWReuse.Known && (cli.TWReuse.V == 1 || (cli.TWReuse.V == 2 && strings.HasPrefix(in.ServerIP, "127.")))
-	p.MaxSources = len(Candidates(&in))
-	p.BacklogNeeded = ceil(in.ConnectRate*BacklogWindowMs, 1000)
-	p.ServerKBPerConn, p.ClientKBPerConn = KBPerConn["server"], KBPerConn[kind]
-
-	floor := int64(FDMargin + FDFloor)
-	p.ServerProcs = 1
-	if srv.FDHard.Known && srv.FDHard.V > floor {
-		p.ServerConnsPerProc = (srv.FDHard.V - FDMargin) * ReusePortSlackPct / 100
-		p.ServerProcs = ceil(conns, p.ServerConnsPerProc)
-	}
-	p.ClientProcsByFD, p.ClientProcsByPorts = 1, 1
-	if cli.FDHard.Known && cli.FDHard.V > FDMargin {
-		p.ClientProcsByFD = ceil(conns, cli.FDHard.V-FDMargin)
-	}
-	if ports.Known && ports.V > PortMargin {
-		p.ClientProcsByPorts = ceil(conns, ports.V-PortMargin)
-	}
-	p.ClientProcsNeeded = max(p.ClientProcsByFD, p.ClientProcsByPorts)
-	if kind == "active" {
-		p.ClientProcsNeeded = 1
-	}
-
-	if srv.FDHard.Known && srv.FDHard.V <= floor {
-		refuse(CodeFDLimit, "server", "limits.conf nofile, LimitNOFILE",
-			"the server's hard fd limit is %s: raise it (limits.conf nofile, LimitNOFILE) to run any C10K scenario", srv.FDHard)
-	}
-	if cli.FDHard.Known && cli.FDHard.V <= floor {
-		refuse(CodeFDLimit, "client", "ulimit -Hn, limits.conf nofile",
-			"the client's hard fd limit is %s: raise it (ulimit -Hn as root, limits.conf nofile)", cli.FDHard)
-	}
-	rangeText := fmt.Sprintf("net.ipv4.ip_local_port_range=%s-%s", cli.PortLo, cli.PortHi)
-	if kind == "active" && cli.FDHard.Known && conns+FDMargin > cli.FDHard.V {
-		refuse(CodeFDLimit, "client", "ulimit -Hn, limits.conf nofile, or CONNS",
-			"wrk opens all %d connections from one process: it needs %d fds, the client's hard limit is %d: raise it (ulimit -Hn, limits.conf nofile) or lower CONNS",
-			conns, conns+FDMargin, cli.FDHard.V)
-	}
-	if kind == "active" && ports.Known && conns+PortMargin > ports.V {
-		refuse(CodeEphemeralPorts, "client", "net.ipv4.ip_local_port_range",
-			"wrk connects from CLIENT_IP only: %d connections need more than the %d ports of %s: widen it on the client", conns, ports.V, rangeText)
-	}
-	switch {
-	case ports.Known && ports.V <= PortMargin:
-		refuse(CodeEphemeralPorts, "client", "net.ipv4.ip_local_port_range", "%s on the client leaves no ports", rangeText)
-	case kind != "active" && cli.FDHard.Known && cli.FDHard.V > floor:
-		maxA := int64(p.MaxSources)
-		if ports.Known && p.ClientProcsByPorts > maxA {
-			refuse(CodeEphemeralPorts, "client", "CLIENT_EXTRA_IPS or net.ipv4.ip_local_port_range",
-				"client ports: %d connections need %d source addresses of %d ports (%s), %d available: add addresses on CLIENT_NIC and list them in CLIENT_EXTRA_IPS, or widen the range",
-				conns, p.ClientProcsByPorts, ports.V, rangeText, maxA)
-		} else if p.ClientProcsByFD > maxA {
-			refuse(CodeFDLimit, "client", "ulimit -Hn, limits.conf nofile, or CLIENT_EXTRA_IPS",
-				"client fd limit: %d connections need %d connclient processes (hard fd limit %d: %d connections each), one per source address, and %d source address(es) are available: raise the client's hard fd limit (ulimit -Hn, limits.conf nofile) or add addresses on CLIENT_NIC and list them in CLIENT_EXTRA_IPS",
-				conns, p.ClientProcsByFD, cli.FDHard.V, cli.FDHard.V-FDMargin, maxA)
-		}
-	}
-	if kind == "lowrate" && in.RPS < p.ClientProcsNeeded {
-		refuse(CodeRPSSplit, "client", "RPS", "RPS=%d is below the %d client processes it is split across: raise RPS", in.RPS, p.ClientProcsNeeded)
-	}
-	if kind != "active" {
-		need := p.BacklogNeeded
-		if srv.Somaxconn.Known && srv.Somaxconn.V < need {
-			refuse(CodeListenBacklog, "server", "net.core.somaxconn or CONNECT_RATE",
-				"the server's net.core.somaxconn=%d cannot queue 100 ms of connects at CONNECT_RATE=%d/s (%d): raise it (sysctl -w net.core.somaxconn=%d) or lower CONNECT_RATE",
-				srv.Somaxconn.V, in.ConnectRate, need, need)
-		}
-		if srv.SynBacklog.Known && srv.SynBacklog.V < need && srv.Syncookies.Known && srv.Syncookies.V == 0 {
-			refuse(CodeListenBacklog, "server", "net.ipv4.tcp_max_syn_backlog or CONNECT_RATE",
-				"the server's net.ipv4.tcp_max_syn_backlog=%d (syncookies off) cannot hold 100 ms of SYNs at CONNECT_RATE=%d/s (%d): raise it or lower CONNECT_RATE",
-				srv.SynBacklog.V, in.ConnectRate, need)
-		}
-	}
-	p.checkMemory(refuse)
-	p.checkFiles(refuse)
+	p.size()
+	p.checkFDs()
+	p.checkPorts()
+	p.checkBacklog()
+	p.checkMemory()
+	p.checkFiles()
 	if in.Sockets != nil && len(p.Refusals) == 0 {
 		p.Stage = "sources"
-		p.pickSources(refuse)
+		p.pickSources()
 	}
 	p.OK = len(p.Refusals) == 0
 	if !p.OK {
@@ -248,43 +171,150 @@ func Compute(in Input) *Plan {
 	return p
 }
 
-type refuseFunc func(code, host, setting, format string, a ...any)
+// refuse adds a refusal: its code, the host, the setting to change and the
+// sentence for people.
+func (p *Plan) refuse(code, host, setting, format string, a ...any) {
+	p.Refusals = append(p.Refusals, Refusal{Code: code, Host: host, Setting: setting, Message: fmt.Sprintf(format, a...)})
+}
 
-func (p *Plan) checkMemory(refuse refuseFunc) {
+// fdFloor: a hard fd limit at or below it runs no scenario.
+const fdFloor = FDMargin + FDFloor
+
+// size computes the processes: server ones for the fd limit (with
+// SO_REUSEPORT's slack), client ones for the fd limit and the ports.
+func (p *Plan) size() {
+	in := &p.Scenario
+	srv, cli := &in.Server, &in.Client
+	p.SharedHost = in.Lab == "netns" || in.Lab == "local"
+	p.ServerFDHard, p.ClientFDHard = srv.FDHard, cli.FDHard
+	p.PortsPerSource = cli.Ports()
+	p.TWReusable = cli.TWReuse.Known && (cli.TWReuse.V == 1 || (cli.TWReuse.V == 2 && strings.HasPrefix(in.ServerIP, "127.")))
+	p.MaxSources = len(Candidates(in))
+	p.BacklogNeeded = ceil(in.ConnectRate*BacklogWindowMs, 1000)
+	p.ServerKBPerConn, p.ClientKBPerConn = KBPerConn["server"], KBPerConn[in.Kind]
+	p.ServerProcs = 1
+	if srv.FDHard.Known && srv.FDHard.V > fdFloor {
+		p.ServerConnsPerProc = (srv.FDHard.V - FDMargin) * ReusePortSlackPct / 100
+		p.ServerProcs = ceil(in.Conns, p.ServerConnsPerProc)
+	}
+	p.ClientProcsByFD, p.ClientProcsByPorts = 1, 1
+	if cli.FDHard.Known && cli.FDHard.V > FDMargin {
+		p.ClientProcsByFD = ceil(in.Conns, cli.FDHard.V-FDMargin)
+	}
+	if ports := p.PortsPerSource; ports.Known && ports.V > PortMargin {
+		p.ClientProcsByPorts = ceil(in.Conns, ports.V-PortMargin)
+	}
+	p.ClientProcsNeeded = max(p.ClientProcsByFD, p.ClientProcsByPorts)
+	if in.Kind == "active" {
+		p.ClientProcsNeeded = 1 // wrk: one process
+	}
+}
+
+// checkFDs: both hosts' hard fd limits, and wrk's single process.
+func (p *Plan) checkFDs() {
+	in := &p.Scenario
+	srv, cli := &in.Server, &in.Client
+	if srv.FDHard.Known && srv.FDHard.V <= fdFloor {
+		p.refuse(CodeFDLimit, "server", "limits.conf nofile, LimitNOFILE",
+			"the server's hard fd limit is %s: raise it (limits.conf nofile, LimitNOFILE) to run any C10K scenario", srv.FDHard)
+	}
+	if cli.FDHard.Known && cli.FDHard.V <= fdFloor {
+		p.refuse(CodeFDLimit, "client", "ulimit -Hn, limits.conf nofile",
+			"the client's hard fd limit is %s: raise it (ulimit -Hn as root, limits.conf nofile)", cli.FDHard)
+	}
+	if in.Kind == "active" && cli.FDHard.Known && in.Conns+FDMargin > cli.FDHard.V {
+		p.refuse(CodeFDLimit, "client", "ulimit -Hn, limits.conf nofile, or CONNS",
+			"wrk opens all %d connections from one process: it needs %d fds, the client's hard limit is %d: raise it (ulimit -Hn, limits.conf nofile) or lower CONNS",
+			in.Conns, in.Conns+FDMargin, cli.FDHard.V)
+	}
+}
+
+// checkPorts: the port range, and the source addresses the connections
+// need (one connclient process per address) against those available.
+func (p *Plan) checkPorts() {
+	in := &p.Scenario
+	cli := &in.Client
+	ports := p.PortsPerSource
+	rangeText := fmt.Sprintf("net.ipv4.ip_local_port_range=%s-%s", cli.PortLo, cli.PortHi)
+	if in.Kind == "active" && ports.Known && in.Conns+PortMargin > ports.V {
+		p.refuse(CodeEphemeralPorts, "client", "net.ipv4.ip_local_port_range",
+			"wrk connects from CLIENT_IP only: %d connections need more than the %d ports of %s: widen it on the client", in.Conns, ports.V, rangeText)
+	}
+	maxA := int64(p.MaxSources)
+	switch {
+	case ports.Known && ports.V <= PortMargin:
+		p.refuse(CodeEphemeralPorts, "client", "net.ipv4.ip_local_port_range", "%s on the client leaves no ports", rangeText)
+	case in.Kind == "active" || !cli.FDHard.Known || cli.FDHard.V <= fdFloor:
+	case ports.Known && p.ClientProcsByPorts > maxA:
+		p.refuse(CodeEphemeralPorts, "client", "CLIENT_EXTRA_IPS or net.ipv4.ip_local_port_range",
+			"client ports: %d connections need %d source addresses of %d ports (%s), %d available: add addresses on CLIENT_NIC and list them in CLIENT_EXTRA_IPS, or widen the range",
+			in.Conns, p.ClientProcsByPorts, ports.V, rangeText, maxA)
+	case p.ClientProcsByFD > maxA:
+		p.refuse(CodeFDLimit, "client", "ulimit -Hn, limits.conf nofile, or CLIENT_EXTRA_IPS",
+			"client fd limit: %d connections need %d connclient processes (hard fd limit %d: %d connections each), one per source address, and %d source address(es) are available: raise the client's hard fd limit (ulimit -Hn, limits.conf nofile) or add addresses on CLIENT_NIC and list them in CLIENT_EXTRA_IPS",
+			in.Conns, p.ClientProcsByFD, cli.FDHard.V, cli.FDHard.V-FDMargin, maxA)
+	}
+	if in.Kind == "lowrate" && in.RPS < p.ClientProcsNeeded {
+		p.refuse(CodeRPSSplit, "client", "RPS", "RPS=%d is below the %d client processes it is split across: raise RPS", in.RPS, p.ClientProcsNeeded)
+	}
+}
+
+// checkBacklog: the server's listen queues hold BacklogWindowMs of paced
+// connects (wrk opens its connections at once: not checked).
+func (p *Plan) checkBacklog() {
+	in := &p.Scenario
+	srv := &in.Server
+	need := p.BacklogNeeded
+	if in.Kind == "active" {
+		return
+	}
+	if srv.Somaxconn.Known && srv.Somaxconn.V < need {
+		p.refuse(CodeListenBacklog, "server", "net.core.somaxconn or CONNECT_RATE",
+			"the server's net.core.somaxconn=%d cannot queue 100 ms of connects at CONNECT_RATE=%d/s (%d): raise it (sysctl -w net.core.somaxconn=%d) or lower CONNECT_RATE",
+			srv.Somaxconn.V, in.ConnectRate, need, need)
+	}
+	if srv.SynBacklog.Known && srv.SynBacklog.V < need && srv.Syncookies.Known && srv.Syncookies.V == 0 {
+		p.refuse(CodeListenBacklog, "server", "net.ipv4.tcp_max_syn_backlog or CONNECT_RATE",
+			"the server's net.ipv4.tcp_max_syn_backlog=%d (syncookies off) cannot hold 100 ms of SYNs at CONNECT_RATE=%d/s (%d): raise it or lower CONNECT_RATE",
+			srv.SynBacklog.V, in.ConnectRate, need)
+	}
+}
+
+func (p *Plan) checkMemory() {
 	in := &p.Scenario
 	srvKB, cliKB := in.Conns*p.ServerKBPerConn, in.Conns*p.ClientKBPerConn
 	as, ac := p.Facts.Server.MemAvailableKB, p.Facts.Client.MemAvailableKB
 	if p.SharedHost {
 		if ac.Known && srvKB+cliKB > ac.V*MemHeadroomPct/100 {
-			refuse(CodeMemory, "both", "CONNS", "memory: %d connections need about %d MiB on this machine (both ends), %d MiB are available: lower CONNS",
+			p.refuse(CodeMemory, "both", "CONNS", "memory: %d connections need about %d MiB on this machine (both ends), %d MiB are available: lower CONNS",
 				in.Conns, (srvKB+cliKB)/1024, ac.V/1024)
 		}
 		return
 	}
 	if as.Known && srvKB > as.V*MemHeadroomPct/100 {
-		refuse(CodeMemory, "server", "CONNS", "memory: about %d MiB on the server for %d connections, %d MiB available: lower CONNS", srvKB/1024, in.Conns, as.V/1024)
+		p.refuse(CodeMemory, "server", "CONNS", "memory: about %d MiB on the server for %d connections, %d MiB available: lower CONNS", srvKB/1024, in.Conns, as.V/1024)
 	}
 	if ac.Known && cliKB > ac.V*MemHeadroomPct/100 {
-		refuse(CodeMemory, "client", "CONNS", "memory: about %d MiB on the client for %d connections, %d MiB available: lower CONNS", cliKB/1024, in.Conns, ac.V/1024)
+		p.refuse(CodeMemory, "client", "CONNS", "memory: about %d MiB on the client for %d connections, %d MiB available: lower CONNS", cliKB/1024, in.Conns, ac.V/1024)
 	}
 }
 
-func (p *Plan) checkFiles(refuse refuseFunc) {
+func (p *Plan) checkFiles() {
 	conns := p.Scenario.Conns
 	s, c := &p.Facts.Server, &p.Facts.Client
 	if p.SharedHost {
 		if c.FilesOpen.Known && c.FilesMax.Known && c.FilesOpen.V+2*conns >= c.FilesMax.V {
-			refuse(CodeFileMax, "both", "fs.file-max", "fs.file-max=%d with %d files open cannot take %d more (both ends on this machine): raise fs.file-max",
+			p.refuse(CodeFileMax, "both", "fs.file-max", "fs.file-max=%d with %d files open cannot take %d more (both ends on this machine): raise fs.file-max",
 				c.FilesMax.V, c.FilesOpen.V, 2*conns)
 		}
 		return
 	}
 	if s.FilesOpen.Known && s.FilesMax.Known && s.FilesOpen.V+conns >= s.FilesMax.V {
-		refuse(CodeFileMax, "server", "fs.file-max", "the server's fs.file-max=%d with %d files open cannot take %d more: raise fs.file-max there",
+		p.refuse(CodeFileMax, "server", "fs.file-max", "the server's fs.file-max=%d with %d files open cannot take %d more: raise fs.file-max there",
 			s.FilesMax.V, s.FilesOpen.V, conns)
 	}
 	if c.FilesOpen.Known && c.FilesMax.Known && c.FilesOpen.V+conns >= c.FilesMax.V {
-		refuse(CodeFileMax, "client", "fs.file-max", "the client's fs.file-max=%d with %d files open cannot take %d more: raise fs.file-max",
+		p.refuse(CodeFileMax, "client", "fs.file-max", "the client's fs.file-max=%d with %d files open cannot take %d more: raise fs.file-max",
 			c.FilesMax.V, c.FilesOpen.V, conns)
 	}
 }
