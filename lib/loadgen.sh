@@ -8,20 +8,21 @@
 # verbatim. Each command is built once, as an array, logged with log_cmd and
 # run as logged.
 
-# The fds a load generator needs beyond one per connection (epoll, pipes,
-# stdio, wrk's per-thread loops, oha's runtime): generous on purpose.
-CSB_FD_MARGIN=64
-
-# The line lib/wrk/report.lua prints after wrk's own text.
-CSB_WRK_JSON_PREFIX="CSB_WRK_JSON "
+# The constants shared with Go, generated from it (`bin/csb constants -sh`):
+# CSB_FD_MARGIN, the fds a load generator needs beyond one per connection
+# (epoll, pipes, stdio, wrk's per-thread loops, oha's runtime); CSB_SIZE_K
+# and CSB_SIZE_M, the payload size units; CSB_WRK_JSON_PREFIX, the line
+# lib/wrk/report.lua prints after wrk's own text.
+# shellcheck source=lib/constants.sh
+source "${CSB_LIB}/constants.sh"
 
 # csb_size_bytes SIZE: the bytes of a payload size as the server reads it
 # (k = 1024, m = 1048576). SIZE must already pass csb_check_size.
 csb_size_bytes() {
   local s=${1,,} mult=1
   case "${s}" in
-    *k) s=${s%k} mult=1024 ;;
-    *m) s=${s%m} mult=1048576 ;;
+    *k) s=${s%k} mult=${CSB_SIZE_K} ;;
+    *m) s=${s%m} mult=${CSB_SIZE_M} ;;
   esac
   echo $((10#${s} * mult))
 }
@@ -29,17 +30,17 @@ csb_size_bytes() {
 # csb_size_name BYTES: the server's canonical name of a size (its URL path).
 csb_size_name() {
   local n=$1
-  if ((n % 1048576 == 0)); then
-    echo "$((n / 1048576))m"
-  elif ((n % 1024 == 0)); then
-    echo "$((n / 1024))k"
+  if ((n % CSB_SIZE_M == 0)); then
+    echo "$((n / CSB_SIZE_M))m"
+  elif ((n % CSB_SIZE_K == 0)); then
+    echo "$((n / CSB_SIZE_K))k"
   else
     echo "${n}"
   fi
 }
 
 # The server refuses a payload above this (internal/server MaxSizeBytes).
-CSB_SIZE_MAX_BYTES=$((64 * 1048576))
+CSB_SIZE_MAX_BYTES=$((64 * CSB_SIZE_M))
 
 # csb_payloads_check KEY LIST: every size must be one the server serves under
 # that very name (/payload/<size>), at most once. Prints the error and returns

@@ -73,7 +73,7 @@ lab_checks() {
   jq -e 'all(.cells[]; (.metrics | has("server_listen_overflows") and has("client_time_wait") and has("server_time_wait")
     and has("server_cpu_pct") and has("server_retrans_segs") and has("server_estab_resets")) and .verdict.evidence != "")' "${sum}"
   [ -s "${dir}/raw/idle-10k.client-1.json" ]
-  [ -s "${dir}/raw/idle-10k.plan.env" ]
+  jq -e '.schema_version == 1 and .document == "c10k-plan" and .ok and (.sources | length) == 1' "${dir}/raw/idle-10k.plan.json"
   grep -q '^CSB_WRK_JSON ' "${dir}/raw/active-10k-1k.wrk.txt"
   [ -s "${dir}/monitors/server/c10k/idle-10k.before.status" ]
   [ -s "${dir}/monitors/server/pidstat-csb-server-idle-10k.txt" ]
@@ -213,6 +213,8 @@ lab_checks() {
   dir=$(results_line "$output")
   jq -e '.status == "partial" and .cells[0].status == "ok" and .cells[1].status == "refused"' "${dir}/summary.json"
   jq -e '.cells[1] | (.error | test("client ports: .*TIME_WAIT")) and (.verdict.bound | startswith("client ephemeral ports / TIME_WAIT"))' "${dir}/summary.json"
+  # The wall comes from the plan's code, the sentence is for people.
+  jq -e '.ok == false and .refusals[0].code == "time_wait" and .scenario.tw_waited' "${dir}/raw/lowrate-600-200rps.plan.json"
   [ -s "${dir}/raw/lowrate-600-200rps.tw-wait.tsv" ]
   lab_checks "${was_up}" "${dir}"
 }

@@ -36,6 +36,10 @@ Commands:
                      (A is the baseline). Default metrics: the verdicts' ones.
   check KIND FILE    exit 1 with the tool's own error when FILE (raw output of
                      KIND: iperf3) reports a failure, although the tool exited 0
+  c10k-plan FLAGS    plan one Phase 3 scenario from both hosts' facts; prints
+                     KEY=VALUE lines, -out writes the plan document (-h: flags)
+  constants [-sh]    the constants bash and Go share, KEY=VALUE (-sh: the
+                     text of lib/constants.sh, which bash sources)
 
 A run whose BASELINE_RUN setting names another run directory of the same
 phase gets that comparison appended to its report.
@@ -115,6 +119,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runReport(args[1:], stdout)
 	case "compare":
 		return runCompare(args[1:], stdout)
+	case "c10k-plan":
+		return runC10kPlan(args[1:], stdout)
+	case "constants":
+		return runConstants(args[1:], stdout)
 	case "check":
 		if len(args) != 3 {
 			return fmt.Errorf("%w: check needs KIND and FILE", errUsage)

@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/usage"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,7 +20,11 @@ const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-ho
        connclient lowrate -target IP:PORT -conns N -rps R [-duration D] [-path P] [-rate R] [common flags]
 
 connclient opens many keep-alive TCP connections to an HTTP/1.1 server and
-prints one JSON result object on stdout; progress goes to stderr once a second.
+prints one JSON result object on stdout; progress goes to stderr once a second,
+each progress line of the connect phase followed by a JSON event line
+{"event":"ramp",...}, and {"event":"holding",...} (idle) or
+{"event":"running",...} (lowrate) once every connection is open: a runner
+waits for these lines, never for words of the progress.
 
 idle     opens -conns connections paced at -rate connects/s, sends one
          GET /healthz on each and reads the response, then holds every
@@ -63,13 +68,9 @@ examples:
 `
 
 // UsageError is a bad command line; the command exits 2.
-type UsageError struct{ msg string }
+type UsageError = usage.Error
 
-func (e *UsageError) Error() string { return e.msg }
-
-func usageErrorf(format string, a ...any) error {
-	return &UsageError{msg: fmt.Sprintf(format, a...)}
-}
+var usageErrorf = usage.Errorf
 
 // ErrPartial is returned when a run was interrupted; the partial result has
 // been printed.
@@ -77,11 +78,10 @@ var ErrPartial = errors.New("interrupted: partial result")
 
 // ExitCode maps an error returned by Run to the process exit status.
 func ExitCode(err error) int {
-	var ue *UsageError
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &ue):
+	case usage.Is(err):
 		return 2
 	default:
 		return 1

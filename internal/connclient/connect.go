@@ -46,6 +46,7 @@ type connectPhase struct {
 	dialer *net.Dialer
 	req    []byte
 	prime  bool
+	start  time.Time // when run began; read by the progress line
 
 	attempted, established, failed atomic.Int64
 
@@ -75,6 +76,7 @@ func newConnectPhase(cfg *config, prime bool) *connectPhase {
 // run opens the connections; it returns when all are done or ctx ends.
 func (p *connectPhase) run(ctx context.Context, stderr io.Writer) {
 	start := time.Now()
+	p.start = start
 	jobs := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := 0; w < p.cfg.workers; w++ {
@@ -180,9 +182,11 @@ func (p *connectPhase) fail(ctx context.Context, err error) {
 	p.failed.Add(1)
 }
 
-func (p *connectPhase) progressLine(interval time.Duration, last *int64) string {
+func (p *connectPhase) progressLine(interval time.Duration, last *int64) (string, *Event) {
 	est := p.established.Load()
 	rate := float64(est-*last) / interval.Seconds()
+	ev := &Event{Event: EventRamp, Established: est, Target: p.cfg.conns, Failed: p.failed.Load(),
+		RatePerS: ptr(round(rate, 1)), ElapsedS: round(time.Since(p.start).Seconds(), 3)}
 	*last = est
 	p.mu.Lock()
 	causes := formatCauses(p.errors)
@@ -191,7 +195,7 @@ func (p *connectPhase) progressLine(interval time.Duration, last *int64) string 
 	if causes != "" {
 		line += " (" + causes + ")"
 	}
-	return line
+	return line, ev
 }
 
 // closeAll closes every held connection (with RST when -linger0 was set).
@@ -201,9 +205,10 @@ func closeAll(conns []held) {
 	}
 }
 
-// startProgress prints line() on w every interval until the returned stop
+// startProgress prints line() on w every interval, the progress line for
+// people and then, if there is one, its event line, until the returned stop
 // function is called; stop waits for the printer to finish.
-func startProgress(interval time.Duration, w io.Writer, line func(time.Duration, *int64) string) (stop func()) {
+func startProgress(interval time.Duration, w io.Writer, line func(time.Duration, *int64) (string, *Event)) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -216,7 +221,11 @@ func startProgress(interval time.Duration, w io.Writer, line func(time.Duration,
 			case <-done:
 				return
 			case <-t.C:
-				fmt.Fprintln(w, line(interval, &last))
+				text, ev := line(interval, &last)
+				fmt.Fprintln(w, text)
+				if ev != nil {
+					writeEvent(w, *ev)
+				}
 			}
 		}
 	}()

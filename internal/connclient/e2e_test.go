@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"math"
@@ -116,6 +117,48 @@ func TestIdleDetectsDrops(t *testing.T) {
 	if !strings.Contains(stderr, "hold elapsed=") || !strings.Contains(stderr, "alive=0/20") {
 		t.Errorf("progress on stderr:\n%s", stderr)
 	}
+	if ev := events(t, stderr, EventHolding); len(ev) != 1 || ev[0].Established != 20 || ev[0].Target != 20 {
+		t.Errorf("holding events %+v, want one with 20 of 20 established", ev)
+	}
+}
+
+// TestRampEvents: while connections open, a ramp event each progress
+// interval says how many are open and at what rate.
+func TestRampEvents(t *testing.T) {
+	defer func(d time.Duration) { progressInterval = d }(progressInterval)
+	progressInterval = 100 * time.Millisecond
+	s := okServer(t, nil)
+	_, stderr, err := runCmd(t, context.Background(), "idle", "-target", hostPort(s),
+		"-conns", "20", "-rate", "50", "-hold", "10ms")
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, stderr)
+	}
+	ev := events(t, stderr, EventRamp)
+	if len(ev) < 2 || ev[0].RatePerS == nil || ev[0].Target != 20 || ev[len(ev)-1].Established < ev[0].Established {
+		t.Errorf("ramp events %+v, want at least two, growing, with a rate", ev)
+	}
+	if !strings.Contains(stderr, "established=") {
+		t.Errorf("the progress line for people is gone:\n%s", stderr)
+	}
+}
+
+// events returns the event lines NAME of stderr, each parsed strictly.
+func events(t *testing.T, stderr, name string) []Event {
+	t.Helper()
+	var out []Event
+	for _, line := range strings.Split(stderr, "\n") {
+		if !strings.HasPrefix(line, EventPrefix+name+`"`) {
+			continue
+		}
+		var ev Event
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatalf("event line %q: %v", line, err)
+		}
+		out = append(out, ev)
+	}
+	return out
 }
 
 // TestLinger0 checks what the server sees when connclient closes: a reset
@@ -221,6 +264,9 @@ func TestLowrateAchievedRate(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "run elapsed=") {
 		t.Errorf("no run progress on stderr:\n%s", stderr)
+	}
+	if ev := events(t, stderr, EventRunning); len(ev) != 1 || ev[0].Established != 50 {
+		t.Errorf("running events %+v, want one with 50 established", ev)
 	}
 }
 

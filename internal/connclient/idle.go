@@ -13,8 +13,8 @@ import (
 // and prints the result.
 func runIdle(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.Writer) error {
 	started := time.Now()
-	res := idleResult{
-		commonResult: newCommon(cfg, lim, started),
+	res := IdleResult{
+		CommonResult: newCommon(cfg, lim, started),
 		HoldS:        cfg.hold.Seconds(),
 		Drops:        map[string]uint64{},
 	}
@@ -32,6 +32,7 @@ func runIdle(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.
 	alive := conns // the live prefix; dropped connections are removed
 	if p.complete {
 		holdStart := time.Now()
+		writeEvent(stderr, Event{Event: EventHolding, Established: int64(len(conns)), Target: cfg.conns, Failed: p.failed.Load()})
 		end := time.NewTimer(cfg.hold)
 		tick := time.NewTicker(cfg.progress)
 		hold := true
@@ -63,7 +64,7 @@ func runIdle(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.
 	}
 	res.ClientRSSMB = rssMB()
 	res.ClientGoroutines = runtime.NumGoroutine()
-	return finish(ctx, &res.commonResult, &res, conns, stdout, stderr)
+	return finish(ctx, &res.CommonResult, &res, conns, stdout, stderr)
 }
 
 // checkAlive peeks at every connection in live without blocking and returns

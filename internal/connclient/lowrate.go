@@ -40,8 +40,8 @@ type lowrateRun struct {
 
 func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.Writer) error {
 	started := time.Now()
-	res := lowrateResult{
-		commonResult: newCommon(cfg, lim, started),
+	res := LowrateResult{
+		CommonResult: newCommon(cfg, lim, started),
 		Path:         cfg.path,
 		RPSTarget:    cfg.rps,
 		DurationS:    cfg.duration.Seconds(),
@@ -104,7 +104,7 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 	if res.ClientRSSMB == nil { // the schedule did not get half way
 		res.ClientRSSMB, res.ClientGoroutines = rssMB(), runtime.NumGoroutine()
 	}
-	return finish(ctx, &res.commonResult, &res, p.conns, stdout, stderr)
+	return finish(ctx, &res.CommonResult, &res, p.conns, stdout, stderr)
 }
 
 // run drives the schedule over conns and returns when every connection has
@@ -134,6 +134,7 @@ func (r *lowrateRun) run(ctx context.Context, conns []held, stderr io.Writer) {
 			r.connLoop(ctx, c, len(conns), conns[c], wake[c])
 		}(c)
 	}
+	writeEvent(stderr, Event{Event: EventRunning, Established: int64(len(conns)), Target: r.cfg.conns})
 	stop := startProgress(r.cfg.progress, stderr, r.progressLine)
 	sl := newSleeper(ctx)
 	for i := int64(0); i < r.n; i++ {
@@ -229,7 +230,7 @@ func (r *lowrateRun) record(ctx context.Context, due, sent, done time.Time, stat
 	r.completed.Add(1)
 }
 
-func (r *lowrateRun) progressLine(interval time.Duration, last *int64) string {
+func (r *lowrateRun) progressLine(interval time.Duration, last *int64) (string, *Event) {
 	done := r.completed.Load()
 	rate := float64(done-*last) / interval.Seconds()
 	*last = done
@@ -245,5 +246,5 @@ func (r *lowrateRun) progressLine(interval time.Duration, last *int64) string {
 	if causes != "" {
 		line += " (" + causes + ")"
 	}
-	return line
+	return line, nil
 }

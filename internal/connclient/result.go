@@ -2,22 +2,25 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/kv"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
-	"sort"
 	"strconv"
 	"time"
 )
 
-const schemaVersion = 1
+// SchemaVersion is the major version of the result document; a reader
+// refuses any other (ReadResult).
+const SchemaVersion = 1
 
-// Result fields shared by both modes. Units are in the names; a value that
+const schemaVersion = SchemaVersion
+
+// CommonResult is the result fields shared by both modes. Units are in the names; a value that
 // was not measured (for example setup_s of an interrupted connect phase, or
 // a percentile of an empty set) is null, never 0.
-type commonResult struct {
+type CommonResult struct {
 	SchemaVersion int      `json:"schema_version"`
 	Tool          string   `json:"tool"`
 	Mode          string   `json:"mode"`
@@ -55,8 +58,9 @@ type commonResult struct {
 	ClientGoroutines int      `json:"client_goroutines"`
 }
 
-type idleResult struct {
-	commonResult
+// IdleResult is the result of connclient idle.
+type IdleResult struct {
+	CommonResult
 	HoldS         float64           `json:"hold_s"`
 	HoldElapsedS  *float64          `json:"hold_elapsed_s"`
 	FirstDropS    *float64          `json:"first_drop_s"` // null: no connection dropped
@@ -67,8 +71,9 @@ type idleResult struct {
 	RequestsTotal uint64            `json:"requests_completed"`
 }
 
-type lowrateResult struct {
-	commonResult
+// LowrateResult is the result of connclient lowrate.
+type LowrateResult struct {
+	CommonResult
 	Path              string   `json:"path"`
 	RPSTarget         int      `json:"rps_target"`
 	DurationS         float64  `json:"duration_s"`
@@ -97,8 +102,8 @@ type lowrateResult struct {
 	SenderLagMaxMs *float64 `json:"sender_lag_max_ms"`
 }
 
-func newCommon(cfg *config, lim [2]uint64, started time.Time) commonResult {
-	r := commonResult{
+func newCommon(cfg *config, lim [2]uint64, started time.Time) CommonResult {
+	r := CommonResult{
 		SchemaVersion:     schemaVersion,
 		Tool:              "connclient",
 		Mode:              cfg.mode,
@@ -124,7 +129,7 @@ func newCommon(cfg *config, lim [2]uint64, started time.Time) commonResult {
 }
 
 // fillConnect copies the connect phase outcome into r.
-func (r *commonResult) fillConnect(p *connectPhase) {
+func (r *CommonResult) fillConnect(p *connectPhase) {
 	r.ConnectionsAttempted = p.attempted.Load()
 	r.ConnectionsEstablished = p.established.Load()
 	r.ConnectionsFailed = p.failed.Load()
@@ -164,9 +169,9 @@ func quantileMs(h *Histogram, q float64) *float64 {
 }
 
 // finish ends a run the same way in every mode: it closes the connections,
-// marks an interrupted run partial (common is res's commonResult), prints
+// marks an interrupted run partial (common is res's CommonResult), prints
 // the one JSON result, and returns ErrPartial when the run was interrupted.
-func finish(ctx context.Context, common *commonResult, res any, conns []held, stdout, stderr io.Writer) error {
+func finish(ctx context.Context, common *CommonResult, res any, conns []held, stdout, stderr io.Writer) error {
 	closeAll(conns)
 	if ctx.Err() != nil {
 		common.Status = "partial"
@@ -193,20 +198,12 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func ptr[T any](v T) *T { return &v }
 
-func round(x float64, digits int) float64 {
-	p := math.Pow(10, float64(digits))
-	return math.Round(x*p) / p
-}
+var round = kv.Round
 
 // formatCauses renders counts as "a=1 b=2" in key order, for progress lines.
 func formatCauses(m map[string]uint64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b []byte
-	for i, k := range keys {
+	for i, k := range kv.SortedKeys(m) {
 		if i > 0 {
 			b = append(b, ' ')
 		}
@@ -215,4 +212,49 @@ func formatCauses(m map[string]uint64) string {
 		b = strconv.AppendUint(b, m[k], 10)
 	}
 	return string(b)
+}
+
+// Result is one result document as a reader sees it: the common fields and
+// those of its mode (Idle or Lowrate, the other nil).
+type Result struct {
+	Common  *CommonResult
+	Idle    *IdleResult
+	Lowrate *LowrateResult
+}
+
+// DecodeResult reads a result document; name (the file) is in every error.
+// It refuses a schema_version other than SchemaVersion and an unknown mode.
+func DecodeResult(name string, b []byte) (*Result, error) {
+	var head struct {
+		SchemaVersion *int   `json:"schema_version"`
+		Tool          string `json:"tool"`
+		Mode          string `json:"mode"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("%s: not connclient's JSON: %w", name, err)
+	}
+	if head.Tool != "connclient" || head.SchemaVersion == nil {
+		return nil, fmt.Errorf("%s: not connclient's JSON (no tool \"connclient\" and schema_version)", name)
+	}
+	if *head.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%s: connclient schema_version %d, this reader knows version %d: read it with the csb of the commit that wrote it", name, *head.SchemaVersion, SchemaVersion)
+	}
+	var r Result
+	var err error
+	switch head.Mode {
+	case "idle":
+		r.Idle = &IdleResult{}
+		err = json.Unmarshal(b, r.Idle)
+		r.Common = &r.Idle.CommonResult
+	case "lowrate":
+		r.Lowrate = &LowrateResult{}
+		err = json.Unmarshal(b, r.Lowrate)
+		r.Common = &r.Lowrate.CommonResult
+	default:
+		return nil, fmt.Errorf("%s: connclient mode %q: want idle or lowrate", name, head.Mode)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: not connclient's JSON: %w", name, err)
+	}
+	return &r, nil
 }

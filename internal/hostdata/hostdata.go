@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"csbench/internal/kv"
 	"csbench/internal/parse"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
@@ -272,7 +273,4 @@ func ReadSockstat(p string) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
-func round(v float64, decimals int) float64 {
-	p := math.Pow(10, float64(decimals))
-	return math.Round(v*p) / p
-}
+var round = kv.Round

@@ -10,9 +10,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 
+	"csbench/internal/kv"
 	"csbench/internal/parse"
 	"csbench/internal/server"
 )
@@ -178,20 +178,7 @@ func ResponseBytes(dir, size string) *float64 {
 	return &v
 }
 
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func round(v float64, decimals int) float64 {
-	p := math.Pow(10, float64(decimals))
-	return math.Round(v*p) / p
-}
+var round = kv.Round
 
 // rounded returns a rounded copy of *p, or nil.
 func rounded(p *float64, decimals int) *float64 {

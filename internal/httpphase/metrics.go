@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"csbench/internal/hostdata"
+	"csbench/internal/kv"
 	"csbench/internal/rundir"
 	"csbench/internal/server"
 	"csbench/internal/summary"
@@ -100,11 +101,11 @@ func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir
 		m["errors_deadline_aborted"] = summary.F(l.Aborted)
 	}
 	errs := map[string]any{}
-	for _, k := range sortedKeys(l.Errors) {
+	for _, k := range kv.SortedKeys(l.Errors) {
 		errs[k] = l.Errors[k]
 	}
 	codes := map[string]any{}
-	for _, k := range sortedKeys(l.StatusCodes) {
+	for _, k := range kv.SortedKeys(l.StatusCodes) {
 		codes[k] = l.StatusCodes[k]
 	}
 	c.Details = map[string]any{

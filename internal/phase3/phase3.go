@@ -5,7 +5,8 @@
 // A cell is one scenario of lib/c10k.sh: idle (connclient idle: open, one
 // request each, hold), lowrate (connclient lowrate: an open-model schedule
 // over the connections) or active (wrk, a closed loop on every connection).
-// Its raw files: raw/<cell>.plan.env (how the runner split it and why),
+// Its raw files: raw/<cell>.plan.json (how the runner split it and why;
+// plan.env in runs made before the plan document),
 // raw/<cell>.client-N.json (one connclient process per source address) or
 // raw/<cell>.wrk.txt, raw/<cell>.tw-wait.tsv (a TIME_WAIT wait, if any),
 // and monitors/{server,client}/c10k/<cell>.{before,held}.* (the server
@@ -22,6 +23,7 @@ import (
 
 	"csbench/internal/hostdata"
 	"csbench/internal/httpphase"
+	"csbench/internal/kv"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )
@@ -89,10 +91,7 @@ func num(s string) float64 {
 	return v
 }
 
-func round(v float64, decimals int) float64 {
-	p := math.Pow(10, float64(decimals))
-	return math.Round(v*p) / p
-}
+var round = kv.Round
 
 // rounded returns p rounded, or nil.
 func rounded(p *float64, decimals int) *float64 {
@@ -120,7 +119,7 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 	}
 
 	details := map[string]any{}
-	plan, err := readKV(filepath.Join(r.Dir, "raw", rc.Name+".plan.env"))
+	plan, planFile, err := readPlan(r.Dir, rc.Name)
 	if err == nil {
 		details["plan"] = plan
 		if w, err := readTWWait(filepath.Join(r.Dir, "raw", rc.Name+".tw-wait.tsv"), num(plan["tw_threshold"])); err == nil {
@@ -128,7 +127,7 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 			details["tw_wait"] = map[string]any{"wait_s": round(w.WaitS, 1), "time_wait_start": w.Start, "time_wait_end": w.End, "below_threshold": w.BelowTarget}
 		}
 	} else {
-		note("no plan (raw/%s.plan.env): %v", rc.Name, err)
+		note("no plan (%s): %v", planFile, err)
 	}
 	c.Details = details
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"csbench/internal/c10kplan"
 	"csbench/internal/cli"
 	"csbench/internal/golden"
 	"csbench/internal/summary"
@@ -149,8 +150,42 @@ func TestCooldown(t *testing.T) {
 	}
 }
 
+// refusedPlan writes raw/<cell>.plan.json as the runner would for a
+// low-rate scenario whose one source address is held by TIME_WAIT: planned
+// by c10kplan from the fixture's recorded limits.
+func refusedPlan(t *testing.T, dir, cell string) *c10kplan.Plan {
+	t.Helper()
+	srv, err := c10kplan.ReadFacts(filepath.Join(dir, "raw", "limits.server.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := c10kplan.ReadFacts(filepath.Join(dir, "raw", "limits.client.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ss strings.Builder
+	for i := 0; i < 28000; i++ {
+		fmt.Fprintf(&ss, "TIME-WAIT 0 0 198.18.0.2:%d 198.18.0.1:8080\n", 30000+i)
+	}
+	socks, err := c10kplan.ReadSockets(strings.NewReader(ss.String()), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c10kplan.Compute(c10kplan.Input{Kind: "lowrate", Conns: 800, RPS: 200, ConnectRate: 1000, Lab: "ssh",
+		ServerIP: "198.18.0.1", ServerPort: 8080, ClientIP: "198.18.0.2", ClientNIC: "csbc0", TWThreshold: 500, TWWaited: true,
+		Server: srv, Client: cli, Sockets: socks, Present: map[string]bool{}})
+	if p.OK || p.Code() != c10kplan.CodeTimeWait {
+		t.Fatalf("plan ok=%v code %q, want a time_wait refusal", p.OK, p.Code())
+	}
+	if err := c10kplan.Write(filepath.Join(dir, "raw", cell+".plan.json"), p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // A scenario whose connects failed with EADDRNOTAVAIL met the client's
-// ports; one refused before it started names the wall from the reason.
+// ports; one refused before it started names the wall from its plan's
+// refusal code, whatever its sentence says.
 func TestWalls(t *testing.T) {
 	t.Setenv("PATH", "")
 	dir := golden.CopyTree(t, "testdata/run", "")
@@ -159,7 +194,9 @@ func TestWalls(t *testing.T) {
 		s = strings.Replace(s, `"connections_failed": 0`, `"connections_failed": 300`, 1)
 		return strings.Replace(s, `"errors": {}`, `"errors": {"eaddrnotavail": 300}`, 1)
 	})
-	reason := "client ports: 800 connections need 1 source address(es) with 800 free ports each toward 198.18.0.1:8080; have: 198.18.0.2 (232 free, 28000 in TIME_WAIT)."
+	refusedPlan(t, dir, "lowrate-800-200rps")
+	// The sentence is for people: reworded, the wall stays.
+	reason := "the ports were all taken (reworded)"
 	edit(t, filepath.Join(dir, "cells.tsv"), func(s string) string {
 		lines := strings.Split(s, "\n")
 		for i, l := range lines {
@@ -240,5 +277,76 @@ func TestTwoClientProcesses(t *testing.T) {
 	want := orig["rps_achieved"].(float64) + 50
 	if got := metric(t, c, "rps_achieved"); fmt.Sprintf("%.1f", got) != fmt.Sprintf("%.1f", want) {
 		t.Errorf("rps_achieved %v, want %v", got, want)
+	}
+}
+
+// A connclient result or a plan of an unknown schema version is refused,
+// naming the file and both versions.
+func TestSchemaVersions(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := golden.CopyTree(t, "testdata/run", "")
+	edit(t, filepath.Join(dir, "raw", "idle-800.client-1.json"), func(s string) string {
+		return strings.Replace(s, `"schema_version": 1`, `"schema_version": 2`, 1)
+	})
+	p := refusedPlan(t, dir, "lowrate-800-200rps")
+	p.SchemaVersion = 7
+	if err := c10kplan.Write(filepath.Join(dir, "raw", "lowrate-800-200rps.plan.json"), p); err != nil {
+		t.Fatal(err)
+	}
+	s := summarize(t, dir)
+	notes := strings.Join(s.Notes, "\n")
+	for _, want := range []string{"raw/idle-800.client-1.json: connclient schema_version 2, this reader knows version 1",
+		"lowrate-800-200rps.plan.json: plan schema_version 7, this csb reads version 1"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}
+
+// A run with plan documents (plan.json, no plan.env): the verdict and the
+// report read the same figures as from the old plan.env.
+func TestPlanDocument(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := golden.CopyTree(t, "testdata/run", "")
+	raw := filepath.Join(dir, "raw")
+	srv, _ := c10kplan.ReadFacts(filepath.Join(raw, "limits.server.env"))
+	cli, _ := c10kplan.ReadFacts(filepath.Join(raw, "limits.client.env"))
+	socks, err := c10kplan.ReadSocketsFile(filepath.Join(raw, "idle-800.ports.txt"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c10kplan.Compute(c10kplan.Input{Kind: "idle", Conns: 800, ConnectRate: 1000, Lab: "netns",
+		ServerIP: "198.18.0.1", ServerPort: 8080, ClientIP: "198.18.0.2", ClientNIC: "csbc0", TWThreshold: 500,
+		Server: srv, Client: cli, Sockets: socks, Present: map[string]bool{"198.18.0.2": true}})
+	if !p.OK {
+		t.Fatalf("plan refused: %s", p.Refusal())
+	}
+	if err := c10kplan.Write(filepath.Join(raw, "idle-800.plan.json"), p); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := filepath.Glob(filepath.Join(raw, "*.plan.env"))
+	for _, f := range old {
+		os.Remove(f)
+	}
+	s := summarize(t, dir)
+	c := s.Cell("idle-800")
+	plan := map[string]string{}
+	switch v := c.Details["plan"].(type) {
+	case map[string]string:
+		plan = v
+	case map[string]any:
+		for k, x := range v {
+			plan[k], _ = x.(string)
+		}
+	}
+	if plan["server_conns_per_proc_max"] != "572" || plan["client_sources"] != "198.18.0.2" || plan["source.198.18.0.2.time_wait"] != "20" {
+		t.Errorf("plan view %v", plan)
+	}
+	if !strings.HasPrefix(c.Verdict.Bound, "fd limit per process (server 700, client 1000) → split across 2 server processes") {
+		t.Errorf("verdict %+v", c.Verdict)
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "Report_03-c10k.md"))
+	if !strings.Contains(string(report), "`raw/<cell>.plan.json`") {
+		t.Error("the report does not name plan.json")
 	}
 }

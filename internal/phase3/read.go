@@ -2,109 +2,106 @@ package phase3
 
 import (
 	"bufio"
-	"encoding/json"
+	"csbench/internal/connclient"
+	"csbench/internal/summary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 )
 
-// Client is what one connclient process printed (raw/<cell>.client-N.json):
-// the fields this phase reports. A pointer is nil when connclient printed
-// null (not measured).
+// Client is the view this phase takes of one connclient result
+// (raw/<cell>.client-N.json, read through connclient.DecodeResult, which
+// declares the document): the fields it reports, as numbers, nil when
+// connclient printed null (not measured) or the mode has no such field.
 type Client struct {
-	Mode                   string            `json:"mode"`
-	Status                 string            `json:"status"`
-	Source                 *string           `json:"source"`
-	ConnectionsTarget      int               `json:"connections_target"`
-	ConnectionsAttempted   int64             `json:"connections_attempted"`
-	ConnectionsEstablished int64             `json:"connections_established"`
-	ConnectionsFailed      int64             `json:"connections_failed"`
-	SetupS                 *float64          `json:"setup_s"`
-	ConnectRateAchieved    *float64          `json:"connect_rate_achieved_per_s"`
-	ConnectLatencyP50Ms    *float64          `json:"connect_latency_p50_ms"`
-	ConnectLatencyP99Ms    *float64          `json:"connect_latency_p99_ms"`
-	ConnectLatencyMaxMs    *float64          `json:"connect_latency_max_ms"`
-	ConnectionsAliveEnd    *float64          `json:"connections_alive_end"`
-	Errors                 map[string]uint64 `json:"errors"`
-	StatusCodes            map[string]uint64 `json:"status_codes"`
-	ClientRSSMB            *float64          `json:"client_rss_mb"`
+	Mode                   string
+	Status                 string
+	Source                 *string
+	ConnectionsTarget      int
+	ConnectionsEstablished int64
+	ConnectionsFailed      int64
+	SetupS                 *float64
+	ConnectRateAchieved    *float64
+	ConnectLatencyP50Ms    *float64
+	ConnectLatencyP99Ms    *float64
+	ConnectLatencyMaxMs    *float64
+	ConnectionsAliveEnd    *float64
+	Errors                 map[string]uint64
+	ClientRSSMB            *float64
 
 	// idle
-	HoldS        *float64          `json:"hold_s"`
-	HoldElapsedS *float64          `json:"hold_elapsed_s"`
-	FirstDropS   *float64          `json:"first_drop_s"`
-	Drops        map[string]uint64 `json:"drops"`
-	RequestP50Ms *float64          `json:"request_latency_p50_ms"`
-	RequestP99Ms *float64          `json:"request_latency_p99_ms"`
+	FirstDropS   *float64
+	Drops        map[string]uint64
+	RequestP99Ms *float64
 
 	// lowrate
-	RPSTarget            *float64 `json:"rps_target"`
-	ElapsedS             *float64 `json:"elapsed_s"`
-	RequestsScheduled    *float64 `json:"requests_scheduled"`
-	RequestsCompleted    *float64 `json:"requests_completed"`
-	RequestsFailed       *float64 `json:"requests_failed"`
-	RPSAchieved          *float64 `json:"rps_achieved"`
-	LatencyP50Ms         *float64 `json:"latency_p50_ms"`
-	LatencyP90Ms         *float64 `json:"latency_p90_ms"`
-	LatencyP99Ms         *float64 `json:"latency_p99_ms"`
-	LatencyP999Ms        *float64 `json:"latency_p999_ms"`
-	LatencyMaxMs         *float64 `json:"latency_max_ms"`
-	ServiceLatencyP50Ms  *float64 `json:"service_latency_p50_ms"`
-	ServiceLatencyP90Ms  *float64 `json:"service_latency_p90_ms"`
-	ServiceLatencyP99Ms  *float64 `json:"service_latency_p99_ms"`
-	ServiceLatencyP999Ms *float64 `json:"service_latency_p999_ms"`
-	ServiceLatencyMaxMs  *float64 `json:"service_latency_max_ms"`
-	SenderLagP99Ms       *float64 `json:"sender_lag_p99_ms"`
+	RPSTarget            *float64
+	RequestsCompleted    *float64
+	RequestsFailed       *float64
+	RPSAchieved          *float64
+	LatencyP50Ms         *float64
+	LatencyP90Ms         *float64
+	LatencyP99Ms         *float64
+	LatencyP999Ms        *float64
+	LatencyMaxMs         *float64
+	ServiceLatencyP50Ms  *float64
+	ServiceLatencyP90Ms  *float64
+	ServiceLatencyP99Ms  *float64
+	ServiceLatencyP999Ms *float64
+	ServiceLatencyMaxMs  *float64
+	SenderLagP99Ms       *float64
+}
+
+func fl[T int | int64](v T) *float64 { return summary.F(float64(v)) }
+
+// clientView turns a decoded connclient result into this phase's view.
+func clientView(r *connclient.Result) *Client {
+	cr := r.Common
+	c := &Client{Mode: cr.Mode, Status: cr.Status, Source: cr.Source, ConnectionsTarget: cr.ConnectionsTarget,
+		ConnectionsEstablished: cr.ConnectionsEstablished, ConnectionsFailed: cr.ConnectionsFailed,
+		SetupS: cr.SetupS, ConnectRateAchieved: cr.ConnectRateAchieved, ConnectLatencyP50Ms: cr.ConnectLatencyP50Ms,
+		ConnectLatencyP99Ms: cr.ConnectLatencyP99Ms, ConnectLatencyMaxMs: cr.ConnectLatencyMaxMs,
+		Errors: cr.Errors, ClientRSSMB: cr.ClientRSSMB}
+	if cr.ConnectionsAliveEnd != nil {
+		c.ConnectionsAliveEnd = fl(*cr.ConnectionsAliveEnd)
+	}
+	if i := r.Idle; i != nil {
+		c.FirstDropS, c.Drops, c.RequestP99Ms = i.FirstDropS, i.Drops, i.RequestP99Ms
+	}
+	if l := r.Lowrate; l != nil {
+		c.RPSTarget, c.RequestsCompleted, c.RequestsFailed = fl(l.RPSTarget), fl(l.RequestsCompleted), fl(l.RequestsFailed)
+		c.RPSAchieved = l.RPSAchieved
+		c.LatencyP50Ms, c.LatencyP90Ms, c.LatencyP99Ms, c.LatencyP999Ms, c.LatencyMaxMs = l.LatencyP50Ms, l.LatencyP90Ms, l.LatencyP99Ms, l.LatencyP999Ms, l.LatencyMaxMs
+		c.ServiceLatencyP50Ms, c.ServiceLatencyP90Ms, c.ServiceLatencyP99Ms = l.ServiceLatencyP50Ms, l.ServiceLatencyP90Ms, l.ServiceLatencyP99Ms
+		c.ServiceLatencyP999Ms, c.ServiceLatencyMaxMs, c.SenderLagP99Ms = l.ServiceLatencyP999Ms, l.ServiceLatencyMaxMs, l.SenderLagP99Ms
+	}
+	return c
 }
 
 // readClients reads raw/<cell>.client-1.json, -2, ... in order; it stops at
-// the first missing file and fails on one that is not connclient's JSON.
+// the first missing file and fails on one that is not connclient's JSON of
+// a schema version it knows.
 func readClients(dir, cell string) ([]*Client, error) {
 	var out []*Client
 	for i := 1; ; i++ {
-		p := filepath.Join(dir, "raw", fmt.Sprintf("%s.client-%d.json", cell, i))
-		b, err := os.ReadFile(p)
+		name := fmt.Sprintf("raw/%s.client-%d.json", cell, i)
+		b, err := os.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, os.ErrNotExist) {
 			break
 		}
 		if err != nil {
 			return out, err
 		}
-		var c Client
-		if err := json.Unmarshal(b, &c); err != nil {
-			return out, fmt.Errorf("raw/%s: not connclient's JSON: %w", filepath.Base(p), err)
+		r, err := connclient.DecodeResult(name, b)
+		if err != nil {
+			return out, err
 		}
-		if c.Mode == "" {
-			return out, fmt.Errorf("raw/%s: not connclient's JSON (no mode)", filepath.Base(p))
-		}
-		out = append(out, &c)
+		out = append(out, clientView(r))
 	}
 	return out, nil
-}
-
-// readKV reads KEY=VALUE lines ('#' starts a comment line).
-func readKV(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	m := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if k, v, ok := strings.Cut(line, "="); ok {
-			m[k] = v
-		}
-	}
-	return m, sc.Err()
 }
 
 // readStatusRSS sums VmRSS (kB) over the "== PID" blocks of a file of
@@ -225,13 +222,4 @@ func cutLast(s, sep string) (before, after string, ok bool) {
 		return s, "", false
 	}
 	return s[:i], s[i+len(sep):], true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,10 +3,13 @@ package phase3
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"csbench/internal/c10kplan"
 	"csbench/internal/chart"
+	"csbench/internal/kv"
 	"csbench/internal/report"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
@@ -61,7 +64,8 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	}
 	d.Table([]string{"scenario", "server processes", "client processes", "client sources", "hard fd limit", "port range",
 		"TIME_WAIT toward the server at the start", "waited for TIME_WAIT s", "what the runner did"}, prows)
-	d.P("Before each scenario the runner (`lib/c10k.sh`) read both hosts' limits and the client's sockets toward the server (`raw/<cell>.plan.env`, `raw/<cell>.ports.txt`): one server process holds at most 90%% of its hard fd limit less 64 connections (SO_REUSEPORT spreads connections by a hash, not evenly), one connclient process its hard limit less 64, one per source address; a source address with TW_THRESHOLD or more sockets in TIME_WAIT toward the server is busy (each connect() searches past them), so the netns lab adds a fresh address instead and removes it at the end. It changes no sysctl.")
+	d.P("Before each scenario the runner (`lib/c10k.sh`) read both hosts' limits and the client's sockets toward the server (`raw/<cell>.%s`, `raw/<cell>.ports.txt`): one server process holds at most %d%% of its hard fd limit less %d connections (SO_REUSEPORT spreads connections by a hash, not evenly), one connclient process its hard limit less %d, one per source address; a source address with TW_THRESHOLD or more sockets in TIME_WAIT toward the server is busy (each connect() searches past them), so the netns lab adds a fresh address instead and removes it at the end. It changes no sysctl.",
+		planFile(r.Dir), c10kplan.ReusePortSlackPct, c10kplan.FDMargin, c10kplan.FDMargin)
 
 	d.H(2, "Connections")
 	var crows [][]string
@@ -127,7 +131,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	report.Environment(&d, s)
 	report.Files(&d)
 	d.Table([]string{"Phase 3 path", "what"}, [][]string{
-		{"`raw/<cell>.plan.env`", "how the runner split the scenario, the limits it read and why"},
+		planFileRow(r.Dir),
 		{"`raw/<cell>.ports.txt`", "the client's sockets toward the server (`ss`) the plan counted ports from"},
 		{"`raw/<cell>.client-N.json`, `.log`", "each connclient process's JSON result and progress"},
 		{"`raw/<cell>.wrk.txt`", "wrk's output with the `CSB_WRK_JSON` hook line"},
@@ -174,7 +178,7 @@ func cpuScope(s *summary.Summary) string {
 func errorsText(c *summary.Cell) string {
 	errs, _ := c.Details["errors"].(map[string]float64)
 	var parts []string
-	for _, k := range sortedKeys(errs) {
+	for _, k := range kv.SortedKeys(errs) {
 		if errs[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%s %.0f", k, errs[k]))
 		}
@@ -197,7 +201,7 @@ func twAtStart(plan map[string]string) string {
 		return "none"
 	}
 	var parts []string
-	for _, ip := range sortedKeys(tw) {
+	for _, ip := range kv.SortedKeys(tw) {
 		parts = append(parts, fmt.Sprintf("%s: %.0f", ip, tw[ip]))
 	}
 	return strings.Join(parts, ", ")
@@ -317,4 +321,20 @@ func wallOf(c *summary.Cell) string {
 		return "no verdict"
 	}
 	return c.Verdict.Bound
+}
+
+// planFile is the name of the run's plan files: plan.json, or plan.env in
+// runs made before the plan document.
+func planFile(dir string) string {
+	if m, _ := filepath.Glob(filepath.Join(dir, "raw", "*.plan.env")); len(m) > 0 {
+		return "plan.env"
+	}
+	return "plan.json"
+}
+
+func planFileRow(dir string) []string {
+	if planFile(dir) == "plan.env" {
+		return []string{"`raw/<cell>.plan.env`", "how the runner split the scenario, the limits it read and why"}
+	}
+	return []string{"`raw/<cell>.plan.json`", "the plan (`csb c10k-plan`): how the runner split the scenario, the limits it read, and why it refused (a code and a sentence)"}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"csbench/internal/c10kplan"
+	"csbench/internal/kv"
 	"csbench/internal/report"
 	"csbench/internal/summary"
 )
@@ -39,7 +41,7 @@ func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
 	}
 	switch c.Status {
 	case "refused":
-		return &summary.Verdict{Bound: refusalWall(errText) + " (refused before it started)", Evidence: errText}
+		return &summary.Verdict{Bound: refusalWall(plan[RefusalCode]) + " (refused before it started)", Evidence: errText}
 	case "failed":
 		if m["connections_established"] == nil && m["rps_achieved"] == nil {
 			return &summary.Verdict{Bound: "none (failed)", Evidence: errText}
@@ -133,15 +135,17 @@ func serviceP99(s *summary.Summary) float64 {
 	return best
 }
 
-func refusalWall(text string) string {
-	switch {
-	case strings.Contains(text, "client ports"), strings.Contains(text, "ip_local_port_range"):
+// refusalWall names the wall of a plan's refusal code ("" when the plan
+// has none: a run made before the plan document carried codes).
+func refusalWall(code string) string {
+	switch code {
+	case c10kplan.CodeEphemeralPorts, c10kplan.CodeTimeWait:
 		return WallPorts
-	case strings.Contains(text, "fd limit"), strings.Contains(text, "fds"):
+	case c10kplan.CodeFDLimit:
 		return WallFD
-	case strings.Contains(text, "somaxconn"), strings.Contains(text, "syn_backlog"):
+	case c10kplan.CodeListenBacklog:
 		return WallBacklog
-	case strings.Contains(text, "memory"), strings.Contains(text, "file-max"):
+	case c10kplan.CodeMemory, c10kplan.CodeFileMax:
 		return WallMemory
 	}
 	return "refused"
@@ -151,7 +155,10 @@ func refusalWall(text string) string {
 // "" when one server and one client process held it.
 func splitText(plan map[string]string, m map[string]*float64) string {
 	conns, sp, cp := val(m, "connections_target"), val(m, "server_procs"), val(m, "client_procs")
-	cliFD := math.Ceil(conns / (num(plan["client_fd_hard"]) - 64))
+	cliFD := num(plan["client_procs_by_fd"])
+	if math.IsNaN(cliFD) { // a plan.env of an older run
+		cliFD = math.Ceil(conns / (num(plan["client_fd_hard"]) - c10kplan.FDMargin))
+	}
 	var fd []string
 	if sp > 1 {
 		fd = append(fd, fmt.Sprintf("%.0f server processes (SO_REUSEPORT)", sp))
@@ -201,7 +208,7 @@ func headroom(plan map[string]string, m map[string]*float64) string {
 	ports := num(plan["client_ports_per_source"])
 	var parts []string
 	if !math.IsNaN(per) && !math.IsNaN(conns) {
-		parts = append(parts, fmt.Sprintf("fds: about %.0f connections per server process of at most %.0f (hard limit %s less 64, 90%% for SO_REUSEPORT's uneven hash)", math.Ceil(conns/sp), per, plan["server_fd_hard"]))
+		parts = append(parts, fmt.Sprintf("fds: about %.0f connections per server process of at most %.0f (hard limit %s less %d, %d%% for SO_REUSEPORT's uneven hash)", math.Ceil(conns/sp), per, plan["server_fd_hard"], c10kplan.FDMargin, c10kplan.ReusePortSlackPct))
 	}
 	if !math.IsNaN(ports) && !math.IsNaN(conns) {
 		parts = append(parts, fmt.Sprintf("ports: %.0f connections per source address of %.0f (ip_local_port_range %s)", math.Ceil(conns/cp), ports, plan["client_port_range"]))
@@ -216,7 +223,7 @@ func headroom(plan map[string]string, m map[string]*float64) string {
 func portsEvidence(plan map[string]string) string {
 	tw := sources(plan, "time_wait")
 	var parts []string
-	for _, ip := range sortedKeys(tw) {
+	for _, ip := range kv.SortedKeys(tw) {
 		parts = append(parts, fmt.Sprintf("%s had %.0f in TIME_WAIT", ip, tw[ip]))
 	}
 	ev := fmt.Sprintf("%s ports per source address (ip_local_port_range %s), tcp_tw_reuse=%s", plan["client_ports_per_source"], plan["client_port_range"], plan["client_tcp_tw_reuse"])
@@ -231,7 +238,7 @@ func causes(errs map[string]float64) string {
 		return "none"
 	}
 	var parts []string
-	for _, k := range sortedKeys(errs) {
+	for _, k := range kv.SortedKeys(errs) {
 		parts = append(parts, fmt.Sprintf("%s %.0f", k, errs[k]))
 	}
 	return strings.Join(parts, ", ")
@@ -239,7 +246,7 @@ func causes(errs map[string]float64) string {
 
 func topCause(errs map[string]float64) string {
 	best, n := "unknown", 0.0
-	for _, k := range sortedKeys(errs) {
+	for _, k := range kv.SortedKeys(errs) {
 		if errs[k] > n {
 			best, n = k, errs[k]
 		}

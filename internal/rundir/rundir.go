@@ -5,6 +5,7 @@ package rundir
 
 import (
 	"bufio"
+	"csbench/internal/kv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,29 +74,8 @@ func Read(dir string) (*Run, error) {
 	return r, nil
 }
 
-// readKV reads KEY<sep>VALUE lines; '#' starts a comment line.
-func readKV(path, sep string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return map[string]string{}, err
-	}
-	defer f.Close()
-	m := map[string]string{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(line, sep)
-		if !ok {
-			continue
-		}
-		m[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	return m, sc.Err()
-}
+// readKV reads KEY<sep>VALUE lines (kv.Read).
+var readKV = kv.Read
 
 func readCells(path string) ([]Cell, error) {
 	f, err := os.Open(path)

@@ -10,6 +10,7 @@ package server
 
 import (
 	"context"
+	"csbench/internal/usage"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -58,23 +59,17 @@ type Config struct {
 }
 
 // A UsageError is a bad command line; the command exits 2 for it.
-type UsageError struct{ Err error }
+type UsageError = usage.Error
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
-
-func usageErrorf(format string, args ...any) error {
-	return &UsageError{fmt.Errorf(format, args...)}
-}
+var usageErrorf = usage.Errorf
 
 // ExitCode maps an error returned by Run to the command's exit status:
 // 0 for nil, 2 for bad usage, 1 for anything else.
 func ExitCode(err error) int {
-	var ue *UsageError
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &ue):
+	case usage.Is(err):
 		return 2
 	default:
 		return 1
@@ -182,7 +177,7 @@ func ParseArgs(args []string) (Config, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return Config{}, err
 		}
-		return Config{}, &UsageError{err}
+		return Config{}, &UsageError{Err: err}
 	}
 	if fs.NArg() > 0 {
 		return Config{}, usageErrorf("unexpected argument %q (all settings are flags)", fs.Arg(0))
@@ -190,7 +185,7 @@ func ParseArgs(args []string) (Config, error) {
 
 	addr, err := parseAddr(f.addr)
 	if err != nil {
-		return Config{}, &UsageError{err}
+		return Config{}, &UsageError{Err: err}
 	}
 	if f.port < 0 || f.port > 65535 {
 		return Config{}, usageErrorf("-port %d is out of range (want 0 to 65535)", f.port)

@@ -1,0 +1,43 @@
+// Package c10kplan plans a Phase 3 scenario: from both hosts' facts (fd
+// limits, sysctls, memory), the scenario and the client's sockets toward the
+// server, how many server processes share the port, which client source
+// addresses carry how many connections, and what to add; or why it cannot
+// work, as a machine code, a sentence for people and the setting to change.
+// lib/c10k.sh carries the plan out and never recomputes it (`csb c10k-plan`);
+// internal/phase3 reads the plan document it leaves in the run directory.
+package c10kplan
+
+import "csbench/internal/limits"
+
+// The constants of Phase 3, defined here only; bash reads them from
+// `csb constants`.
+const (
+	// FDMargin is limits.FDMargin: the descriptors a process needs beyond one per
+	// connection (connclient checks the same itself).
+	FDMargin = limits.FDMargin
+	// FDFloor: a hard fd limit at or below FDMargin + FDFloor cannot run
+	// any scenario.
+	FDFloor = 100
+	// PortMargin is the ports of a source address left unused, so a stray
+	// connection never fails.
+	PortMargin = 256
+	// ReusePortSlackPct: a server process is planned for this percentage of
+	// its fd budget, because SO_REUSEPORT spreads connections by a hash of
+	// the 4-tuple, not evenly.
+	ReusePortSlackPct = 90
+	// MemHeadroomPct: the share of MemAvailable a scenario may plan to use.
+	MemHeadroomPct = 90
+	// BacklogWindowMs: the listen queues must hold this many milliseconds of
+	// connects at the paced rate.
+	BacklogWindowMs = 100
+	// MaxAddedSources: LAB=netns and local try up to this many addresses
+	// after CLIENT_IP.
+	MaxAddedSources = 32
+	// SchemaVersion of the plan document (major).
+	SchemaVersion = 1
+)
+
+// KBPerConn estimates the memory one connection costs, in KiB: the server
+// (user space, about 20 KiB measured, plus the kernel socket) and the client
+// by tool.
+var KBPerConn = map[string]int64{"server": 32, "idle": 8, "lowrate": 16, "active": 8}

@@ -1,0 +1,332 @@
+package c10kplan
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Refusal codes: why a scenario cannot run. Decisions read these; the
+// sentence beside them is for people.
+const (
+	CodeFDLimit        = "fd_limit"
+	CodeEphemeralPorts = "ephemeral_ports"
+	CodeTimeWait       = "time_wait"
+	CodeListenBacklog  = "listen_backlog"
+	CodeMemory         = "memory"
+	CodeFileMax        = "file_max"
+	CodeRPSSplit       = "rps_below_processes"
+)
+
+// Input is a scenario and what the plan reads about the hosts.
+type Input struct {
+	Kind        string   `json:"kind"` // idle, lowrate, active
+	Conns       int64    `json:"connections"`
+	RPS         int64    `json:"rps"`
+	ConnectRate int64    `json:"connect_rate_per_s"`
+	Lab         string   `json:"lab"` // local, netns, ssh
+	ServerIP    string   `json:"server_ip"`
+	ServerPort  int      `json:"server_port"`
+	ClientIP    string   `json:"client_ip"`
+	ClientNIC   string   `json:"client_nic"`
+	ExtraIPs    []string `json:"client_extra_ips"`
+	TWThreshold int64    `json:"tw_threshold"`
+	TWWaited    bool     `json:"tw_waited"`
+
+	Server Host `json:"-"`
+	Client Host `json:"-"`
+
+	// Sockets is the client's sockets toward the server (from `ss`); nil
+	// for the static check before the run (preflight).
+	Sockets *Sockets `json:"-"`
+	// Present lists the addresses on the client NIC (LAB=local: every
+	// candidate is).
+	Present map[string]bool `json:"-"`
+}
+
+// Refusal is one reason a scenario cannot work.
+type Refusal struct {
+	Code    string `json:"code"`
+	Host    string `json:"host"` // server, client, both
+	Message string `json:"message"`
+	Setting string `json:"setting"` // what to change
+}
+
+// Source is one client process: its source address and its shares.
+type Source struct {
+	IP          string `json:"ip"`
+	Add         bool   `json:"add"`  // the runner adds it to the NIC first
+	Busy        bool   `json:"busy"` // TW_THRESHOLD or more in TIME_WAIT
+	InUse       int64  `json:"in_use"`
+	TimeWait    int64  `json:"time_wait"`
+	Connections int64  `json:"connections"`
+	ConnectRate int64  `json:"connect_rate_per_s"`
+	RPS         int64  `json:"rps"`
+}
+
+// SourceState is a candidate address's sockets toward the server.
+type SourceState struct {
+	IP       string `json:"ip"`
+	InUse    int64  `json:"in_use"`
+	TimeWait int64  `json:"time_wait"`
+}
+
+// Plan is the plan document (raw/<cell>.plan.json).
+type Plan struct {
+	SchemaVersion int    `json:"schema_version"`
+	Document      string `json:"document"` // "c10k-plan"
+	// Stage: "preflight" (facts only) or "sources" (with the sockets).
+	Stage    string `json:"stage"`
+	Scenario Input  `json:"scenario"`
+	Facts    struct {
+		Server Host `json:"server"`
+		Client Host `json:"client"`
+	} `json:"facts"`
+	SharedHost bool `json:"shared_host"`
+
+	OK       bool      `json:"ok"`
+	Refusals []Refusal `json:"refusals"`
+	// RetryAfterTimeWait: the ports are short because of TIME_WAIT; the
+	// runner waits for it to drain and plans again (with tw_waited).
+	RetryAfterTimeWait bool `json:"retry_after_time_wait"`
+
+	ServerFDHard       Num   `json:"server_fd_hard"`
+	ServerConnsPerProc int64 `json:"server_conns_per_proc_max"`
+	ServerProcs        int64 `json:"server_procs"`
+	ClientFDHard       Num   `json:"client_fd_hard"`
+	ClientProcsByFD    int64 `json:"client_procs_by_fd"`
+	ClientProcsByPorts int64 `json:"client_procs_by_ports"`
+	ClientProcsNeeded  int64 `json:"client_procs_needed"`
+	PortsPerSource     Num   `json:"client_ports_per_source"`
+	TWReusable         bool  `json:"client_tw_reusable"`
+	MaxSources         int   `json:"client_sources_max"`
+	BacklogNeeded      int64 `json:"backlog_needed"`
+	ServerKBPerConn    int64 `json:"server_kb_per_conn_estimate"`
+	ClientKBPerConn    int64 `json:"client_kb_per_conn_estimate"`
+
+	Sources    []Source      `json:"sources"`
+	Candidates []SourceState `json:"source_states"`
+	// Notes: what the runner did or could not check, for people.
+	Notes []string `json:"notes"`
+}
+
+// Candidates lists the client's possible source addresses, CLIENT_IP first:
+// netns and local the next MaxAddedSources addresses, ssh CLIENT_EXTRA_IPS.
+func Candidates(in *Input) []string {
+	out := []string{in.ClientIP}
+	switch in.Lab {
+	case "netns", "local":
+		a, err := netip.ParseAddr(in.ClientIP)
+		if err != nil || !a.Is4() {
+			return out
+		}
+		b := a.As4()
+		for i := 1; i <= MaxAddedSources && int(b[3])+i <= 254; i++ {
+			c := b
+			c[3] += byte(i)
+			out = append(out, netip.AddrFrom4(c).String())
+		}
+	case "ssh":
+		out = append(out, in.ExtraIPs...)
+	}
+	return out
+}
+
+func ceil(a, b int64) int64 {
+	if b <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
+
+// Compute plans a scenario. It never fails: what cannot work is in
+// Refusals; a fact that was unreadable skips its check, said in Notes.
+func Compute(in Input) *Plan {
+	if in.ExtraIPs == nil {
+		in.ExtraIPs = []string{}
+	}
+	p := &Plan{SchemaVersion: SchemaVersion, Document: "c10k-plan", Stage: "preflight", Scenario: in,
+		Refusals: []Refusal{}, Sources: []Source{}, Candidates: []SourceState{}, Notes: []string{}}
+	p.Facts.Server, p.Facts.Client = in.Server, in.Client
+	for _, k := range in.Server.Unreadable {
+		p.Notes = append(p.Notes, "the server's "+k+" was unreadable: what depends on it was not checked")
+	}
+	for _, k := range in.Client.Unreadable {
+		p.Notes = append(p.Notes, "the client's "+k+" was unreadable: what depends on it was not checked")
+	}
+	p.size()
+	p.checkFDs()
+	p.checkPorts()
+	p.checkBacklog()
+	p.checkMemory()
+	p.checkFiles()
+	if in.Sockets != nil && len(p.Refusals) == 0 {
+		p.Stage = "sources"
+		p.pickSources()
+	}
+	p.OK = len(p.Refusals) == 0
+	if !p.OK {
+		p.Sources = []Source{}
+	}
+	return p
+}
+
+// refuse adds a refusal: its code, the host, the setting to change and the
+// sentence for people.
+func (p *Plan) refuse(code, host, setting, format string, a ...any) {
+	p.Refusals = append(p.Refusals, Refusal{Code: code, Host: host, Setting: setting, Message: fmt.Sprintf(format, a...)})
+}
+
+// fdFloor: a hard fd limit at or below it runs no scenario.
+const fdFloor = FDMargin + FDFloor
+
+// size computes the processes: server ones for the fd limit (with
+// SO_REUSEPORT's slack), client ones for the fd limit and the ports.
+func (p *Plan) size() {
+	in := &p.Scenario
+	srv, cli := &in.Server, &in.Client
+	p.SharedHost = in.Lab == "netns" || in.Lab == "local"
+	p.ServerFDHard, p.ClientFDHard = srv.FDHard, cli.FDHard
+	p.PortsPerSource = cli.Ports()
+	p.TWReusable = cli.TWReuse.Known && (cli.TWReuse.V == 1 || (cli.TWReuse.V == 2 && strings.HasPrefix(in.ServerIP, "127.")))
+	p.MaxSources = len(Candidates(in))
+	p.BacklogNeeded = ceil(in.ConnectRate*BacklogWindowMs, 1000)
+	p.ServerKBPerConn, p.ClientKBPerConn = KBPerConn["server"], KBPerConn[in.Kind]
+	p.ServerProcs = 1
+	if srv.FDHard.Known && srv.FDHard.V > fdFloor {
+		p.ServerConnsPerProc = (srv.FDHard.V - FDMargin) * ReusePortSlackPct / 100
+		p.ServerProcs = ceil(in.Conns, p.ServerConnsPerProc)
+	}
+	p.ClientProcsByFD, p.ClientProcsByPorts = 1, 1
+	if cli.FDHard.Known && cli.FDHard.V > FDMargin {
+		p.ClientProcsByFD = ceil(in.Conns, cli.FDHard.V-FDMargin)
+	}
+	if ports := p.PortsPerSource; ports.Known && ports.V > PortMargin {
+		p.ClientProcsByPorts = ceil(in.Conns, ports.V-PortMargin)
+	}
+	p.ClientProcsNeeded = max(p.ClientProcsByFD, p.ClientProcsByPorts)
+	if in.Kind == "active" {
+		p.ClientProcsNeeded = 1 // wrk: one process
+	}
+}
+
+// checkFDs: both hosts' hard fd limits, and wrk's single process.
+func (p *Plan) checkFDs() {
+	in := &p.Scenario
+	srv, cli := &in.Server, &in.Client
+	if srv.FDHard.Known && srv.FDHard.V <= fdFloor {
+		p.refuse(CodeFDLimit, "server", "limits.conf nofile, LimitNOFILE",
+			"the server's hard fd limit is %s: raise it (limits.conf nofile, LimitNOFILE) to run any C10K scenario", srv.FDHard)
+	}
+	if cli.FDHard.Known && cli.FDHard.V <= fdFloor {
+		p.refuse(CodeFDLimit, "client", "ulimit -Hn, limits.conf nofile",
+			"the client's hard fd limit is %s: raise it (ulimit -Hn as root, limits.conf nofile)", cli.FDHard)
+	}
+	if in.Kind == "active" && cli.FDHard.Known && in.Conns+FDMargin > cli.FDHard.V {
+		p.refuse(CodeFDLimit, "client", "ulimit -Hn, limits.conf nofile, or CONNS",
+			"wrk opens all %d connections from one process: it needs %d fds, the client's hard limit is %d: raise it (ulimit -Hn, limits.conf nofile) or lower CONNS",
+			in.Conns, in.Conns+FDMargin, cli.FDHard.V)
+	}
+}
+
+// checkPorts: the port range, and the source addresses the connections
+// need (one connclient process per address) against those available.
+func (p *Plan) checkPorts() {
+	in := &p.Scenario
+	cli := &in.Client
+	ports := p.PortsPerSource
+	rangeText := fmt.Sprintf("net.ipv4.ip_local_port_range=%s-%s", cli.PortLo, cli.PortHi)
+	if in.Kind == "active" && ports.Known && in.Conns+PortMargin > ports.V {
+		p.refuse(CodeEphemeralPorts, "client", "net.ipv4.ip_local_port_range",
+			"wrk connects from CLIENT_IP only: %d connections need more than the %d ports of %s: widen it on the client", in.Conns, ports.V, rangeText)
+	}
+	maxA := int64(p.MaxSources)
+	switch {
+	case ports.Known && ports.V <= PortMargin:
+		p.refuse(CodeEphemeralPorts, "client", "net.ipv4.ip_local_port_range", "%s on the client leaves no ports", rangeText)
+	case in.Kind == "active" || !cli.FDHard.Known || cli.FDHard.V <= fdFloor:
+	case ports.Known && p.ClientProcsByPorts > maxA:
+		p.refuse(CodeEphemeralPorts, "client", "CLIENT_EXTRA_IPS or net.ipv4.ip_local_port_range",
+			"client ports: %d connections need %d source addresses of %d ports (%s), %d available: add addresses on CLIENT_NIC and list them in CLIENT_EXTRA_IPS, or widen the range",
+			in.Conns, p.ClientProcsByPorts, ports.V, rangeText, maxA)
+	case p.ClientProcsByFD > maxA:
+		p.refuse(CodeFDLimit, "client", "ulimit -Hn, limits.conf nofile, or CLIENT_EXTRA_IPS",
+			"client fd limit: %d connections need %d connclient processes (hard fd limit %d: %d connections each), one per source address, and %d source address(es) are available: raise the client's hard fd limit (ulimit -Hn, limits.conf nofile) or add addresses on CLIENT_NIC and list them in CLIENT_EXTRA_IPS",
+			in.Conns, p.ClientProcsByFD, cli.FDHard.V, cli.FDHard.V-FDMargin, maxA)
+	}
+	if in.Kind == "lowrate" && in.RPS < p.ClientProcsNeeded {
+		p.refuse(CodeRPSSplit, "client", "RPS", "RPS=%d is below the %d client processes it is split across: raise RPS", in.RPS, p.ClientProcsNeeded)
+	}
+}
+
+// checkBacklog: the server's listen queues hold BacklogWindowMs of paced
+// connects (wrk opens its connections at once: not checked).
+func (p *Plan) checkBacklog() {
+	in := &p.Scenario
+	srv := &in.Server
+	need := p.BacklogNeeded
+	if in.Kind == "active" {
+		return
+	}
+	if srv.Somaxconn.Known && srv.Somaxconn.V < need {
+		p.refuse(CodeListenBacklog, "server", "net.core.somaxconn or CONNECT_RATE",
+			"the server's net.core.somaxconn=%d cannot queue 100 ms of connects at CONNECT_RATE=%d/s (%d): raise it (sysctl -w net.core.somaxconn=%d) or lower CONNECT_RATE",
+			srv.Somaxconn.V, in.ConnectRate, need, need)
+	}
+	if srv.SynBacklog.Known && srv.SynBacklog.V < need && srv.Syncookies.Known && srv.Syncookies.V == 0 {
+		p.refuse(CodeListenBacklog, "server", "net.ipv4.tcp_max_syn_backlog or CONNECT_RATE",
+			"the server's net.ipv4.tcp_max_syn_backlog=%d (syncookies off) cannot hold 100 ms of SYNs at CONNECT_RATE=%d/s (%d): raise it or lower CONNECT_RATE",
+			srv.SynBacklog.V, in.ConnectRate, need)
+	}
+}
+
+func (p *Plan) checkMemory() {
+	in := &p.Scenario
+	srvKB, cliKB := in.Conns*p.ServerKBPerConn, in.Conns*p.ClientKBPerConn
+	as, ac := p.Facts.Server.MemAvailableKB, p.Facts.Client.MemAvailableKB
+	if p.SharedHost {
+		if ac.Known && srvKB+cliKB > ac.V*MemHeadroomPct/100 {
+			p.refuse(CodeMemory, "both", "CONNS", "memory: %d connections need about %d MiB on this machine (both ends), %d MiB are available: lower CONNS",
+				in.Conns, (srvKB+cliKB)/1024, ac.V/1024)
+		}
+		return
+	}
+	if as.Known && srvKB > as.V*MemHeadroomPct/100 {
+		p.refuse(CodeMemory, "server", "CONNS", "memory: about %d MiB on the server for %d connections, %d MiB available: lower CONNS", srvKB/1024, in.Conns, as.V/1024)
+	}
+	if ac.Known && cliKB > ac.V*MemHeadroomPct/100 {
+		p.refuse(CodeMemory, "client", "CONNS", "memory: about %d MiB on the client for %d connections, %d MiB available: lower CONNS", cliKB/1024, in.Conns, ac.V/1024)
+	}
+}
+
+func (p *Plan) checkFiles() {
+	conns := p.Scenario.Conns
+	s, c := &p.Facts.Server, &p.Facts.Client
+	if p.SharedHost {
+		if c.FilesOpen.Known && c.FilesMax.Known && c.FilesOpen.V+2*conns >= c.FilesMax.V {
+			p.refuse(CodeFileMax, "both", "fs.file-max", "fs.file-max=%d with %d files open cannot take %d more (both ends on this machine): raise fs.file-max",
+				c.FilesMax.V, c.FilesOpen.V, 2*conns)
+		}
+		return
+	}
+	if s.FilesOpen.Known && s.FilesMax.Known && s.FilesOpen.V+conns >= s.FilesMax.V {
+		p.refuse(CodeFileMax, "server", "fs.file-max", "the server's fs.file-max=%d with %d files open cannot take %d more: raise fs.file-max there",
+			s.FilesMax.V, s.FilesOpen.V, conns)
+	}
+	if c.FilesOpen.Known && c.FilesMax.Known && c.FilesOpen.V+conns >= c.FilesMax.V {
+		p.refuse(CodeFileMax, "client", "fs.file-max", "the client's fs.file-max=%d with %d files open cannot take %d more: raise fs.file-max",
+			c.FilesMax.V, c.FilesOpen.V, conns)
+	}
+}
+
+// split is total in n near-equal integer shares.
+func split(total int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = total / int64(n)
+		if int64(i) < total%int64(n) {
+			out[i]++
+		}
+	}
+	return out
+}

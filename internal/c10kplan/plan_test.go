@@ -1,0 +1,159 @@
+package c10kplan
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"csbench/internal/golden"
+)
+
+// facts reads testdata/limits.{server,client}.env (a real netns run's, see
+// testdata/README.md) and applies edits ("key=value" lines override).
+func facts(t *testing.T, host string, edits ...string) Host {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "limits."+host+".env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ParseFacts(string(b) + strings.Join(edits, "\n") + "\n")
+}
+
+// timeWait is `ss` output with n TIME_WAIT sockets from ip toward the server.
+func timeWait(ip string, n int) *Sockets {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "TIME-WAIT 0      0      %s:%d 198.18.0.1:8080\n", ip, 30000+i)
+	}
+	s, _ := ReadSockets(strings.NewReader(b.String()), false)
+	return s
+}
+
+func netnsInput(t *testing.T) Input {
+	return Input{Kind: "idle", Conns: 800, ConnectRate: 1000, Lab: "netns", ServerIP: "198.18.0.1", ServerPort: 8080,
+		ClientIP: "198.18.0.2", ClientNIC: "csbc0", TWThreshold: 500,
+		Server: facts(t, "server"), Client: facts(t, "client")}
+}
+
+// Plans on recorded host facts: the document is golden; a refusal carries
+// its code and the setting to change.
+func TestPlans(t *testing.T) {
+	cases := []struct {
+		name, code string
+		edit       func(in *Input)
+	}{
+		// Server hard fd limit 700: two server processes; 198.18.0.2 busy
+		// with 600 sockets in TIME_WAIT: the netns lab adds 198.18.0.3.
+		{"split-add", "", func(in *Input) {
+			in.Sockets = timeWait("198.18.0.2", 600)
+			in.Present = map[string]bool{"198.18.0.2": true}
+		}},
+		{"preflight-wrk-fds", CodeFDLimit, func(in *Input) { in.Kind, in.Conns = "active", 2000 }},
+		{"preflight-backlog", CodeListenBacklog, func(in *Input) { in.ConnectRate = 100000 }},
+		{"preflight-memory", CodeMemory, func(in *Input) { in.Client = facts(t, "client", "mem_available_kb=10000") }},
+		{"preflight-file-max", CodeFileMax, func(in *Input) { in.Client = facts(t, "client", "fs.file-nr=642 0 2000") }},
+		{"preflight-wrk-ports", CodeEphemeralPorts, func(in *Input) {
+			in.Kind, in.Conns = "active", 900
+			in.Client = facts(t, "client", "net.ipv4.ip_local_port_range=40000 40999")
+		}},
+		{"preflight-rps", CodeRPSSplit, func(in *Input) {
+			in.Kind, in.RPS = "lowrate", 1
+			in.Client = facts(t, "client", "fd_hard=300")
+		}},
+		// ssh, one address, held by TIME_WAIT: wait first, then refuse.
+		{"sources-time-wait", CodeTimeWait, func(in *Input) {
+			in.Lab, in.TWWaited = "ssh", true
+			in.Sockets = timeWait("198.18.0.2", 28000)
+		}},
+		// A non-root user reads no fs.file-nr and an empty fd limit: the
+		// plan says so and does not refuse on them.
+		{"unreadable", "", func(in *Input) {
+			in.Client = facts(t, "client", "fs.file-nr=", "fd_hard=", "net.ipv4.tcp_tw_reuse=")
+			in.Server = facts(t, "server", "fs.file-nr=", "net.core.somaxconn=")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := netnsInput(t)
+			c.edit(&in)
+			p := Compute(in)
+			if p.Code() != c.code || p.OK != (c.code == "") {
+				t.Fatalf("ok=%v code %q, want %q; refusals %+v", p.OK, p.Code(), c.code, p.Refusals)
+			}
+			for _, r := range p.Refusals {
+				if r.Message == "" || r.Setting == "" || r.Host == "" {
+					t.Errorf("refusal without a sentence, host or setting: %+v", r)
+				}
+			}
+			b, err := MarshalIndent(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, c.name+".plan.json", string(b))
+		})
+	}
+}
+
+func TestSplitAddDetails(t *testing.T) {
+	in := netnsInput(t)
+	in.Sockets = timeWait("198.18.0.2", 600)
+	in.Present = map[string]bool{"198.18.0.2": true}
+	p := Compute(in)
+	if p.ServerProcs != 2 || p.ServerConnsPerProc != 572 {
+		t.Errorf("server: %d processes of %d, want 2 of 572 (90 %% of 700 - 64)", p.ServerProcs, p.ServerConnsPerProc)
+	}
+	if len(p.Sources) != 1 || p.Sources[0].IP != "198.18.0.3" || !p.Sources[0].Add || p.Sources[0].Connections != 800 {
+		t.Errorf("sources %+v, want 198.18.0.3 added, 800 connections", p.Sources)
+	}
+}
+
+func TestUnreadableIsNotZero(t *testing.T) {
+	h := ParseFacts("fd_hard=\nfs.file-nr=\nnet.core.somaxconn=4096\nnet.ipv4.ip_local_port_range=32768 60999\n")
+	if h.FDHard.Known || h.FilesMax.Known || !h.Somaxconn.Known || h.Ports().V != 28232 {
+		t.Fatalf("facts %+v", h)
+	}
+	b, _ := MarshalIndent(h)
+	if !strings.Contains(string(b), `"fd_hard": "unreadable"`) || !strings.Contains(string(b), `"files_max": "unreadable"`) {
+		t.Errorf("JSON:\n%s", b)
+	}
+	var n Num
+	if err := n.UnmarshalJSON([]byte(`"unreadable"`)); err != nil || n.Known {
+		t.Errorf("unreadable round trip: %v %+v", err, n)
+	}
+	if ParseFacts("fd_hard=unlimited\n").FDHard.V != Unlimited {
+		t.Error("unlimited")
+	}
+}
+
+func TestReadChecksVersion(t *testing.T) {
+	dir := t.TempDir()
+	p := Compute(netnsInput(t))
+	path := filepath.Join(dir, "x.plan.json")
+	if err := Write(path, p); err != nil {
+		t.Fatal(err)
+	}
+	if q, err := Read(path); err != nil || q.ServerProcs != p.ServerProcs {
+		t.Fatalf("read back: %v", err)
+	}
+	p.SchemaVersion = 2
+	if err := Write(path, p); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Read(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "schema_version 2, this csb reads version 1") {
+		t.Errorf("err %v", err)
+	}
+}
+
+func TestReadAddrs(t *testing.T) {
+	j := `[{"ifindex":2,"ifname":"csbc0","addr_info":[{"family":"inet","local":"198.18.0.2","prefixlen":24},{"family":"inet","local":"198.18.0.3","prefixlen":24}]}]`
+	m, err := ReadAddrs(strings.NewReader(j))
+	if err != nil || !m["198.18.0.2"] || !m["198.18.0.3"] || len(m) != 2 {
+		t.Errorf("%v %v", m, err)
+	}
+	if _, err := ReadAddrs(strings.NewReader("2: csbc0 inet 198.18.0.2/24")); err == nil {
+		t.Error("text accepted")
+	}
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"csbench/internal/c10kplan"
+)
+
+const c10kPlanUsage = `Usage: csb c10k-plan -server-facts FILE -client-facts FILE -kind KIND -conns N [flags]
+
+Plans one Phase 3 scenario from both hosts' facts (the KEY=VALUE lines of
+lib/c10k.sh's facts script) and, with -sockets, the client's sockets toward
+the server: server processes, client source addresses and their shares, the
+addresses to add; or why it cannot work (a code, a sentence, the setting to
+change). Prints KEY=VALUE lines for the runner (ok, code, refusal, sources,
+add, share_conns, ...); -out also writes the plan document (JSON). A fact
+that could not be read is "unreadable" and its check is skipped, never 0.
+
+Flags:
+  -kind idle|lowrate|active   -conns N   -rps N   -connect-rate N
+  -lab local|netns|ssh        -server-ip IP -server-port N -client-ip IP
+  -client-nic NIC             -extra-ips IP,IP (LAB=ssh)
+  -tw-threshold N             -tw-waited (TIME_WAIT was already waited for)
+  -sockets FILE   ss -Htan dst SERVER:PORT output (without it: preflight only)
+  -addrs FILE     ip -j -4 addr show dev CLIENT_NIC output
+  -out FILE       write the plan document here (temp file and rename)
+
+Exit status: 0 planned (ok=1 or ok=0: a refusal is an answer), 2 bad usage,
+1 a file could not be read.
+`
+
+func runC10kPlan(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("c10k-plan", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var in c10kplan.Input
+	var srvFacts, cliFacts, sockets, addrs, out, extra string
+	fs.StringVar(&srvFacts, "server-facts", "", "")
+	fs.StringVar(&cliFacts, "client-facts", "", "")
+	fs.StringVar(&in.Kind, "kind", "", "")
+	fs.Int64Var(&in.Conns, "conns", 0, "")
+	fs.Int64Var(&in.RPS, "rps", 0, "")
+	fs.Int64Var(&in.ConnectRate, "connect-rate", 0, "")
+	fs.StringVar(&in.Lab, "lab", "", "")
+	fs.StringVar(&in.ServerIP, "server-ip", "", "")
+	fs.IntVar(&in.ServerPort, "server-port", 0, "")
+	fs.StringVar(&in.ClientIP, "client-ip", "", "")
+	fs.StringVar(&in.ClientNIC, "client-nic", "", "")
+	fs.StringVar(&extra, "extra-ips", "", "")
+	fs.Int64Var(&in.TWThreshold, "tw-threshold", 0, "")
+	fs.BoolVar(&in.TWWaited, "tw-waited", false, "")
+	fs.StringVar(&sockets, "sockets", "", "")
+	fs.StringVar(&addrs, "addrs", "", "")
+	fs.StringVar(&out, "out", "", "")
+	help := fs.Bool("h", false, "")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: c10k-plan: %v", errUsage, err)
+	}
+	if *help {
+		fmt.Fprint(stdout, c10kPlanUsage)
+		return nil
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fmt.Errorf("%w: c10k-plan: unexpected argument %q", errUsage, fs.Arg(0))
+	case srvFacts == "" || cliFacts == "":
+		return fmt.Errorf("%w: c10k-plan needs -server-facts and -client-facts", errUsage)
+	case in.Kind != "idle" && in.Kind != "lowrate" && in.Kind != "active":
+		return fmt.Errorf("%w: c10k-plan: -kind %q: want idle, lowrate or active", errUsage, in.Kind)
+	case in.Conns <= 0:
+		return fmt.Errorf("%w: c10k-plan: -conns %d: want a positive count", errUsage, in.Conns)
+	case in.ConnectRate <= 0:
+		return fmt.Errorf("%w: c10k-plan: -connect-rate %d: want a positive rate", errUsage, in.ConnectRate)
+	case in.Lab != "local" && in.Lab != "netns" && in.Lab != "ssh":
+		return fmt.Errorf("%w: c10k-plan: -lab %q: want local, netns or ssh", errUsage, in.Lab)
+	case in.ServerIP == "" || in.ClientIP == "":
+		return fmt.Errorf("%w: c10k-plan needs -server-ip and -client-ip", errUsage)
+	}
+	if extra != "" {
+		in.ExtraIPs = strings.Split(extra, ",")
+	}
+	var err error
+	if in.Server, err = c10kplan.ReadFacts(srvFacts); err != nil {
+		return fmt.Errorf("server facts: %w", err)
+	}
+	if in.Client, err = c10kplan.ReadFacts(cliFacts); err != nil {
+		return fmt.Errorf("client facts: %w", err)
+	}
+	if sockets != "" {
+		// TIME_WAIT reusability is a plan result; compute it once first.
+		reusable := c10kplan.Compute(in).TWReusable
+		if in.Sockets, err = c10kplan.ReadSocketsFile(sockets, reusable); err != nil {
+			return fmt.Errorf("sockets: %w", err)
+		}
+	}
+	if addrs != "" {
+		f, err := os.Open(addrs)
+		if err != nil {
+			return fmt.Errorf("addresses: %w", err)
+		}
+		in.Present, err = c10kplan.ReadAddrs(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", addrs, err)
+		}
+	}
+	p := c10kplan.Compute(in)
+	if out != "" {
+		if err := c10kplan.Write(out, p); err != nil {
+			return err
+		}
+	}
+	return p.WriteKV(stdout)
+}
