@@ -43,7 +43,8 @@ csb_config_declare LINK_RATE 1gbit rate \
   "line rate: netns lab shapes its veth to it (none = unshaped); reports compare against it"
 csb_config_declare RESULTS_ROOT "" path_or_empty \
   "when set, runs go to RESULTS_ROOT/<phase>/<run>/ instead of <phase>/results/<run>/"
-csb_config_declare REMOTE_DIR /tmp/csb-remote path "work directory on the server host (binary, logs, monitors)"
+csb_config_declare REMOTE_DIR /tmp path \
+  "base directory on the server host in which each run makes its private work directory (csb-run.XXXXXXXXXX, 0700)"
 csb_config_declare DURATION "" uint_or_empty "seconds per measured cell (empty: the profile's)"
 csb_config_declare RUN_NAME "" name_or_empty "run directory suffix (empty: the runner's name)"
 csb_config_declare LAB_KEEP 0 bool "netns: 1 keeps a lab this run brought up"

@@ -10,6 +10,7 @@
 #   log.sh       timestamped logging (stderr + the run's logs/console.log), die
 #   config.sh    defaults < lab.env < environment < flags, and validation
 #   remote.sh    run a command on the server or client host, quoted once
+#   lock.sh      one run per lab at a time; private directories
 #   lab.sh       the three labs (local, netns, ssh) and entering the netns lab
 #   rundir.sh    run directories, cells.tsv, run.env, cleanup on EXIT/INT/TERM
 #   server.sh    build, deploy, start, wait for, stop the fixed-payload server
@@ -44,6 +45,8 @@ source "${CSB_LIB}/log.sh"
 source "${CSB_LIB}/config.sh"
 # shellcheck source=lib/remote.sh
 source "${CSB_LIB}/remote.sh"
+# shellcheck source=lib/lock.sh
+source "${CSB_LIB}/lock.sh"
 # shellcheck source=lib/lab.sh
 source "${CSB_LIB}/lab.sh"
 # shellcheck source=lib/rundir.sh

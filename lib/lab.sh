@@ -78,13 +78,14 @@ csb_lab_is_remote() { [[ "${LAB}" != local ]]; }
 # namespace, bring the lab up if needed and re-execute SCRIPT there. Returns
 # (does nothing) for the other labs or once inside.
 csb_lab_enter() {
+  csb_lab_lock
   [[ "${LAB}" == netns ]] || return 0
   if [[ "${CSB_NETNS_INSIDE:-}" == 1 ]]; then
     trap csb_early_cleanup EXIT
     return 0
   fi
   [[ ${EUID} -eq 0 ]] || die "LAB=netns needs root (it creates namespaces and an sshd); run as root or use LAB=local" 2
-  local owned=0
+  local owned=${CSB_NETNS_HANDED_OVER:-0}
   if ! "${CSB_ROOT}/lab/netns.sh" status >/dev/null 2>&1; then
     log_info "netns lab is down: bringing it up (LINK_RATE=${LINK_RATE})"
     "${CSB_ROOT}/lab/netns.sh" up || die "could not bring the netns lab up (see above); try: make lab-down && make lab-up" 1
@@ -99,15 +100,27 @@ csb_lab_enter() {
 # csb_early_cleanup: the EXIT trap until csb_run_begin installs the full one:
 # a refusal in preflight still closes ssh and takes down a lab it brought up.
 csb_early_cleanup() {
+  if [[ -n "${CSB_REMOTE_RUN}" && -z "${CSB_RUN_DIR}" ]]; then
+    on_server rm -rf "${CSB_REMOTE_RUN}" >/dev/null 2>&1 || true
+  fi
   csb_ssh_close
   csb_lab_release
 }
 
-# csb_lab_release: at the end of a netns run, take down a lab the run brought
-# up itself (unless LAB_KEEP=1).
+# csb_lab_release: at the end of a run, take down a netns lab the run brought
+# up itself (unless LAB_KEEP=1, or another run waits for the lab: then it is
+# handed over to that run), and let go of the lab lock.
 csb_lab_release() {
   if [[ "${LAB}" == netns && "${CSB_NETNS_OWNED:-0}" == 1 && "${LAB_KEEP}" != 1 ]]; then
-    log_info "taking down the netns lab this run brought up"
-    "${CSB_ROOT}/lab/netns.sh" down >/dev/null 2>&1 || log_warn "lab/netns.sh down failed; run: make lab-down"
+    local waiters
+    waiters=$(csb_lab_waiters | tr '\n' ' ')
+    if [[ -n "${waiters}" ]]; then
+      log_info "keeping the netns lab up: run PID ${waiters% } waits for it (it takes the lab down when it ends)"
+      : >"${CSB_LOCK_FILE%.lock}.handover"
+    else
+      log_info "taking down the netns lab this run brought up"
+      "${CSB_ROOT}/lab/netns.sh" down >/dev/null 2>&1 || log_warn "lab/netns.sh down failed; run: make lab-down"
+    fi
   fi
+  csb_lab_unlock
 }

@@ -47,6 +47,9 @@ csb_run_begin() {
   CSB_ARGV="$(csb_quote "$@")"
   [[ -n "${RUN_NAME}" ]] && name=${RUN_NAME}
   local root stamp dir n=1
+  # The server side first: a base directory that is not safe is refused
+  # before anything is recorded here.
+  csb_remote_workdir
   root="$(csb_results_root "${phase}")"
   mkdir -p "${root}" || die "cannot create results root ${root}" 1
   stamp="$(date -u +%Y-%m-%d_%H%M%S)"
@@ -67,6 +70,7 @@ csb_run_begin() {
     echo "schema_version=1"
     echo "phase=${phase}"
     echo "run_id=${CSB_RUN_ID}"
+    echo "lab_lock=$(csb_lock_key)"
     echo "runner=${0#"${CSB_ROOT}/"}"
     echo "argv=${CSB_ARGV}"
     echo "started_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -86,10 +90,9 @@ csb_run_begin() {
   trap csb_on_exit EXIT
   log_info "run ${CSB_RUN_ID} (${phase}, LAB=${LAB}, PROFILE=${PROFILE}) in ${CSB_RUN_DIR}"
   log_info "argv: ${CSB_ARGV}"
-  CSB_REMOTE_RUN="${REMOTE_DIR}/${CSB_RUN_ID}"
-  on_server mkdir -p "${CSB_REMOTE_RUN}/bin" "${CSB_REMOTE_RUN}/server" \
-    "${CSB_REMOTE_RUN}/monitors/server" "${CSB_REMOTE_RUN}/env/server" ||
-    die "cannot create ${CSB_REMOTE_RUN} on the server host" 1
+  csb_run_set server_workdir "${CSB_REMOTE_RUN}"
+  csb_remote_workdir_record
+  csb_reap_leftovers
 }
 
 # csb_run_set KEY VALUE: record a fact about the run in run.env.
@@ -304,6 +307,7 @@ csb_on_exit() {
   set +e
   CSB_EXITING=1
   [[ -n "${CSB_SIGNAL}" ]] && CSB_RUN_ERROR="interrupted by SIG${CSB_SIGNAL}"
+  csb_server_unreachable_report
   csb_monitors_stop
   csb_stop_all
   local hook
@@ -313,7 +317,7 @@ csb_on_exit() {
   if [[ -n "${CSB_CELL_NAME}" ]]; then
     csb_cell_end failed "${CSB_RUN_ERROR:-interrupted}"
   fi
-  if [[ -n "${CSB_REMOTE_RUN}" ]]; then
+  if [[ -n "${CSB_REMOTE_RUN}" ]] && ! csb_ssh_is_lost; then
     if csb_server_fetch "${CSB_REMOTE_RUN}" "${CSB_RUN_DIR}"; then
       on_server rm -rf "${CSB_REMOTE_RUN}" >/dev/null 2>&1
     else
@@ -348,6 +352,32 @@ csb_on_exit() {
   csb_lab_release
   printf 'results: %s\n' "${CSB_RUN_DIR}"
   exit "${rc}"
+}
+
+# csb_server_unreachable_report: on the way out with ssh lost (and one more
+# try failed), name everything the run leaves running on the server host and
+# forget it here: the next run against that host stops it (csb_reap_leftovers).
+csb_server_unreachable_report() {
+  csb_ssh_is_lost || return 0
+  csb_ssh_lost_check && return 0
+  local e host pid name left=()
+  for e in "${CSB_MONITORS[@]}"; do
+    read -r host pid name <<<"${e}"
+    [[ "${host}" == server ]] && left+=("PID ${pid} (${name})")
+  done
+  for e in "${CSB_SERVER_PIDS[@]}"; do
+    left+=("PID ${e%% *} (${e#* })")
+  done
+  local list
+  list=$(printf '%s, ' "${left[@]}")
+  log_error "the server host ${SERVER_SSH} is unreachable: left running there, to be stopped by the next run against it (recorded in ${CSB_REMOTE_RUN}/pids): ${list%, }"
+  csb_run_set server_leftovers "${list%, }"
+  local -a keep=()
+  for e in "${CSB_MONITORS[@]}"; do
+    [[ "${e%% *}" == server ]] || keep+=("${e}")
+  done
+  CSB_MONITORS=("${keep[@]}")
+  CSB_SERVER_PIDS=()
 }
 
 # csb_summarize DIR: regenerate summary.json, summary.csv and the report;
