@@ -24,7 +24,7 @@ csb_config_declare LAB_LOCK refuse "enum:refuse|wait" \
 csb_config_declare LAB_LOCK_WAIT 600 posint "LAB_LOCK=wait: the longest wait for the lab, in seconds"
 
 CSB_LOCK_FILE=""
-CSB_LOCK_RFD=""
+CSB_LOCK_HOLDER=""
 
 # csb_private_dir DIR: make DIR (mode 0700) if missing, then refuse (return 1,
 # one line on stderr naming it, its owner and mode) unless it is a real
@@ -114,15 +114,17 @@ csb_lock_try() {
   exec {rfd}< <(
     trap - ERR
     set +e
-    setsid flock -n -E 75 "${lock}" sh -c 'echo locked; exec tail --pid="$1" -f /dev/null' sh "$$" 2>/dev/null </dev/null
+    setsid flock -n -E 75 "${lock}" sh -c 'echo "locked $$"; exec tail --pid="$1" -f /dev/null' sh "$$" 2>/dev/null </dev/null
     echo busy
   )
   read -r -t 10 line <&"${rfd}" || true
-  if [[ "${line}" == locked ]]; then
-    CSB_LOCK_RFD=${rfd}
+  exec {rfd}<&-
+  if [[ "${line}" =~ ^locked\ ([0-9]+)$ ]]; then
+    # The holder's PID (tail, once sh has exec'd it): csb_lab_unlock stops
+    # it so the lab is free the moment the run ends.
+    CSB_LOCK_HOLDER=${BASH_REMATCH[1]}
     return 0
   fi
-  exec {rfd}<&-
   return 1
 }
 
@@ -136,7 +138,15 @@ csb_lab_lock() {
   local key lock waited=0 limit=${LAB_LOCK_WAIT} waitfile=""
   key=$(csb_lock_key)
   lock=$(csb_lock_path "${key}") || exit 2
+  local grace=0
   while ! csb_lock_try "${lock}"; do
+    # A lock without a holder file is a run in its last second (its holder
+    # file is gone, its holder process not yet): give it that second.
+    if [[ ! -e "${lock%.lock}.holder" ]] && ((grace < 3)); then
+      grace=$((grace + 1))
+      sleep 1
+      continue
+    fi
     if [[ "${LAB_LOCK}" != wait ]]; then
       die "lab ${key} is in use by $(csb_lock_holder_text "${lock}"); wait for it to end, or set LAB_LOCK=wait to queue behind it" 6
     fi
@@ -162,7 +172,7 @@ csb_lab_lock() {
   printf 'pid=%s\nstarted=%s\nrunner=%s\nuser=%s\nlab=%s\n' "$$" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
     "${0#"${CSB_ROOT}/"}" "$(id -un)" "${key}" >"${holder}.tmp.$$" && mv -f "${holder}.tmp.$$" "${holder}"
   CSB_LOCK_FILE=${lock}
-  export CSB_LAB_LOCK_PID=$$ CSB_LAB_LOCK_FILE=${lock}
+  export CSB_LAB_LOCK_PID=$$ CSB_LAB_LOCK_FILE=${lock} CSB_LAB_LOCK_HOLDER=${CSB_LOCK_HOLDER}
   if [[ -e "${lock%.lock}.handover" ]]; then
     # The previous run kept the netns lab up because this one was waiting:
     # it is this run's to take down now.
@@ -188,6 +198,10 @@ csb_lab_waiters() {
 csb_lab_unlock() {
   [[ -n "${CSB_LOCK_FILE}" ]] || return 0
   [[ "$(csb_lock_holder_pid "${CSB_LOCK_FILE}")" != "$$" ]] || rm -f "${CSB_LOCK_FILE%.lock}.holder"
+  local h=${CSB_LOCK_HOLDER:-${CSB_LAB_LOCK_HOLDER:-}}
+  if [[ -n "${h}" ]] && tr '\0' ' ' <"/proc/${h}/cmdline" 2>/dev/null | grep -qF -- "tail --pid=$$ "; then
+    kill -TERM "${h}" 2>/dev/null || true
+  fi
   CSB_LOCK_FILE=""
 }
 

@@ -255,7 +255,7 @@ mkdir -p $(csb_quote "$(dirname "${dst}")") && cat >$(csb_quote "${dst}.tmp") &&
 csb_remote_workdir_script() {
   cat <<'EOS'
 base=$1; me=$(id -u)
-refuse() { printf '%s\n' "$*" >&2; exit 2; }
+refuse() { printf 'csb-refused=%s\n' "$*"; exit 2; }
 check() {
   q=$1
   if [ -L "$q" ]; then
@@ -288,7 +288,7 @@ check "${p:-/}"
 d=$(mktemp -d "${p%/}/csb-run.XXXXXXXXXX") || refuse "REMOTE_DIR: cannot create a work directory in ${p:-/} on the server host (full disk? see df there)"
 set -- $(stat -c '%u %a' "$d")
 { [ "$1" = "$me" ] && [ "$2" = 700 ] && [ ! -L "$d" ]; } || refuse "REMOTE_DIR: $d is not a private directory of yours (owner $1, mode $2)"
-mkdir -p "$d/bin" "$d/server" "$d/monitors/server" "$d/env/server" && printf '%s\n' "$d"
+mkdir -p "$d/bin" "$d/server" "$d/monitors/server" "$d/env/server" && printf 'csb-workdir=%s\n' "$d"
 EOS
 }
 
@@ -308,15 +308,16 @@ csb_remote_guard() {
 # the run is, so a later run can stop what this one leaves behind
 # (csb_reap_leftovers).
 csb_remote_workdir() {
-  local out rc=0
+  local out rc=0 dir refused
   out=$(on_server_sh "set -- $(csb_quote "${REMOTE_DIR}")
 $(csb_remote_workdir_script)" 2>&1) || rc=$?
-  if ((rc == 2)); then
-    die "$(printf '%s' "${out}" | tail -n 1)" 2
-  elif ((rc != 0)) || [[ "${out}" != /* ]]; then
-    die "cannot create a work directory under ${REMOTE_DIR} on the server host: $(printf '%s' "${out}" | tail -n 1)" 1
+  refused=$(sed -n 's/^csb-refused=//p' <<<"${out}")
+  dir=$(sed -n 's/^csb-workdir=//p' <<<"${out}")
+  [[ -z "${refused}" ]] || die "${refused}" 2
+  if ((rc != 0)) || [[ "${dir}" != /* ]]; then
+    die "cannot create a work directory under ${REMOTE_DIR} on the server host: $(tail -n 1 <<<"${out}")" 1
   fi
-  CSB_REMOTE_RUN=${out}
+  CSB_REMOTE_RUN=${dir}
 }
 
 # csb_remote_workdir_record: what the run is, in its server-side directory.

@@ -307,6 +307,12 @@ csb_on_exit() {
   set +e
   CSB_EXITING=1
   [[ -n "${CSB_SIGNAL}" ]] && CSB_RUN_ERROR="interrupted by SIG${CSB_SIGNAL}"
+  if csb_ssh_is_lost; then
+    # However the runner noticed (a subshell's failed command), a lost
+    # server host ends the run with its own reason and status 4.
+    [[ -n "${CSB_RUN_ERROR}" ]] || CSB_RUN_ERROR="lost ssh to the server host ${SERVER_SSH}"
+    ((rc == 130 || rc == 143)) || rc=4
+  fi
   csb_server_unreachable_report
   csb_monitors_stop
   csb_stop_all

@@ -34,7 +34,13 @@ for key in net.core.somaxconn net.ipv4.tcp_max_syn_backlog net.ipv4.ip_local_por
   net.core.rmem_max net.core.wmem_max net.core.netdev_max_backlog net.ipv4.tcp_syncookies \
   net.ipv4.tcp_max_tw_buckets net.ipv4.tcp_mtu_probing net.ipv4.tcp_slow_start_after_idle \
   net.core.default_qdisc fs.file-max fs.nr_open; do
-  printf '%s = %s\n' "${key}" "$(sysctl -n "${key}" 2>/dev/null | tr '\t' ' ')"
+  # A value that cannot be read (no such key, no permission) says so and
+  # why: never an empty value that could pass for 0.
+  if v=$(sysctl -n "${key}" 2>&1); then
+    printf '%s = %s\n' "${key}" "$(printf '%s' "${v}" | tr '\t' ' ')"
+  else
+    printf '%s = unreadable (%s)\n' "${key}" "$(printf '%s' "${v}" | tr '\n\t' '  ' | cut -c1-120)"
+  fi
 done >sysctl.txt
 
 uname -a >uname.txt
