@@ -243,6 +243,11 @@ netns_down() {
   local quiet=${1:-}
   [[ ${EUID} -eq 0 ]] || die "lab/netns.sh down needs root" 2
   netns_lock_guard "take down"
+  # A state directory that is not root's own (another user made it, or
+  # put a symlink there) is neither used nor removed: refused, named.
+  if [[ -e "${CSB_NETNS_STATE}" || -L "${CSB_NETNS_STATE}" ]]; then
+    csb_dir_is_mine "${CSB_NETNS_STATE}" || exit 2
+  fi
   netns_stop_sshd
   local ns
   for ns in "${CSB_NETNS_SERVER}" "${CSB_NETNS_CLIENT}"; do
@@ -256,7 +261,6 @@ netns_down() {
       ip netns del "${ns}"
     fi
   done
-  # rm -rf removes a symlink, never what it points to.
   if [[ -e "${CSB_NETNS_STATE}" || -L "${CSB_NETNS_STATE}" ]]; then
     rm -rf "${CSB_NETNS_STATE}"
   fi

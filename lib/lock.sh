@@ -30,11 +30,17 @@ CSB_LOCK_HOLDER=""
 # one line on stderr naming it, its owner and mode) unless it is a real
 # directory, not a symlink, owned by this user and writable by nobody else.
 csb_private_dir() {
-  local d=$1 owner mode
+  local d=$1
   [[ -e "${d}" || -L "${d}" ]] || (umask 077 && mkdir -p -- "${d}") || {
     printf 'error: cannot create %s\n' "${d}" >&2
     return 1
   }
+  csb_dir_is_mine "${d}"
+}
+
+# csb_dir_is_mine DIR: the check of csb_private_dir alone, on a DIR that exists.
+csb_dir_is_mine() {
+  local d=$1 owner mode
   if [[ -L "${d}" || ! -d "${d}" ]]; then
     printf 'error: %s is not a plain directory (a symlink or a file): refusing to use it; remove it or choose another path\n' "${d}" >&2
     return 1
@@ -114,7 +120,7 @@ csb_lock_try() {
   exec {rfd}< <(
     trap - ERR
     set +e
-    setsid flock -n -E 75 "${lock}" sh -c 'echo "locked $$"; exec tail --pid="$1" -f /dev/null' sh "$$" 2>/dev/null </dev/null
+    setsid flock -n -E 75 "${lock}" sh -c 'echo "locked $$"; exec tail --pid="$1" -f /dev/null >/dev/null' sh "$$" 2>/dev/null </dev/null
     echo busy
   )
   read -r -t 10 line <&"${rfd}" || true
@@ -199,7 +205,7 @@ csb_lab_unlock() {
   [[ -n "${CSB_LOCK_FILE}" ]] || return 0
   [[ "$(csb_lock_holder_pid "${CSB_LOCK_FILE}")" != "$$" ]] || rm -f "${CSB_LOCK_FILE%.lock}.holder"
   local h=${CSB_LOCK_HOLDER:-${CSB_LAB_LOCK_HOLDER:-}}
-  if [[ -n "${h}" ]] && tr '\0' ' ' <"/proc/${h}/cmdline" 2>/dev/null | grep -qF -- "tail --pid=$$ "; then
+  if [[ -n "${h}" ]] && { tr '\0' ' ' <"/proc/${h}/cmdline"; } 2>/dev/null | grep -qF -- "tail --pid=$$ -f /dev/null"; then
     kill -TERM "${h}" 2>/dev/null || true
   fi
   CSB_LOCK_FILE=""

@@ -35,7 +35,8 @@ Commands:
                      with repetitions whether the change is beyond the spread
                      (A is the baseline). Default metrics: the verdicts' ones.
   check KIND FILE    exit 1 with the tool's own error when FILE (raw output of
-                     KIND: iperf3) reports a failure, although the tool exited 0
+                     KIND: iperf3) reports a failure, although the tool exited 0;
+                     KIND json: exit 1 unless FILE is one well-formed JSON document
   c10k-plan FLAGS    plan one Phase 3 scenario from both hosts' facts; prints
                      KEY=VALUE lines, -out writes the plan document (-h: flags)
   constants [-sh]    the constants bash and Go share, KEY=VALUE (-sh: the

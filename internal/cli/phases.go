@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 
 	"csbench/internal/parse"
@@ -12,8 +15,23 @@ import (
 
 func init() {
 	Checks["iperf3"] = func(r io.Reader) error { _, err := parse.ParseIperf3(r); return err }
+	Checks["json"] = checkJSON
 	Phases["00-iperf3"] = phase0.Phase{}
 	Phases["01-http-baseline"] = phase1.Phase{}
 	Phases["02-http-matrix"] = phase2.Phase{}
 	Phases["03-c10k"] = phase3.Phase{}
+}
+
+// checkJSON fails unless r holds exactly one well-formed JSON document (a
+// monitor file cut short, or two writers' output interleaved, fails).
+func checkJSON(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("not a JSON document: %w", err)
+	}
+	if err := dec.Decode(&v); !errors.Is(err, io.EOF) {
+		return errors.New("not a single JSON document: more follows the first")
+	}
+	return nil
 }
