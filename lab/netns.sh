@@ -14,7 +14,7 @@
 #           missing, sshd refusing the lab's key).
 #
 # While a run holds the lab (lib/lock.sh), `down` and a rebuild by `up` are
-# refused (exit 6) naming that run; `up` on a lab whose namespaces stand but
+# refused (exit 7) naming that run; `up` on a lab whose namespaces stand but
 # whose sshd is gone restarts sshd alone.
 #
 # Settings (environment): LINK_RATE (default 1gbit); CSB_LAB_ID (default csb)
@@ -91,7 +91,7 @@ netns_state_dir() {
 netns_lock_guard() {
   local holder
   if holder=$(csb_lock_busy_by_other "netns-${CSB_LAB_ID}"); then
-    die "lab ${CSB_LAB_ID} is in use by ${holder}: not going to ${1} it under that run; wait for it to end" 6
+    die "lab ${CSB_LAB_ID} is in use by ${holder}: not going to ${1} it under that run; wait for it to end" 7
   fi
 }
 

@@ -4,7 +4,7 @@
 # A run holds its lab's lock for its whole life: the netns instance
 # (CSB_LAB_ID), or the server host and port (LAB=ssh), or the loopback port
 # (LAB=local). A second run on the same lab is refused (LAB_LOCK=refuse, the
-# default: exit 6, naming the holder's PID, start time and runner) or waits
+# default: exit 7, naming the holder's PID, start time and runner) or waits
 # for it (LAB_LOCK=wait, at most LAB_LOCK_WAIT seconds, logging how long).
 #
 # The lock is flock(1) on <lock dir>/<key>.lock, held by a small holder
@@ -20,7 +20,7 @@
 # directory this project writes into (csb_private_dir).
 
 csb_config_declare LAB_LOCK refuse "enum:refuse|wait" \
-  "a run on a lab another run is using: refuse (exit 6, naming it) or wait for it"
+  "a run on a lab another run is using: refuse (exit 7, naming it) or wait for it"
 csb_config_declare LAB_LOCK_WAIT 600 posint "LAB_LOCK=wait: the longest wait for the lab, in seconds"
 
 CSB_LOCK_FILE=""
@@ -154,7 +154,7 @@ csb_lab_lock() {
       continue
     fi
     if [[ "${LAB_LOCK}" != wait ]]; then
-      die "lab ${key} is in use by $(csb_lock_holder_text "${lock}"); wait for it to end, or set LAB_LOCK=wait to queue behind it" 6
+      die "lab ${key} is in use by $(csb_lock_holder_text "${lock}"); wait for it to end, or set LAB_LOCK=wait to queue behind it" 7
     fi
     if [[ -z "${waitfile}" ]]; then
       waitfile="${lock%.lock}.wait.$$"
@@ -162,7 +162,7 @@ csb_lab_lock() {
     fi
     if ((waited >= limit)); then
       rm -f "${waitfile}"
-      die "lab ${key} is still in use by $(csb_lock_holder_text "${lock}") after ${waited} s (LAB_LOCK_WAIT=${limit}); try again later" 6
+      die "lab ${key} is still in use by $(csb_lock_holder_text "${lock}") after ${waited} s (LAB_LOCK_WAIT=${limit}); try again later" 7
     fi
     ((waited % 10 == 0)) && log_info "waiting for lab ${key}, in use by $(csb_lock_holder_text "${lock}"): ${waited} s of at most ${limit} s"
     sleep 1

@@ -44,7 +44,7 @@ wait_log() { wait_for "$1" "$2" 60; }
   local first=$!
   wait_log "${log}" 'INFO run .* in '
   run bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke
-  [ "$status" -eq 6 ]
+  [ "$status" -eq 7 ]
   [[ "$output" == *"lab netns-${LAB_ID} is in use by run PID ${first} (01-http-baseline/run_http_baseline.sh, started "* ]]
   [[ "$output" == *"set LAB_LOCK=wait"* ]]
   [ ! -e "${RESULTS_ROOT}/00-iperf3" ]
