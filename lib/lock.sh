@@ -116,12 +116,12 @@ csb_lock_try() {
   # says so and waits for the runner to end. setsid keeps a Ctrl-C sent to
   # the runner's process group from releasing the lock before the runner's
   # own cleanup is done.
-  # shellcheck disable=SC2016 # $1 expands in the holder's sh, by design
+  # shellcheck disable=SC2016 # $1 expands in the holder's shell, by design
   exec {rfd}< <(
     trap - ERR
     set +e
-    setsid flock -n -E 75 "${lock}" sh -c 'echo "locked $$"; exec tail --pid="$1" -f /dev/null >/dev/null' sh "$$" 2>/dev/null </dev/null
-    echo busy
+    setsid flock -n -E 75 "${lock}" "${BASH}" -c 'echo "locked $$"; exec tail --pid="$1" -f /dev/null >/dev/null' holder "$$" 2>/dev/null </dev/null
+    echo "ended $?"
   )
   read -r -t 10 line <&"${rfd}" || true
   exec {rfd}<&-
@@ -131,6 +131,8 @@ csb_lock_try() {
     CSB_LOCK_HOLDER=${BASH_REMATCH[1]}
     return 0
   fi
+  [[ "${line}" == "ended 75" ]] ||
+    die "cannot take the lab lock ${lock}: flock ended with ${line:-no answer} (are flock, setsid and tail installed? util-linux, coreutils)" 1
   return 1
 }
 

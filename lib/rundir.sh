@@ -4,6 +4,7 @@
 # A run directory <root>/<YYYY-MM-DD_HHMMSS>_<name> is created with mkdir
 # (never -p on the last part), so an existing one is never reused or
 # overwritten; a second run in the same second gets a -2, -3... suffix.
+# The run id (run.env) is that name and 8 random hex digits.
 #
 #   run.env      what the runner knows: phase, argv, settings, times, status
 #   cells.tsv    one line per cell: name status start end params error
@@ -47,10 +48,11 @@ csb_run_begin() {
   CSB_ARGV="$(csb_quote "$@")"
   [[ -n "${RUN_NAME}" ]] && name=${RUN_NAME}
   local root stamp dir n=1
-  # The server side first: a base directory that is not safe is refused
+  root="$(csb_results_root "${phase}")"
+  csb_results_root_check "${root}"
+  # The server side next: a base directory that is not safe is refused
   # before anything is recorded here.
   csb_remote_workdir
-  root="$(csb_results_root "${phase}")"
   mkdir -p "${root}" || die "cannot create results root ${root}" 1
   stamp="$(date -u +%Y-%m-%d_%H%M%S)"
   dir="${root}/${stamp}_${name}"
@@ -60,7 +62,10 @@ csb_run_begin() {
     dir="${root}/${stamp}_${name}-${n}"
   done
   CSB_RUN_DIR="$(cd "${dir}" && pwd -P)"
-  CSB_RUN_ID="$(basename "${CSB_RUN_DIR}")"
+  # The run id is the directory's name and a random part: two runs started
+  # in the same second under different results roots (or labs) never share
+  # one, whatever they are keyed by.
+  CSB_RUN_ID="$(basename "${CSB_RUN_DIR}").$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   mkdir -p "${CSB_RUN_DIR}"/{logs,env/server,env/client,monitors/server,monitors/client,server,raw}
   CSB_CONSOLE_LOG="${CSB_RUN_DIR}/logs/console.log"
   : >"${CSB_CONSOLE_LOG}"
@@ -93,6 +98,20 @@ csb_run_begin() {
   csb_run_set server_workdir "${CSB_REMOTE_RUN}"
   csb_remote_workdir_record
   csb_reap_leftovers
+}
+
+# csb_results_root_check DIR: refuse (exit 2) a results directory, or the
+# nearest existing directory above it, that someone other than its owner
+# may write and that is not sticky: another user could change the raw
+# files and reports in it under the run.
+csb_results_root_check() {
+  local d=$1 mode owner
+  while [[ ! -e "${d}" && "${d}" == */* ]]; do d=${d%/*}; done
+  [[ -n "${d}" ]] || d=/
+  read -r mode owner < <(stat -L -c '%a %U' -- "${d}")
+  if (((8#${mode}) & 8#022)) && ! (((8#${mode}) & 8#1000)); then
+    die "the results directory ${d} is owned by ${owner} with mode $(printf '%04o' "$((8#${mode}))"): writable by others and not sticky; set RESULTS_ROOT to a directory of your own" 2
+  fi
 }
 
 # csb_run_set KEY VALUE: record a fact about the run in run.env.

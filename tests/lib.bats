@@ -124,7 +124,8 @@ CASES
   # Every tool the runner needs except iperf3: a PATH on which iperf3 is
   # really missing (the real failure, no stub).
   for t in bash env go git sar mpstat pidstat sadf nstat ip curl setsid mkdir date cat tr grep sed \
-    dirname basename tar mktemp rm mv chmod ss seq sleep kill hostname uname nproc cut head sort tee; do
+    dirname basename tar mktemp rm mv chmod ss seq sleep kill hostname uname nproc cut head sort tee \
+    flock stat od id tail; do
     [ -x "$(command -v "$t")" ] && ln -sf "$(command -v "$t")" "${bin}/$t"
   done
   run env PATH="${bin}" bash 00-iperf3/run_iperf3_baseline.sh -l local -p smoke
