@@ -216,11 +216,11 @@ func (p *Plan) checkFDs() {
 	srv, cli := &in.Server, &in.Client
 	if srv.FDHard.Known && srv.FDHard.V <= fdFloor {
 		p.refuse(CodeFDLimit, "server", "limits.conf nofile, LimitNOFILE",
-			"the server's hard fd limit is %s: raise it (limits.conf nofile, LimitNOFILE) to run any C10K scenario", srv.FDHard)
+			"the server's hard fd limit is %s: raise it (limits.conf nofile, LimitNOFILE) to run any C10K scenario; as root on the server host: echo '* hard nofile 1048576' > /etc/security/limits.d/csb.conf, then log in again", srv.FDHard)
 	}
 	if cli.FDHard.Known && cli.FDHard.V <= fdFloor {
 		p.refuse(CodeFDLimit, "client", "ulimit -Hn, limits.conf nofile",
-			"the client's hard fd limit is %s: raise it (ulimit -Hn as root, limits.conf nofile)", cli.FDHard)
+			"the client's hard fd limit is %s: raise it (ulimit -Hn as root, limits.conf nofile); as root: echo '* hard nofile 1048576' > /etc/security/limits.d/csb.conf, then log in again", cli.FDHard)
 	}
 	if in.Kind == "active" && cli.FDHard.Known && in.Conns+FDMargin > cli.FDHard.V {
 		p.refuse(CodeFDLimit, "client", "ulimit -Hn, limits.conf nofile, or CONNS",
@@ -243,7 +243,7 @@ func (p *Plan) checkPorts() {
 	maxA := int64(p.MaxSources)
 	switch {
 	case ports.Known && ports.V <= PortMargin:
-		p.refuse(CodeEphemeralPorts, "client", "net.ipv4.ip_local_port_range", "%s on the client leaves no ports", rangeText)
+		p.refuse(CodeEphemeralPorts, "client", "net.ipv4.ip_local_port_range", "%s on the client leaves no ports: widen it (as root: sysctl -w net.ipv4.ip_local_port_range='1024 65535')", rangeText)
 	case in.Kind == "active" || !cli.FDHard.Known || cli.FDHard.V <= fdFloor:
 	case ports.Known && p.ClientProcsByPorts > maxA:
 		p.refuse(CodeEphemeralPorts, "client", "CLIENT_EXTRA_IPS or net.ipv4.ip_local_port_range",
@@ -270,13 +270,13 @@ func (p *Plan) checkBacklog() {
 	}
 	if srv.Somaxconn.Known && srv.Somaxconn.V < need {
 		p.refuse(CodeListenBacklog, "server", "net.core.somaxconn or CONNECT_RATE",
-			"the server's net.core.somaxconn=%d cannot queue 100 ms of connects at CONNECT_RATE=%d/s (%d): raise it (sysctl -w net.core.somaxconn=%d) or lower CONNECT_RATE",
+			"the server's net.core.somaxconn=%d cannot queue 100 ms of connects at CONNECT_RATE=%d/s (%d): raise it (as root on the server host: sysctl -w net.core.somaxconn=%d) or lower CONNECT_RATE",
 			srv.Somaxconn.V, in.ConnectRate, need, need)
 	}
 	if srv.SynBacklog.Known && srv.SynBacklog.V < need && srv.Syncookies.Known && srv.Syncookies.V == 0 {
 		p.refuse(CodeListenBacklog, "server", "net.ipv4.tcp_max_syn_backlog or CONNECT_RATE",
-			"the server's net.ipv4.tcp_max_syn_backlog=%d (syncookies off) cannot hold 100 ms of SYNs at CONNECT_RATE=%d/s (%d): raise it or lower CONNECT_RATE",
-			srv.SynBacklog.V, in.ConnectRate, need)
+			"the server's net.ipv4.tcp_max_syn_backlog=%d (syncookies off) cannot hold 100 ms of SYNs at CONNECT_RATE=%d/s (%d): raise it (as root on the server host: sysctl -w net.ipv4.tcp_max_syn_backlog=%d) or lower CONNECT_RATE",
+			srv.SynBacklog.V, in.ConnectRate, need, need)
 	}
 }
 
@@ -304,18 +304,18 @@ func (p *Plan) checkFiles() {
 	s, c := &p.Facts.Server, &p.Facts.Client
 	if p.SharedHost {
 		if c.FilesOpen.Known && c.FilesMax.Known && c.FilesOpen.V+2*conns >= c.FilesMax.V {
-			p.refuse(CodeFileMax, "both", "fs.file-max", "fs.file-max=%d with %d files open cannot take %d more (both ends on this machine): raise fs.file-max",
-				c.FilesMax.V, c.FilesOpen.V, 2*conns)
+			p.refuse(CodeFileMax, "both", "fs.file-max", "fs.file-max=%d with %d files open cannot take %d more (both ends on this machine): raise fs.file-max (as root: sysctl -w fs.file-max=%d)",
+				c.FilesMax.V, c.FilesOpen.V, 2*conns, 2*(c.FilesOpen.V+2*conns))
 		}
 		return
 	}
 	if s.FilesOpen.Known && s.FilesMax.Known && s.FilesOpen.V+conns >= s.FilesMax.V {
-		p.refuse(CodeFileMax, "server", "fs.file-max", "the server's fs.file-max=%d with %d files open cannot take %d more: raise fs.file-max there",
-			s.FilesMax.V, s.FilesOpen.V, conns)
+		p.refuse(CodeFileMax, "server", "fs.file-max", "the server's fs.file-max=%d with %d files open cannot take %d more: raise fs.file-max there (as root on the server host: sysctl -w fs.file-max=%d)",
+			s.FilesMax.V, s.FilesOpen.V, conns, 2*(s.FilesOpen.V+conns))
 	}
 	if c.FilesOpen.Known && c.FilesMax.Known && c.FilesOpen.V+conns >= c.FilesMax.V {
-		p.refuse(CodeFileMax, "client", "fs.file-max", "the client's fs.file-max=%d with %d files open cannot take %d more: raise fs.file-max",
-			c.FilesMax.V, c.FilesOpen.V, conns)
+		p.refuse(CodeFileMax, "client", "fs.file-max", "the client's fs.file-max=%d with %d files open cannot take %d more: raise fs.file-max (as root: sysctl -w fs.file-max=%d)",
+			c.FilesMax.V, c.FilesOpen.V, conns, 2*(c.FilesOpen.V+conns))
 	}
 }
 
