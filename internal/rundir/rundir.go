@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -123,12 +122,5 @@ func epochMS(s string) (time.Time, error) {
 	return time.UnixMilli(ms).UTC(), nil
 }
 
-// SortedKeys returns m's keys in order.
-func SortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+// SortedKeys returns m's keys in order (kv.SortedKeys, kept for its callers).
+func SortedKeys[V any](m map[string]V) []string { return kv.SortedKeys(m) }
