@@ -80,7 +80,9 @@ csb_lab_is_remote() { [[ "${LAB}" != local ]]; }
 csb_lab_enter() {
   [[ "${LAB}" == netns ]] || return 0
   if [[ "${CSB_NETNS_INSIDE:-}" == 1 ]]; then
-    trap csb_early_cleanup EXIT
+    # A refusal before csb_run_begin still takes down a lab this run
+    # brought up.
+    csb_exit_add csb_lab_release
     return 0
   fi
   [[ ${EUID} -eq 0 ]] || die "LAB=netns needs root (it creates namespaces and an sshd); run as root or use LAB=local" 2
@@ -96,17 +98,11 @@ csb_lab_enter() {
     bash "${script}" "$@"
 }
 
-# csb_early_cleanup: the EXIT trap until csb_run_begin installs the full one:
-# a refusal in preflight still closes ssh and takes down a lab it brought up.
-csb_early_cleanup() {
-  csb_ssh_close
-  csb_lab_release
-}
-
 # csb_lab_release: at the end of a netns run, take down a lab the run brought
-# up itself (unless LAB_KEEP=1).
+# up itself (unless LAB_KEEP=1). Once: a second call does nothing.
 csb_lab_release() {
   if [[ "${LAB}" == netns && "${CSB_NETNS_OWNED:-0}" == 1 && "${LAB_KEEP}" != 1 ]]; then
+    CSB_NETNS_OWNED=0
     log_info "taking down the netns lab this run brought up"
     "${CSB_ROOT}/lab/netns.sh" down >/dev/null 2>&1 || log_warn "lab/netns.sh down failed; run: make lab-down"
   fi

@@ -34,9 +34,9 @@ csb_ssh_base() {
 csb_ssh_open() {
   csb_lab_is_remote || return 0
   CSB_SSH_CTL_DIR="$(mktemp -d /tmp/csb-ssh.XXXXXX)"
-  # Until csb_run_begin installs the full cleanup, a refusal in preflight
+  # A refusal in preflight, before csb_run_begin adds the run's exit step,
   # must still stop the master connection.
-  trap csb_early_cleanup EXIT
+  csb_exit_add csb_ssh_close
   local -a ssh
   mapfile -t ssh < <(csb_ssh_base)
   if ! "${ssh[@]}" "${SERVER_SSH}" true </dev/null; then

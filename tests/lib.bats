@@ -322,3 +322,63 @@ csb-server' ]
   [ -s "${dir}/raw/1k.txt" ]
   pids_gone "${dir}"
 }
+
+@test "exit steps: each added step runs once, last added first; a second one never replaces the first" {
+  run bash -c '
+    source lib/init.sh
+    first() { echo "first ran"; }
+    second() { echo "second ran"; }
+    csb_exit_add first
+    csb_exit_add second
+    csb_exit_add first
+    exit 3
+  '
+  [ "$status" -eq 3 ]
+  [ "$output" = $'second ran\nfirst ran' ]
+  # A signal runs the same steps, once, and exits 128+N.
+  run bash -c '
+    source lib/init.sh
+    step() { echo "step ran"; }
+    csb_exit_add step
+    kill -TERM $$
+    sleep 5
+  '
+  [ "$status" -eq 143 ]
+  [ "$(grep -c "step ran" <<<"$output")" -eq 1 ]
+  [[ "$output" == *"caught SIGTERM"* ]]
+  # A step may set the exit status (csb_on_exit does).
+  run bash -c '
+    source lib/init.sh
+    set_status() { CSB_EXIT_STATUS=7; }
+    csb_exit_add set_status
+  '
+  [ "$status" -eq 7 ]
+  # No file but lib/exit.sh sets a trap.
+  run grep -rnE '^[^#]*\btrap +[^-]' --include='*.sh' --include='*.bash' lib rehearsal scripts lab 0*-*
+  [ "$output" = "$(grep -nE '^[^#]*\btrap +[^-]' lib/exit.sh | sed 's|^|lib/exit.sh:|')" ]
+}
+
+@test "ERR trap: the failing command and its call chain (file:line per frame), printed once" {
+  cat >"${BATS_TEST_TMPDIR}/chain.sh" <<SCRIPT
+source "${REPO}/lib/init.sh"
+outer() { middle; }
+middle() { local v; v=\$(inner); echo "\$v"; }
+inner() { false; echo not reached; }
+outer
+SCRIPT
+  run bash "${BATS_TEST_TMPDIR}/chain.sh"
+  [ "$status" -eq 1 ]
+  [ "$(grep -c ' error: ' <<<"$output")" -eq 1 ]
+  [[ "$output" == *'chain.sh:4: `false` exited 1'* ]]
+  [[ "$output" == *"in inner at ${BATS_TEST_TMPDIR}/chain.sh:4"* ]]
+  [[ "$output" == *"in middle at ${BATS_TEST_TMPDIR}/chain.sh:3"* ]]
+  [[ "$output" == *"in outer at ${BATS_TEST_TMPDIR}/chain.sh:2"* ]]
+  [[ "$output" == *"in main at ${BATS_TEST_TMPDIR}/chain.sh:5"* ]]
+  [[ "$output" != *"not reached"* ]]
+}
+
+@test "die prints its message once and exits with its status" {
+  run bash -c 'source lib/init.sh; die "the sky fell" 6'
+  [ "$status" -eq 6 ]
+  [ "$output" = "error: the sky fell" ]
+}
