@@ -198,7 +198,7 @@ csb-server' ]
     source lib/init.sh
     usage() { :; }
     csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
-    csb_route_check "198.18.0.1 dev wlp2s0 src 192.168.51.199 uid 0"
+    csb_route_check "[{\"dst\":\"198.18.0.1\",\"gateway\":\"192.168.51.1\",\"dev\":\"wlp2s0\",\"prefsrc\":\"192.168.51.199\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
   '
   [ "$status" -eq 1 ]
   [[ "$output" == *"would leave through wlp2s0, not CLIENT_NIC=enp86s0"* ]]
@@ -206,7 +206,7 @@ csb-server' ]
     source lib/init.sh
     usage() { :; }
     csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
-    csb_route_check "198.18.0.1 dev enp86s0 src 198.18.0.9 uid 0"
+    csb_route_check "[{\"dst\":\"198.18.0.1\",\"dev\":\"enp86s0\",\"prefsrc\":\"198.18.0.9\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
   '
   [ "$status" -eq 1 ]
   [[ "$output" == *"would come from 198.18.0.9 on enp86s0, not CLIENT_IP=198.18.0.2"* ]]
@@ -214,9 +214,18 @@ csb-server' ]
     source lib/init.sh
     usage() { :; }
     csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
-    csb_route_check "198.18.0.1 dev enp86s0 src 198.18.0.2 uid 0"
+    csb_route_check "[{\"dst\":\"198.18.0.1\",\"dev\":\"enp86s0\",\"prefsrc\":\"198.18.0.2\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
   '
-  [ "$status" -eq 0 ]
+  [ "$status" -eq 0 ]  # ip -j route get prints nothing on stdout when there is no route; its
+  # error text is passed on and named.
+  run bash -c '
+    source lib/init.sh
+    usage() { :; }
+    csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
+    csb_route_check "(none: RTNETLINK answers: Network is unreachable)"
+  '
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"no route to SERVER_IP=198.18.0.1 from this host (ip route get: (none: RTNETLINK answers: Network is unreachable))"* ]]
 }
 
 @test "route guard on the netns lab: wrong client or server NIC is refused, nothing measured" {
