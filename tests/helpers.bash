@@ -33,13 +33,12 @@ need_root() {
 }
 
 LAB_ID="${CSB_LAB_ID:-csb}"
-lab_is_up() { ip netns list 2>/dev/null | grep -qw "${LAB_ID}-srv"; }
-
-# run_dir PHASE: the single run directory under RESULTS_ROOT/PHASE.
-run_dir() {
-  local dirs=("${RESULTS_ROOT}/$1"/*/)
-  [[ ${#dirs[@]} -eq 1 && -d "${dirs[0]}" ]] || { echo "expected one run dir, got: ${dirs[*]}" >&2; return 1; }
-  echo "${dirs[0]%/}"
+# lab_is_up: this lab's server namespace exists (ip -j netns list, read by
+# bin/csb ipj, which make test-bats builds).
+lab_is_up() {
+  local names
+  names=$(ip -j netns list 2>/dev/null | "${REPO}/bin/csb" ipj netns) || return 1
+  grep -qxF "${LAB_ID}-srv" <<<"${names}"
 }
 
 # results_line OUTPUT: the directory named by the runner's last line.
