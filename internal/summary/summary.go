@@ -17,8 +17,23 @@ import (
 	"csbench/internal/rundir"
 )
 
-// SchemaVersion is bumped on any incompatible change to Summary.
+// SchemaVersion is summary.json's major version, bumped on any incompatible
+// change to Summary. Load refuses a file of another one.
 const SchemaVersion = 1
+
+// VersionError is a summary.json whose schema_version this csb does not read.
+type VersionError struct {
+	Path string
+	Got  int // 0: the file has no schema_version
+}
+
+func (e *VersionError) Error() string {
+	if e.Got == 0 {
+		return fmt.Sprintf("%s has no schema_version: not a summary.json bin/csb wrote (this csb reads schema_version %d)", e.Path, SchemaVersion)
+	}
+	return fmt.Sprintf("%s has schema_version %d; this csb reads schema_version %d: regenerate it with this csb (bin/csb summarize <run directory>) or read it with the csb that wrote it",
+		e.Path, e.Got, SchemaVersion)
+}
 
 // Summary is summary.json.
 type Summary struct {
@@ -246,11 +261,22 @@ func sortedSet(m map[string]bool) []string {
 	return out
 }
 
-// Load reads a summary.json.
+// Load reads a summary.json: the one way every reader (compare, report,
+// the HTTP phases' baseline) gets one. A file of another schema_version is
+// refused with a *VersionError before its fields are trusted.
 func Load(path string) (*Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	var probe struct {
+		SchemaVersion int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if probe.SchemaVersion != SchemaVersion {
+		return nil, &VersionError{Path: path, Got: probe.SchemaVersion}
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
