@@ -54,6 +54,7 @@ csb_exit_run() {
 }
 
 csb_exit_signal() {
+  # shellcheck disable=SC2034 # read by lib/rundir.sh (csb_on_exit: "interrupted by SIG...")
   CSB_SIGNAL=$1
   log_warn "caught SIG$1: stopping everything this run started"
   case "$1" in

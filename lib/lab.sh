@@ -16,12 +16,14 @@ if [[ ! "${CSB_LAB_ID}" =~ ^[a-z][a-z0-9]{0,7}$ ]]; then
   printf 'error: CSB_LAB_ID=%q is not valid: expected a short lower-case name such as csb\n' "${CSB_LAB_ID}" >&2
   exit 2
 fi
+# shellcheck disable=SC2034 # read by lab/netns.sh
 CSB_NETNS_SERVER=${CSB_LAB_ID}-srv
 CSB_NETNS_CLIENT=${CSB_LAB_ID}-cli
 CSB_NETNS_SERVER_NIC=csbs0
 CSB_NETNS_CLIENT_NIC=csbc0
 CSB_NETNS_SERVER_IP=198.18.0.1
 CSB_NETNS_CLIENT_IP=198.18.0.2
+# shellcheck disable=SC2034 # read by lab/netns.sh and lib/c10k.sh
 CSB_NETNS_PREFIX=24
 CSB_NETNS_STATE="/tmp/${CSB_LAB_ID}-netns"
 

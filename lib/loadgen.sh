@@ -13,6 +13,7 @@
 CSB_FD_MARGIN=64
 
 # The line lib/wrk/report.lua prints after wrk's own text.
+# shellcheck disable=SC2034 # read by 01-http-baseline/, 02-http-matrix/ runners and lib/c10k.sh
 CSB_WRK_JSON_PREFIX="CSB_WRK_JSON "
 
 # csb_size_bytes SIZE: the bytes of a payload size as the server reads it
@@ -99,8 +100,8 @@ csb_loadgen_resolve() {
       if command -v oha >/dev/null 2>&1; then
         CSB_LOADGEN=oha
       else
-        CSB_LOADGEN=wrk
-        CSB_LOADGEN_STANDIN=1
+        # shellcheck disable=SC2034 # both read by 02-http-matrix/run_http_matrix.sh
+        CSB_LOADGEN=wrk CSB_LOADGEN_STANDIN=1
       fi
       ;;
     *) usage_error "LOADGEN=${LOADGEN}: expected auto, oha or wrk" ;;

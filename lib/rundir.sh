@@ -249,6 +249,7 @@ csb_on_exit() {
   csb_ssh_close
   csb_lab_release
   printf 'results: %s\n' "${CSB_RUN_DIR}"
+  # shellcheck disable=SC2034 # read by lib/exit.sh: the status the shell exits with
   CSB_EXIT_STATUS=${rc}
 }
 

@@ -50,7 +50,7 @@ teardown() { common_teardown; }
 }
 
 @test "config: every bad value exits 2 naming the key and what is expected" {
-  local case key value expect
+  local key value expect
   while IFS='|' read -r key value expect; do
     run env "${key}=${value}" bash "${PRINTCONF}"
     [ "$status" -eq 2 ] || { echo "${key}=${value}: status $status"; return 1; }
