@@ -69,7 +69,8 @@ csb_exit_signal() {
 # a command substitution fires the trap in the subshell and again in the
 # shell whose assignment then fails. The first one, the deepest, creates
 # CSB_ERR_MARK (mkdir is atomic; $$ is the same in every subshell) and the
-# others stay quiet.
+# others stay quiet. (So a background job that dies of an error shows its
+# chain, and the shell's own fatal error after it shows only its message.)
 CSB_ERR_MARK="${TMPDIR:-/tmp}/csb-err.$$"
 rm -rf "${CSB_ERR_MARK}" 2>/dev/null || true
 
