@@ -14,7 +14,7 @@ import (
 )
 
 func loadRun(dir string) (*summary.Summary, error) {
-	s, err := summary.Load(filepath.Join(dir, "summary.json"))
+	s, err := summary.LoadDir(dir)
 	var ve *summary.VersionError
 	if errors.As(err, &ve) {
 		return nil, err

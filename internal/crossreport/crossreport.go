@@ -75,7 +75,7 @@ func Find(root string, repo bool) (*Inputs, error) {
 			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 				continue
 			}
-			s, err := summary.Load(filepath.Join(d, "summary.json"))
+			s, err := summary.LoadDir(d)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // not summarized (yet): not a run to report
 			}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"time"
@@ -193,25 +194,50 @@ func NewCell(c rundir.Cell) Cell {
 	}
 }
 
-// Write writes summary.json and summary.csv into dir.
+// File and CSVFile are the names of a run's summary in its directory.
+const (
+	File    = "summary.json"
+	CSVFile = "summary.csv"
+)
+
+// Write writes summary.json and summary.csv into dir, each by temp-and-
+// rename: a reader never sees half a file, a failure leaves the old one.
 func (s *Summary) Write(dir string) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(dir+"/summary.json", append(b, '\n'), 0o644); err != nil {
+	if err := writeAtomic(filepath.Join(dir, File), func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}); err != nil {
 		return err
 	}
-	f, err := os.Create(dir + "/summary.csv")
+	return writeAtomic(filepath.Join(dir, CSVFile), s.WriteCSV)
+}
+
+func writeAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
-	if err := s.WriteCSV(f); err != nil {
+	defer os.Remove(f.Name()) // a no-op once renamed
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
+
+// LoadDir reads the summary.json of the run directory dir.
+func LoadDir(dir string) (*Summary, error) { return Load(filepath.Join(dir, File)) }
 
 // WriteCSV writes one row per cell: name, status, params, then every metric
 // (the union over cells, sorted); a null metric is an empty field.

@@ -76,3 +76,30 @@ func TestLoadRefusesAnotherSchemaVersion(t *testing.T) {
 		t.Errorf("Load(version 1) = %v, %v", s, err)
 	}
 }
+
+// Write replaces summary.json and summary.csv by rename and leaves no
+// temporary file behind; LoadDir reads back what it wrote.
+func TestWriteIsTempAndRename(t *testing.T) {
+	dir := t.TempDir()
+	s := &Summary{SchemaVersion: SchemaVersion, Phase: "00-iperf3"}
+	for i := 0; i < 2; i++ {
+		if err := s.Write(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != File+" "+CSVFile && strings.Join(names, " ") != CSVFile+" "+File {
+		t.Errorf("files after Write: %v, want only %s and %s", names, File, CSVFile)
+	}
+	got, err := LoadDir(dir)
+	if err != nil || got.Phase != "00-iperf3" {
+		t.Errorf("LoadDir = %v, %v", got, err)
+	}
+}
