@@ -13,10 +13,11 @@
 #   server/      the server's own log(s), fetched from the server host
 #   raw/         each cell's raw tool output, verbatim
 #
-# At exit (its step in lib/exit.sh's registry, also on INT/TERM/HUP) everything the run started on either host is stopped by
-# PID, the server side's files are fetched, the status (ok/partial/failed) and
-# reason are recorded, the summary and report are generated from what exists,
-# and the last line printed is "results: <dir>".
+# At exit (csb_on_exit, a step in lib/exit.sh's registry; INT/TERM/HUP too)
+# everything the run started on either host is stopped by PID, the server
+# side's files are fetched, the status (ok/partial/failed) and reason are
+# recorded, the summary and report are generated from what exists, and the
+# last line printed is "results: <dir>".
 
 CSB_RUN_DIR=""
 CSB_RUN_ID=""
