@@ -44,8 +44,8 @@ lab_is_up() {
 # results_line OUTPUT: the directory named by the runner's last line.
 results_line() { printf '%s\n' "$1" | tail -n 1 | sed -n 's/^results: //p'; }
 
-# no_leftovers PATTERN...: no process whose command line matches a run dir
-# or the given patterns remains.
+# procs_matching PATTERN: the processes whose command line matches PATTERN
+# (pgrep -af), for a test asserting that none is left.
 procs_matching() { pgrep -af -- "$1" | grep -v pgrep || true; }
 
 # wait_for FILE PATTERN [SECONDS]: poll until FILE holds PATTERN (grep -E),
