@@ -9,7 +9,7 @@ export LAB PROFILE
 SH_FILES := $(shell git ls-files '*.sh' '*.bats' 'tests/*.bash' 2>/dev/null) .ci/run
 GO_PKGS := ./...
 
-.PHONY: help setup build demo test test-go test-bats lint lab-up lab-down report clean
+.PHONY: help setup build demo test test-go test-bats check-generated lint lab-up lab-down report clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
@@ -25,10 +25,13 @@ build: ## build the Go commands into bin/
 demo: build ## every phase with PROFILE=quick on LAB=netns (make demo LAB=local needs no root)
 	bash scripts/demo.sh
 
-test: lint test-go test-bats ## everything: lint, Go tests, bats (library + end to end on the netns lab)
+test: lint test-go check-generated test-bats ## everything: lint, Go tests, generated files, bats (library + end to end on the netns lab)
 
 test-go: ## Go unit tests
 	go test -count=1 $(GO_PKGS)
+
+check-generated: build ## the committed summaries, reports and charts are what bin/csb makes of their raw files
+	bash scripts/check-generated.sh
 
 test-bats: build ## bats: library, bad input, end to end
 	bats --print-output-on-failure tests/

@@ -38,7 +38,12 @@ usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
 SSHD_PORT=22
 
-netns_exists() { ip netns list 2>/dev/null | grep -qw -- "$1"; }
+# netns_exists NAME: NAME is among `ip -j netns list`'s names (exactly).
+netns_exists() {
+  local names
+  names=$(ip -j netns list 2>/dev/null | csb_ipj netns) || return 1
+  grep -qxF -- "$1" <<<"${names}"
+}
 
 netns_sshd_pid() {
   local pidfile="${CSB_NETNS_STATE}/sshd.pid" pid

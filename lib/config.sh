@@ -9,18 +9,19 @@
 # KEY=VALUE lines, never sourced, so it cannot run code.
 
 declare -ga CSB_KEYS=()
-declare -gA CSB_DEFAULT=() CSB_CHECK=() CSB_DOC=() CSB_ORIGIN=()
+declare -gA CSB_DEFAULT=() CSB_CHECK=() CSB_ORIGIN=()
 
 # csb_config_declare KEY DEFAULT CHECK DOC: declare a setting. CHECK is one of
 # the csb_check_* names below without the prefix (enum takes "enum:a|b|c").
+# DOC documents the key where it is declared (and lab.env.example repeats
+# it); nothing reads it at run time.
 csb_config_declare() {
-  local key=$1 def=$2 check=$3 doc=$4
+  local key=$1 def=$2 check=$3
   if [[ -z "${CSB_CHECK[${key}]+x}" ]]; then
     CSB_KEYS+=("${key}")
   fi
   CSB_DEFAULT[${key}]=${def}
   CSB_CHECK[${key}]=${check}
-  CSB_DOC[${key}]=${doc}
 }
 
 # The settings every runner shares. Runners declare their own before loading.
@@ -254,6 +255,7 @@ csb_config_load() {
   if [[ -n "${config_file}" ]]; then
     csb_config_read_file "${config_file}" || exit 2
   fi
+  # shellcheck disable=SC2034 # read by lib/rundir.sh (run.env's config_file)
   CSB_CONFIG_FILE=${config_file}
   for key in "${!from_env[@]}"; do
     printf -v "${key}" '%s' "${from_env[${key}]}"

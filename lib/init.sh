@@ -3,16 +3,17 @@
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 #
-# It turns on strict mode, installs an ERR trap that names file:line and the
-# command, and loads the modules below. Nothing here starts a process or sends
-# a packet; runners decide that.
+# It turns on strict mode and loads the modules below, exit.sh first.
+# Nothing here starts a process or sends a packet; runners decide that.
 #
+#   exit.sh      the one registry of exit steps (csb_exit_add), INT/TERM/HUP,
+#                the ERR trap (the failing command and its call chain, once)
 #   log.sh       timestamped logging (stderr + the run's logs/console.log), die
 #   config.sh    defaults < lab.env < environment < flags, and validation
 #   remote.sh    run a command on the server or client host, quoted once
 #   lock.sh      one run per lab at a time; private directories
 #   lab.sh       the three labs (local, netns, ssh) and entering the netns lab
-#   rundir.sh    run directories, cells.tsv, run.env, cleanup on EXIT/INT/TERM
+#   rundir.sh    run directories, cells.tsv, run.env, the run's exit step
 #   server.sh    build, deploy, start, wait for, stop the fixed-payload server
 #   monitor.sh   sar, mpstat, pidstat, nstat and sockstat on both hosts
 #   preflight.sh tools, reachability and the route guard
@@ -31,14 +32,8 @@ CSB_LIB_LOADED=1
 CSB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 CSB_LIB="${CSB_ROOT}/lib"
 
-csb_err_trap() {
-  local rc=$? cmd=${BASH_COMMAND}
-  # shellcheck disable=SC2016 # the backquotes are literal, around the command
-  printf '%s error: %s:%s: `%s` exited %d\n' "$(date -u +%H:%M:%S)" \
-    "${BASH_SOURCE[1]:-?}" "${BASH_LINENO[0]:-?}" "${cmd}" "${rc}" >&2
-}
-trap csb_err_trap ERR
-
+# shellcheck source=lib/exit.sh
+source "${CSB_LIB}/exit.sh"
 # shellcheck source=lib/log.sh
 source "${CSB_LIB}/log.sh"
 # shellcheck source=lib/config.sh

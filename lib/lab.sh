@@ -16,12 +16,14 @@ if [[ ! "${CSB_LAB_ID}" =~ ^[a-z][a-z0-9]{0,7}$ ]]; then
   printf 'error: CSB_LAB_ID=%q is not valid: expected a short lower-case name such as csb\n' "${CSB_LAB_ID}" >&2
   exit 2
 fi
+# shellcheck disable=SC2034 # read by lab/netns.sh
 CSB_NETNS_SERVER=${CSB_LAB_ID}-srv
 CSB_NETNS_CLIENT=${CSB_LAB_ID}-cli
 CSB_NETNS_SERVER_NIC=csbs0
 CSB_NETNS_CLIENT_NIC=csbc0
 CSB_NETNS_SERVER_IP=198.18.0.1
 CSB_NETNS_CLIENT_IP=198.18.0.2
+# shellcheck disable=SC2034 # read by lab/netns.sh and lib/c10k.sh
 CSB_NETNS_PREFIX=24
 CSB_NETNS_STATE="/tmp/${CSB_LAB_ID}-netns"
 
@@ -79,11 +81,13 @@ csb_lab_is_remote() { [[ "${LAB}" != local ]]; }
 # (does nothing) for the other labs or once inside.
 csb_lab_enter() {
   csb_lab_lock
+  # Registered first, so it runs last: the lock is let go (and a lab this
+  # run brought up taken down) once everything else is undone.
+  csb_exit_add csb_lab_release
   [[ "${LAB}" == netns ]] || return 0
-  if [[ "${CSB_NETNS_INSIDE:-}" == 1 ]]; then
-    trap csb_early_cleanup EXIT
-    return 0
-  fi
+  # Inside the namespace the step above also takes down, on a refusal
+  # before csb_run_begin, a lab this run brought up.
+  [[ "${CSB_NETNS_INSIDE:-}" != 1 ]] || return 0
   [[ ${EUID} -eq 0 ]] || die "LAB=netns needs root (it creates namespaces and an sshd); run as root or use LAB=local" 2
   local owned=${CSB_NETNS_HANDED_OVER:-0}
   if ! "${CSB_ROOT}/lab/netns.sh" status >/dev/null 2>&1; then
@@ -97,21 +101,13 @@ csb_lab_enter() {
     bash "${script}" "$@"
 }
 
-# csb_early_cleanup: the EXIT trap until csb_run_begin installs the full one:
-# a refusal in preflight still closes ssh and takes down a lab it brought up.
-csb_early_cleanup() {
-  if [[ -n "${CSB_REMOTE_RUN}" && -z "${CSB_RUN_DIR}" ]]; then
-    on_server rm -rf "${CSB_REMOTE_RUN}" >/dev/null 2>&1 || true
-  fi
-  csb_ssh_close
-  csb_lab_release
-}
-
 # csb_lab_release: at the end of a run, take down a netns lab the run brought
 # up itself (unless LAB_KEEP=1, or another run waits for the lab: then it is
-# handed over to that run), and let go of the lab lock.
+# handed over to that run), and let go of the lab lock. Once: a second call
+# does nothing.
 csb_lab_release() {
   if [[ "${LAB}" == netns && "${CSB_NETNS_OWNED:-0}" == 1 && "${LAB_KEEP}" != 1 ]]; then
+    CSB_NETNS_OWNED=0
     local waiters
     waiters=$(csb_lab_waiters | tr '\n' ' ')
     if [[ -n "${waiters}" ]]; then

@@ -100,8 +100,8 @@ csb_loadgen_resolve() {
       if command -v oha >/dev/null 2>&1; then
         CSB_LOADGEN=oha
       else
-        CSB_LOADGEN=wrk
-        CSB_LOADGEN_STANDIN=1
+        # shellcheck disable=SC2034 # both read by 02-http-matrix/run_http_matrix.sh
+        CSB_LOADGEN=wrk CSB_LOADGEN_STANDIN=1
       fi
       ;;
     *) usage_error "LOADGEN=${LOADGEN}: expected auto, oha or wrk" ;;

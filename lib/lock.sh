@@ -117,11 +117,13 @@ csb_lock_try() {
   # the runner's process group from releasing the lock before the runner's
   # own cleanup is done.
   # shellcheck disable=SC2016 # $1 expands in the holder's shell, by design
+  # (In an if, flock's failure is an answer, not an error for the ERR trap.)
   exec {rfd}< <(
-    trap - ERR
-    set +e
-    setsid flock -n -E 75 "${lock}" "${BASH}" -c 'echo "locked $$"; exec tail --pid="$1" -f /dev/null >/dev/null' holder "$$" 2>/dev/null </dev/null
-    echo "ended $?"
+    if setsid flock -n -E 75 "${lock}" "${BASH}" -c 'echo "locked $$"; exec tail --pid="$1" -f /dev/null >/dev/null' holder "$$" 2>/dev/null </dev/null; then
+      echo "ended 0"
+    else
+      echo "ended $?"
+    fi
   )
   read -r -t 10 line <&"${rfd}" || true
   exec {rfd}<&-

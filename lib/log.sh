@@ -18,7 +18,6 @@ csb_log_line() {
 
 log_info() { csb_log_line INFO "$@"; }
 log_warn() { csb_log_line WARN "$@"; }
-log_error() { csb_log_line ERROR "$@"; }
 
 # log_cmd logs a command exactly as it will run: log_cmd "${cmd[@]}".
 log_cmd() {
@@ -27,11 +26,14 @@ log_cmd() {
   csb_log_line CMD "${q% }"
 }
 
-# die MESSAGE [STATUS]: print "error: MESSAGE" and exit (default status 1).
+# die MESSAGE [STATUS]: print "error: MESSAGE" once on stderr (and the
+# timestamped line in the run's console.log) and exit (default status 1).
 die() {
   local msg=$1 rc=${2:-1}
-  csb_log_line ERROR "${msg}"
   printf 'error: %s\n' "${msg}" >&2
+  if [[ -n "${CSB_CONSOLE_LOG}" ]]; then
+    printf '%s ERROR %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "${msg}" >>"${CSB_CONSOLE_LOG}" 2>/dev/null || true
+  fi
   exit "${rc}"
 }
 

@@ -37,16 +37,31 @@ csb_preflight_tools() {
   fi
 }
 
-# csb_route_check ROUTE_GET_OUTPUT: decide from `ip route get SERVER_IP` on
-# the client whether traffic leaves through CLIENT_NIC from CLIENT_IP.
+# csb_ipj KIND [ARG]: `bin/csb ipj`, which reads ip's JSON (ip -j) on stdin
+# and prints the fields a check compares (route: "DEV<TAB>SRC"; holders IP:
+# the interfaces carrying IP; netns: the namespace names). lab/netns.sh and
+# rehearsal/00 call it before any runner has built bin/csb, so it is built
+# here when missing or older than `csb ipj`.
+csb_ipj() {
+  if ! "${CSB_ROOT}/bin/csb" ipj netns </dev/null >/dev/null 2>&1; then
+    csb_build csb cmd/csb >&2
+  fi
+  "${CSB_ROOT}/bin/csb" ipj "$@"
+}
+
+# csb_route_check ROUTE_JSON: decide from `ip -j route get SERVER_IP` on the
+# client whether traffic leaves through CLIENT_NIC from CLIENT_IP. Anything
+# but a route (ip's error text) is "no route".
 csb_route_check() {
-  local route=$1 dev="" src=""
-  [[ "${route}" =~ (^|[[:space:]])dev[[:space:]]+([^[:space:]]+) ]] && dev=${BASH_REMATCH[2]}
-  [[ "${route}" =~ (^|[[:space:]])src[[:space:]]+([^[:space:]]+) ]] && src=${BASH_REMATCH[2]}
+  local json=$1 fields dev="" src=""
+  if fields=$(csb_ipj route <<<"${json}" 2>/dev/null); then
+    IFS=$'\t' read -r dev src <<<"${fields}"
+  fi
   if [[ -z "${dev}" ]]; then
-    printf 'error: no route to SERVER_IP=%s from this host (ip route get: %s)\n' "${SERVER_IP}" "${route}" >&2
+    printf 'error: no route to SERVER_IP=%s from this host (ip route get: %s)\n' "${SERVER_IP}" "${json}" >&2
     return 1
   fi
+  local route="${SERVER_IP} dev ${dev}${src:+ src ${src}}"
   if [[ -n "${CLIENT_NIC}" && "${dev}" != "${CLIENT_NIC}" ]]; then
     printf 'error: traffic to SERVER_IP=%s would leave through %s, not CLIENT_NIC=%s: fix the route or set CLIENT_NIC/SERVER_IP to the benchmark network (ip route get %s: %s)\n' \
       "${SERVER_IP}" "${dev}" "${CLIENT_NIC}" "${SERVER_IP}" "${route}" >&2
@@ -62,17 +77,16 @@ csb_route_check() {
 # csb_preflight_route: the route guard on both hosts.
 csb_preflight_route() {
   local route
-  route=$(ip route get "${SERVER_IP}" 2>&1) || route="(none: ${route})"
-  route=${route%%$'\n'*}
+  route=$(ip -j route get "${SERVER_IP}" 2>&1) || route="(none: ${route})"
   csb_route_check "${route}" || exit 5
   [[ -n "${SERVER_NIC}" ]] || return 0
-  local out
-  out=$(on_server_sh "ip -o addr show dev $(csb_quote "${SERVER_NIC}") 2>&1; echo '--'; ip -o addr show to $(csb_quote "${SERVER_IP}") 2>&1") ||
-    die "cannot inspect the server's interfaces" 4
-  local on_nic=${out%%--*} holder=${out#*--}
-  if [[ ! "${on_nic}" =~ inet6?[[:space:]]+${SERVER_IP//./\\.}/ ]]; then
+  local addrs holders
+  addrs=$(on_server_sh "ip -j addr show") || die "cannot inspect the server's interfaces" 4
+  holders=$(csb_ipj holders "${SERVER_IP}" <<<"${addrs}") ||
+    die "cannot read the server's interfaces (ip -j addr show printed: ${addrs:0:200})" 4
+  if ! grep -qxF -- "${SERVER_NIC}" <<<"${holders}"; then
     local where="no interface"
-    [[ "${holder}" =~ ^[[:space:]]*[0-9]+:[[:space:]]+([^[:space:]]+) ]] && where="interface ${BASH_REMATCH[1]}"
+    [[ -n "${holders}" ]] && where="interface ${holders%%$'\n'*}"
     die "SERVER_IP=${SERVER_IP} is not on SERVER_NIC=${SERVER_NIC} on the server (it is on ${where}): set SERVER_NIC or SERVER_IP to the benchmark network" 5
   fi
   log_info "route guard: ${SERVER_IP} via ${CLIENT_NIC:-?} from ${CLIENT_IP}; ${SERVER_IP} on ${SERVER_NIC} at the server"

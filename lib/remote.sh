@@ -42,9 +42,9 @@ csb_ssh_base() {
 csb_ssh_open() {
   csb_lab_is_remote || return 0
   CSB_SSH_CTL_DIR="$(mktemp -d /tmp/csb-ssh.XXXXXX)"
-  # Until csb_run_begin installs the full cleanup, a refusal in preflight
+  # A refusal in preflight, before csb_run_begin adds the run's exit step,
   # must still stop the master connection.
-  trap csb_early_cleanup EXIT
+  csb_exit_add csb_ssh_close
   local -a ssh
   mapfile -t ssh < <(csb_ssh_base)
   if ! "${ssh[@]}" "${SERVER_SSH}" true </dev/null; then
@@ -135,6 +135,7 @@ csb_ssh_lost_check() {
     return 1
   fi
   if [[ "${BASHPID}" == "$$" ]]; then
+    # shellcheck disable=SC2034 # read by lib/rundir.sh (csb_on_exit)
     CSB_RUN_ERROR="lost ssh to the server host ${SERVER_SSH}"
     die "lost ssh to the server host ${SERVER_SSH} for ${SSH_RETRY} s; stopping the run (what was measured so far is kept)" 4
   fi
@@ -318,6 +319,15 @@ $(csb_remote_workdir_script)" 2>&1) || rc=$?
     die "cannot create a work directory under ${REMOTE_DIR} on the server host: $(tail -n 1 <<<"${out}")" 1
   fi
   CSB_REMOTE_RUN=${dir}
+  csb_exit_add csb_remote_workdir_abandon
+}
+
+# csb_remote_workdir_abandon: an exit step: a run that stops between making
+# its server-side work directory and its run directory leaves nothing there.
+# (Once the run directory exists, csb_on_exit fetches and removes it.)
+csb_remote_workdir_abandon() {
+  [[ -n "${CSB_REMOTE_RUN}" && -z "${CSB_RUN_DIR}" ]] || return 0
+  on_server rm -rf "${CSB_REMOTE_RUN}" >/dev/null 2>&1 || true
 }
 
 # csb_remote_workdir_record: what the run is, in its server-side directory.

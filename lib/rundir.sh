@@ -14,16 +14,16 @@
 #   server/      the server's own log(s), fetched from the server host
 #   raw/         each cell's raw tool output, verbatim
 #
-# On EXIT/INT/TERM everything the run started on either host is stopped by
-# PID, the server side's files are fetched, the status (ok/partial/failed) and
-# reason are recorded, the summary and report are generated from what exists,
-# and the last line printed is "results: <dir>".
+# At exit (csb_on_exit, a step in lib/exit.sh's registry; INT/TERM/HUP too)
+# everything the run started on either host is stopped by PID, the server
+# side's files are fetched, the status (ok/partial/failed) and reason are
+# recorded, the summary and report are generated from what exists, and the
+# last line printed is "results: <dir>".
 
 CSB_RUN_DIR=""
 CSB_RUN_ID=""
 CSB_REMOTE_RUN=""
 CSB_RUN_ERROR=""
-CSB_SIGNAL=""
 CSB_CELLS_OK=0
 CSB_CELLS_FAILED=0
 CSB_CELLS_BEGUN=0
@@ -89,10 +89,7 @@ csb_run_begin() {
     fi
     csb_settings_dump
   } >"${CSB_RUN_DIR}/run.env"
-  trap 'csb_on_signal INT' INT
-  trap 'csb_on_signal TERM' TERM
-  trap 'csb_on_signal HUP' HUP
-  trap csb_on_exit EXIT
+  csb_exit_add csb_on_exit
   log_info "run ${CSB_RUN_ID} (${phase}, LAB=${LAB}, PROFILE=${PROFILE}) in ${CSB_RUN_DIR}"
   log_info "argv: ${CSB_ARGV}"
   csb_run_set server_workdir "${CSB_REMOTE_RUN}"
@@ -295,16 +292,6 @@ csb_client_run() {
 declare -ga CSB_EXIT_HOOKS=()
 csb_on_exit_hook() { CSB_EXIT_HOOKS+=("$1"); }
 
-csb_on_signal() {
-  CSB_SIGNAL=$1
-  log_warn "caught SIG$1: stopping everything this run started"
-  case "$1" in
-    INT) exit 130 ;;
-    TERM) exit 143 ;;
-    *) exit 129 ;;
-  esac
-}
-
 csb_stop_all() {
   local e
   for e in "${CSB_CLIENT_PIDS[@]}"; do
@@ -322,7 +309,6 @@ csb_stop_all() {
 
 csb_on_exit() {
   local rc=$?
-  trap - ERR INT TERM HUP
   set +e
   CSB_EXITING=1
   [[ -n "${CSB_SIGNAL}" ]] && CSB_RUN_ERROR="interrupted by SIG${CSB_SIGNAL}"
@@ -376,7 +362,8 @@ csb_on_exit() {
   csb_ssh_close
   csb_lab_release
   printf 'results: %s\n' "${CSB_RUN_DIR}"
-  exit "${rc}"
+  # shellcheck disable=SC2034 # read by lib/exit.sh: the status the shell exits with
+  CSB_EXIT_STATUS=${rc}
 }
 
 # csb_server_unreachable_report: on the way out with ssh lost (and one more

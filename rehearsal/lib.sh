@@ -15,7 +15,8 @@
 # under REHEARSAL_DIR on the host that writes it (client/ and server/), never
 # in the repo; a .csb-rehearsal marker lets the cleanup step remove exactly
 # that directory. A process a step starts and does not hand over (iperf3's
-# server, connclient) is stopped by PID when the step exits.
+# server, connclient) is stopped by PID when the step exits: an exit step in
+# lib/exit.sh's registry, like every other cleanup.
 
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
@@ -55,9 +56,6 @@ rh_init() {
   LAB_KEEP=1
   RH_STATE="${REHEARSAL_DIR}/state"
   RH_SRV_DIR="${REHEARSAL_DIR}/server"
-  trap rh_cleanup EXIT
-  trap 'exit 130' INT
-  trap 'exit 143' TERM
 }
 
 # rh_args_max N: refuse more than N words.
@@ -71,16 +69,17 @@ rh_args_max() {
 # words are checked.
 rh_enter() {
   csb_lab_enter "$0" "${RH_ALL_ARGS[@]}"
-  trap rh_cleanup EXIT
   mkdir -p "${REHEARSAL_DIR}/client"
   touch "${REHEARSAL_DIR}/.csb-rehearsal"
 }
 
 # rh_connect: open the ssh hop (no-op for LAB=local) and make sure the
-# step's directory exists on the server host.
+# step's directory exists on the server host. From here on, the processes
+# a step tracks are stopped at exit, before the ssh connection closes (exit
+# steps run last-added first: lib/exit.sh).
 rh_connect() {
   csb_ssh_open
-  trap rh_cleanup EXIT
+  csb_exit_add rh_stop_tracked
   on_server_sh "mkdir -p $(csb_quote "${RH_SRV_DIR}") && touch $(csb_quote "${REHEARSAL_DIR}/.csb-rehearsal")" ||
     die "cannot create ${RH_SRV_DIR} on the server host" 1
 }
@@ -132,7 +131,7 @@ rh_untrack() {
   RH_PIDS=("${keep[@]}")
 }
 
-rh_cleanup() {
+rh_stop_tracked() {
   local e host pid name
   for e in "${RH_PIDS[@]}"; do
     read -r host pid name <<<"${e}"
@@ -143,7 +142,6 @@ rh_cleanup() {
     fi
   done
   RH_PIDS=()
-  csb_early_cleanup
 }
 
 # rh_fd_raise N: make this shell's soft fd limit cover N connections plus 64

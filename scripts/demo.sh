@@ -50,7 +50,7 @@ main() {
       "${CSB_ROOT}/lab/netns.sh" up
       CSB_DEMO_OWNS_LAB=1
     fi
-    trap demo_cleanup EXIT
+    csb_exit_add demo_cleanup
   fi
   local runner failed=() results=() out line
   for runner in "${RUNNERS[@]}"; do

@@ -33,20 +33,19 @@ need_root() {
 }
 
 LAB_ID="${CSB_LAB_ID:-csb}"
-lab_is_up() { ip netns list 2>/dev/null | grep -qw "${LAB_ID}-srv"; }
-
-# run_dir PHASE: the single run directory under RESULTS_ROOT/PHASE.
-run_dir() {
-  local dirs=("${RESULTS_ROOT}/$1"/*/)
-  [[ ${#dirs[@]} -eq 1 && -d "${dirs[0]}" ]] || { echo "expected one run dir, got: ${dirs[*]}" >&2; return 1; }
-  echo "${dirs[0]%/}"
+# lab_is_up: this lab's server namespace exists (ip -j netns list, read by
+# bin/csb ipj, which make test-bats builds).
+lab_is_up() {
+  local names
+  names=$(ip -j netns list 2>/dev/null | "${REPO}/bin/csb" ipj netns) || return 1
+  grep -qxF "${LAB_ID}-srv" <<<"${names}"
 }
 
 # results_line OUTPUT: the directory named by the runner's last line.
 results_line() { printf '%s\n' "$1" | tail -n 1 | sed -n 's/^results: //p'; }
 
-# no_leftovers PATTERN...: no process whose command line matches a run dir
-# or the given patterns remains.
+# procs_matching PATTERN: the processes whose command line matches PATTERN
+# (pgrep -af), for a test asserting that none is left.
 procs_matching() { pgrep -af -- "$1" | grep -v pgrep || true; }
 
 # wait_for FILE PATTERN [SECONDS]: poll until FILE holds PATTERN (grep -E),

@@ -50,7 +50,7 @@ teardown() { common_teardown; }
 }
 
 @test "config: every bad value exits 2 naming the key and what is expected" {
-  local case key value expect
+  local key value expect
   while IFS='|' read -r key value expect; do
     run env "${key}=${value}" bash "${PRINTCONF}"
     [ "$status" -eq 2 ] || { echo "${key}=${value}: status $status"; return 1; }
@@ -199,7 +199,7 @@ csb-server' ]
     source lib/init.sh
     usage() { :; }
     csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
-    csb_route_check "198.18.0.1 dev wlp2s0 src 192.168.51.199 uid 0"
+    csb_route_check "[{\"dst\":\"198.18.0.1\",\"gateway\":\"192.168.51.1\",\"dev\":\"wlp2s0\",\"prefsrc\":\"192.168.51.199\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
   '
   [ "$status" -eq 1 ]
   [[ "$output" == *"would leave through wlp2s0, not CLIENT_NIC=enp86s0"* ]]
@@ -207,7 +207,7 @@ csb-server' ]
     source lib/init.sh
     usage() { :; }
     csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
-    csb_route_check "198.18.0.1 dev enp86s0 src 198.18.0.9 uid 0"
+    csb_route_check "[{\"dst\":\"198.18.0.1\",\"dev\":\"enp86s0\",\"prefsrc\":\"198.18.0.9\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
   '
   [ "$status" -eq 1 ]
   [[ "$output" == *"would come from 198.18.0.9 on enp86s0, not CLIENT_IP=198.18.0.2"* ]]
@@ -215,9 +215,18 @@ csb-server' ]
     source lib/init.sh
     usage() { :; }
     csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
-    csb_route_check "198.18.0.1 dev enp86s0 src 198.18.0.2 uid 0"
+    csb_route_check "[{\"dst\":\"198.18.0.1\",\"dev\":\"enp86s0\",\"prefsrc\":\"198.18.0.2\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
   '
-  [ "$status" -eq 0 ]
+  [ "$status" -eq 0 ]  # ip -j route get prints nothing on stdout when there is no route; its
+  # error text is passed on and named.
+  run bash -c '
+    source lib/init.sh
+    usage() { :; }
+    csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
+    csb_route_check "(none: RTNETLINK answers: Network is unreachable)"
+  '
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"no route to SERVER_IP=198.18.0.1 from this host (ip route get: (none: RTNETLINK answers: Network is unreachable))"* ]]
 }
 
 @test "route guard on the netns lab: wrong client or server NIC is refused, nothing measured" {
@@ -322,4 +331,64 @@ csb-server' ]
   jq -e '.status == "partial" and (.error | test("server died")) and .cells[0].status == "failed" and (.cells | length == 1)' "${dir}/summary.json"
   [ -s "${dir}/raw/1k.txt" ]
   pids_gone "${dir}"
+}
+
+@test "exit steps: each added step runs once, last added first; a second one never replaces the first" {
+  run bash -c '
+    source lib/init.sh
+    first() { echo "first ran"; }
+    second() { echo "second ran"; }
+    csb_exit_add first
+    csb_exit_add second
+    csb_exit_add first
+    exit 3
+  '
+  [ "$status" -eq 3 ]
+  [ "$output" = $'second ran\nfirst ran' ]
+  # A signal runs the same steps, once, and exits 128+N.
+  run bash -c '
+    source lib/init.sh
+    step() { echo "step ran"; }
+    csb_exit_add step
+    kill -TERM $$
+    sleep 5
+  '
+  [ "$status" -eq 143 ]
+  [ "$(grep -c "step ran" <<<"$output")" -eq 1 ]
+  [[ "$output" == *"caught SIGTERM"* ]]
+  # A step may set the exit status (csb_on_exit does).
+  run bash -c '
+    source lib/init.sh
+    set_status() { CSB_EXIT_STATUS=7; }
+    csb_exit_add set_status
+  '
+  [ "$status" -eq 7 ]
+  # No file but lib/exit.sh sets a trap.
+  run grep -rnE '^[^#]*\btrap +[^-]' --include='*.sh' --include='*.bash' lib rehearsal scripts lab 0*-*
+  [ "$output" = "$(grep -nE '^[^#]*\btrap +[^-]' lib/exit.sh | sed 's|^|lib/exit.sh:|')" ]
+}
+
+@test "ERR trap: the failing command and its call chain (file:line per frame), printed once" {
+  cat >"${BATS_TEST_TMPDIR}/chain.sh" <<SCRIPT
+source "${REPO}/lib/init.sh"
+outer() { middle; }
+middle() { local v; v=\$(inner); echo "\$v"; }
+inner() { false; echo not reached; }
+outer
+SCRIPT
+  run bash "${BATS_TEST_TMPDIR}/chain.sh"
+  [ "$status" -eq 1 ]
+  [ "$(grep -c ' error: ' <<<"$output")" -eq 1 ]
+  [[ "$output" == *'chain.sh:4: `false` exited 1'* ]]
+  [[ "$output" == *"in inner at ${BATS_TEST_TMPDIR}/chain.sh:4"* ]]
+  [[ "$output" == *"in middle at ${BATS_TEST_TMPDIR}/chain.sh:3"* ]]
+  [[ "$output" == *"in outer at ${BATS_TEST_TMPDIR}/chain.sh:2"* ]]
+  [[ "$output" == *"in main at ${BATS_TEST_TMPDIR}/chain.sh:5"* ]]
+  [[ "$output" != *"not reached"* ]]
+}
+
+@test "die prints its message once and exits with its status" {
+  run bash -c 'source lib/init.sh; die "the sky fell" 6'
+  [ "$status" -eq 6 ]
+  [ "$output" = "error: the sky fell" ]
 }

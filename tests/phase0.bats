@@ -20,7 +20,7 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   [ "$status" -eq 0 ]
   local dir
   dir=$(results_line "$output")
-  [ "${dir}" = "$(run_dir 00-iperf3)" ]
+  [[ "${dir}" == "${RESULTS_ROOT}/00-iperf3/"* && -f "${dir}/run.env" ]]
   for cell in c2s-1 c2s-4 s2c-1 s2c-4; do
     jq -e '.end.sum_received.bits_per_second > 0' "${dir}/raw/${cell}.json" >/dev/null
     [ -s "${dir}/monitors/client/counters/${cell}.after.nstat.json" ]

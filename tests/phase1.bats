@@ -57,7 +57,7 @@ CASES
   [ "$status" -eq 0 ]
   local dir
   dir=$(results_line "$output")
-  [ "${dir}" = "$(run_dir 01-http-baseline)" ]
+  [[ "${dir}" == "${RESULTS_ROOT}/01-http-baseline/"* && -f "${dir}/run.env" ]]
 
   # Raw output kept verbatim: wrk's text with the hook's line, the warm-ups,
   # one response's headers, pidstat on wrk and on the server.

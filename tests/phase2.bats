@@ -111,7 +111,7 @@ printf "%s\n" "${cmd[*]}"'
   [ "$status" -eq 0 ]
   local dir
   dir=$(results_line "$output")
-  [ "${dir}" = "$(run_dir 02-http-matrix)" ]
+  [[ "${dir}" == "${RESULTS_ROOT}/02-http-matrix/"* && -f "${dir}/run.env" ]]
   grep -qF 'wrk (with lib/wrk/report.lua) stands in for oha' "${dir}/logs/console.log"
 
   local cell

@@ -55,7 +55,7 @@ lab_checks() {
   [ "$status" -eq 0 ]
   local dir
   dir=$(results_line "$output")
-  [ "${dir}" = "$(run_dir 03-c10k)" ]
+  [[ "${dir}" == "${RESULTS_ROOT}/03-c10k/"* && -f "${dir}/run.env" ]]
   local sum="${dir}/summary.json"
   jq -e '.phase == "03-c10k" and .status == "ok" and .error == null' "${sum}"
   jq -e '[.cells[].name] == ["active-10k-1k","idle-10k","lowrate-10k-1000rps","lowrate-10k-2000rps"]' "${sum}"

@@ -34,6 +34,10 @@ Commands:
                      cell by cell: each metric in both, change and ratio, and
                      with repetitions whether the change is beyond the spread
                      (A is the baseline). Default metrics: the verdicts' ones.
+  ipj route|holders IP|netns
+                     read ip -j output on stdin and print the fields the
+                     runners check: a route's device and source, the
+                     interfaces carrying IP, the namespace names
   check KIND FILE    exit 1 with the tool's own error when FILE (raw output of
                      KIND: iperf3) reports a failure, although the tool exited 0;
                      KIND json: exit 1 unless FILE is one well-formed JSON document
@@ -50,6 +54,7 @@ Examples:
   csb report -root /tmp/results -out /tmp/results/report
   csb compare 00-iperf3/results/2026-11-30_101500_iperf3-baseline /tmp/r/00-iperf3/2026-12-01_090000_iperf3-baseline
   csb check iperf3 raw/c2s-1.json
+  ip -j route get 198.18.0.1 | csb ipj route
   csb summarize 00-iperf3/results/2026-11-30_101500_iperf3-baseline
   csb summarize 0*/results/*/
 
@@ -124,6 +129,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runC10kPlan(args[1:], stdout)
 	case "constants":
 		return runConstants(args[1:], stdout)
+	case "ipj":
+		return runIPJ(args[1:], stdout)
 	case "check":
 		if len(args) != 3 {
 			return fmt.Errorf("%w: check needs KIND and FILE", errUsage)

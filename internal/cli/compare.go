@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,7 +14,11 @@ import (
 )
 
 func loadRun(dir string) (*summary.Summary, error) {
-	s, err := summary.Load(filepath.Join(dir, "summary.json"))
+	s, err := summary.LoadDir(dir)
+	var ve *summary.VersionError
+	if errors.As(err, &ve) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s has no readable summary.json (is it a run directory? bin/csb summarize %s regenerates it): %w", dir, dir, err)
 	}

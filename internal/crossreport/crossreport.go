@@ -6,7 +6,9 @@
 package crossreport
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -70,8 +72,17 @@ func Find(root string, repo bool) (*Inputs, error) {
 		latest := map[string]Run{}
 		var order []string
 		for _, d := range dirs {
-			s, err := summary.Load(filepath.Join(d, "summary.json"))
-			if err != nil || s.Phase != p.Name {
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				continue
+			}
+			s, err := summary.LoadDir(d)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // not summarized (yet): not a run to report
+			}
+			if err != nil {
+				return nil, err
+			}
+			if s.Phase != p.Name {
 				continue
 			}
 			r := Run{Dir: d, Summary: s}

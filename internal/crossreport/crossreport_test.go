@@ -59,3 +59,24 @@ func TestRunnerOf(t *testing.T) {
 		}
 	}
 }
+
+// A summary.json of an unknown schema_version is refused, naming the file
+// and both versions; a run directory without one is skipped.
+func TestUnknownSchemaVersionRefused(t *testing.T) {
+	root := t.TempDir()
+	run := filepath.Join(root, "00-iperf3", "2026-11-30_075434_iperf3-baseline")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "00-iperf3", "2026-11-30_080000_unsummarized"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := filepath.Join(run, "summary.json")
+	if err := os.WriteFile(sum, []byte(`{"schema_version": 9, "phase": "00-iperf3"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Find(root, false)
+	if err == nil || !strings.Contains(err.Error(), sum+" has schema_version 9; this csb reads schema_version 1") {
+		t.Fatalf("err = %v, want the file and both versions named", err)
+	}
+}

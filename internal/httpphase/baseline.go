@@ -24,14 +24,13 @@ type Basis struct {
 var nan = math.NaN()
 
 // phase0Roots are the directories that may hold this lab's Phase 0 runs:
-// what the runner recorded (phase0_results), then the two layouts a run
-// directory can sit in: RESULTS_ROOT/<phase>/<run> and
-// <repo>/<phase>/results/<run>.
+// the two layouts a run directory can sit in, RESULTS_ROOT/<phase>/<run>
+// and <repo>/<phase>/results/<run>, then what the runner recorded
+// (phase0_results). The run's own tree comes first: a run copied elsewhere
+// (a clone, check-generated's temporary copy) keeps comparing with the
+// Phase 0 run beside it, not with one in the checkout it was made in.
 func phase0Roots(r *rundir.Run) []string {
 	var roots []string
-	if p := r.Get("phase0_results"); p != "" {
-		roots = append(roots, p)
-	}
 	abs, err := filepath.Abs(r.Dir)
 	if err != nil {
 		abs = r.Dir
@@ -40,6 +39,9 @@ func phase0Roots(r *rundir.Run) []string {
 	roots = append(roots, filepath.Join(filepath.Dir(parent), "00-iperf3"))
 	if filepath.Base(parent) == "results" {
 		roots = append(roots, filepath.Join(filepath.Dir(filepath.Dir(parent)), "00-iperf3", "results"))
+	}
+	if p := r.Get("phase0_results"); p != "" {
+		roots = append(roots, p)
 	}
 	return roots
 }

@@ -22,8 +22,23 @@ import (
 	"csbench/internal/rundir"
 )
 
-// SchemaVersion is bumped on any incompatible change to Summary.
+// SchemaVersion is summary.json's major version, bumped on any incompatible
+// change to Summary. Load refuses a file of another one.
 const SchemaVersion = 1
+
+// VersionError is a summary.json whose schema_version this csb does not read.
+type VersionError struct {
+	Path string
+	Got  int // 0: the file has no schema_version
+}
+
+func (e *VersionError) Error() string {
+	if e.Got == 0 {
+		return fmt.Sprintf("%s has no schema_version: not a summary.json bin/csb wrote (this csb reads schema_version %d)", e.Path, SchemaVersion)
+	}
+	return fmt.Sprintf("%s has schema_version %d; this csb reads schema_version %d: regenerate it with this csb (bin/csb summarize <run directory>) or read it with the csb that wrote it",
+		e.Path, e.Got, SchemaVersion)
+}
 
 // Summary is summary.json.
 type Summary struct {
@@ -250,17 +265,27 @@ func NewCell(c rundir.Cell) Cell {
 	}
 }
 
-// Write writes summary.json and summary.csv into dir, each by temp-and-rename.
+// File and CSVFile are the names of a run's summary in its directory.
+const (
+	File    = "summary.json"
+	CSVFile = "summary.csv"
+)
+
+// Write writes summary.json and summary.csv into dir, each by temp-and-
+// rename: a reader never sees half a file, a failure leaves the old one.
 func (s *Summary) Write(dir string) error {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(dir+"/summary.json", append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, File), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
-	return atomicfile.WriteWith(dir+"/summary.csv", 0o644, s.WriteCSV)
+	return atomicfile.WriteWith(filepath.Join(dir, CSVFile), 0o644, s.WriteCSV)
 }
+
+// LoadDir reads the summary.json of the run directory dir.
+func LoadDir(dir string) (*Summary, error) { return Load(filepath.Join(dir, File)) }
 
 // WriteCSV writes one row per cell: name, status, params, then every metric
 // (the union over cells, sorted); a null metric is an empty field.
@@ -310,11 +335,22 @@ func sortedSet(m map[string]bool) []string {
 	return out
 }
 
-// Load reads a summary.json.
+// Load reads a summary.json: the one way every reader (compare, report,
+// the HTTP phases' baseline) gets one. A file of another schema_version is
+// refused with a *VersionError before its fields are trusted.
 func Load(path string) (*Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	var probe struct {
+		SchemaVersion int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if probe.SchemaVersion != SchemaVersion {
+		return nil, &VersionError{Path: path, Got: probe.SchemaVersion}
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {

@@ -2,7 +2,11 @@ package summary
 
 import (
 	"bytes"
+	"errors"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +47,59 @@ func TestCSVNullIsEmpty(t *testing.T) {
 	}
 	if F(math.NaN()) != nil {
 		t.Fatal("F(NaN) must be nil (null), not 0")
+	}
+}
+
+func TestLoadRefusesAnotherSchemaVersion(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		doc, want string
+	}{
+		{`{"schema_version": 2, "phase": "00-iperf3"}`, "has schema_version 2; this csb reads schema_version 1"},
+		{`{"phase": "00-iperf3"}`, "has no schema_version"},
+	} {
+		path := filepath.Join(dir, "summary.json")
+		if err := os.WriteFile(path, []byte(tc.doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		var ve *VersionError
+		if !errors.As(err, &ve) || !strings.Contains(err.Error(), path+" "+tc.want) {
+			t.Errorf("Load(%s) = %v, want a VersionError naming the file and %q", tc.doc, err, tc.want)
+		}
+	}
+	path := filepath.Join(dir, "summary.json")
+	if err := os.WriteFile(path, []byte(`{"schema_version": 1, "phase": "00-iperf3"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Load(path); err != nil || s.Phase != "00-iperf3" {
+		t.Errorf("Load(version 1) = %v, %v", s, err)
+	}
+}
+
+// Write replaces summary.json and summary.csv by rename and leaves no
+// temporary file behind; LoadDir reads back what it wrote.
+func TestWriteIsTempAndRename(t *testing.T) {
+	dir := t.TempDir()
+	s := &Summary{SchemaVersion: SchemaVersion, Phase: "00-iperf3"}
+	for i := 0; i < 2; i++ {
+		if err := s.Write(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != File+" "+CSVFile && strings.Join(names, " ") != CSVFile+" "+File {
+		t.Errorf("files after Write: %v, want only %s and %s", names, File, CSVFile)
+	}
+	got, err := LoadDir(dir)
+	if err != nil || got.Phase != "00-iperf3" {
+		t.Errorf("LoadDir = %v, %v", got, err)
 	}
 }
