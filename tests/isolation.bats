@@ -79,10 +79,10 @@ wait_log() { wait_for "$1" "$2" 60; }
 # recorded as started (its server, its load generator).
 own_pidstat() {
   local file=$1 dir=$2 pid
-  for pid in $(awk '!/^#/ && NF > 3 && $3 ~ /^[0-9]+$/ {print $3}' "${file}" | sort -u); do
+  while read -r pid; do
     grep -qE "^(started\.(server|client)=${pid} |server_pids\.[a-z0-9-]+=(.*,)?${pid}(,|$))" "${dir}/run.env" ||
       { echo "${file}: PID ${pid} is not this run's" >&2; return 1; }
-  done
+  done < <(awk '!/^#/ && NF > 3 && $3 ~ /^[0-9]+$/ {print $3}' "${file}" | sort -u)
 }
 
 # every_phase LOGFILE ARGS...: Phases 0-3 (smoke, small), one after another.
@@ -111,17 +111,17 @@ every_phase() {
   [ "${rc_a}" -eq 0 ] || { tail -n 30 "${la}"; return 1; }
   [ "${rc_b}" -eq 0 ] || { tail -n 30 "${lb}"; return 1; }
   local dir f n=0
-  for dir in $(sed -n 's/^results: //p' "${la}" "${lb}"); do
+  while read -r dir; do
     n=$((n + 1))
     grep -qx 'status=ok' "${dir}/run.env"
     for f in "${dir}"/monitors/*/pidstat-*.txt; do
       [ -e "${f}" ] || continue
       own_pidstat "${f}" "${dir}"
     done
-    for f in $(find "${dir}/monitors" -name '*.json'); do
+    while read -r f; do
       bin/csb check json "${f}" || { echo "${f} is not valid JSON" >&2; return 1; }
-    done
-  done
+    done < <(find "${dir}/monitors" -name '*.json')
+  done < <(sed -n 's/^results: //p' "${la}" "${lb}")
   [ "${n}" -eq 8 ]
   # The ordinary user's runs ran their server as that user.
   grep -q "setting.SERVER_SSH=${TUSER}@198.18.0.1" "$(sed -n 's/^results: //p' "${lb}" | tail -n 1)/run.env"
@@ -160,7 +160,7 @@ ${base}/theirs/sub|REMOTE_DIR: ${base}/theirs on the server host is owned by ${T
 ${base}/open|REMOTE_DIR: ${base}/open on the server host is owned by root with mode 0777: writable by others and not sticky
 ${base}/link|REMOTE_DIR: ${base}/link on the server host is a symlink owned by ${TUSER}
 CASES
-  [ "$(ls "${RESULTS_ROOT}/01-http-baseline" | wc -l)" -eq 1 ]
+  [ "$(find "${RESULTS_ROOT}/01-http-baseline" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ]
   [ -z "$(ls -A "${base}/open")" ]
   rm -rf "${base}"
 }
@@ -209,7 +209,8 @@ CASES
   [ "$status" -eq 2 ]
   [[ "$output" == *"/tmp/${id}-netns is owned by ${TUSER} with mode 0755: refusing to use it"* ]]
   [ ! -e "/tmp/${id}-netns/sshd_config" ]
-  ! ip netns list | grep -qw "${id}-srv"
+  run ip netns exec "${id}-srv" true
+  [ "$status" -ne 0 ]
   # Nor is it removed by down: refused the same way, and left in place.
   run env CSB_LAB_ID=${id} lab/netns.sh down
   [ "$status" -eq 2 ]
@@ -232,7 +233,7 @@ CASES
   done
   local rc=0
   wait "${runner}" || rc=$?
-  cat "${log}" | grep -v ' CMD ' | tail -n 12
+  grep -v ' CMD ' "${log}" | tail -n 12
   [ "${rc}" -eq 4 ]
   grep -q 'retrying for up to 3 s' "${log}"
   local dir server
@@ -249,6 +250,7 @@ CASES
   run phase1_quick
   [ "$status" -eq 0 ]
   [[ "$output" == *"left these running there; stopped now: "*"PID ${server} ("*"csb-server"* ]]
-  ! kill -0 "${server}" 2>/dev/null
+  run kill -0 "${server}"
+  [ "$status" -ne 0 ]
   [ -d "${dir}/server-leftovers" ]
 }
