@@ -69,6 +69,9 @@ rh_args_max() {
 # words are checked.
 rh_enter() {
   csb_lab_enter "$0" "${RH_ALL_ARGS[@]}"
+  # Reused from step to step, so checked each time: this user's own, mode
+  # 0700, not a symlink (another user's directory there is refused, exit 2).
+  csb_private_dir "${REHEARSAL_DIR}" || exit 2
   mkdir -p "${REHEARSAL_DIR}/client"
   touch "${REHEARSAL_DIR}/.csb-rehearsal"
 }
@@ -80,8 +83,22 @@ rh_enter() {
 rh_connect() {
   csb_ssh_open
   csb_exit_add rh_stop_tracked
-  on_server_sh "mkdir -p $(csb_quote "${RH_SRV_DIR}") && touch $(csb_quote "${REHEARSAL_DIR}/.csb-rehearsal")" ||
-    die "cannot create ${RH_SRV_DIR} on the server host" 1
+  local out rc=0 script
+  # The same check on the server host, where the steps copy the server
+  # binary into it and run it from there ($1: the directory, $2: its
+  # server/ part).
+  # shellcheck disable=SC2016 # expanded by the server's shell
+  script='d=$1
+[ -e "$d" ] || [ -L "$d" ] || (umask 077 && mkdir -p "$d")
+if [ -L "$d" ] || [ ! -O "$d" ] || [ $(( 0$(stat -c %a "$d") & 022 )) -ne 0 ]; then
+  echo "$d on the server host is owned by $(stat -c %U "$d") with mode $(stat -c %a "$d"): refusing to copy or run anything from it; set REHEARSAL_DIR to a directory of your own"
+  exit 2
+fi
+mkdir -p "$2" && touch "$d/.csb-rehearsal"'
+  out=$(on_server_sh "set -- $(csb_quote "${REHEARSAL_DIR}" "${RH_SRV_DIR}")
+${script}" 2>&1) || rc=$?
+  ((rc != 2)) || die "$(tail -n 1 <<<"${out}")" 2
+  ((rc == 0)) || die "cannot create ${RH_SRV_DIR} on the server host: $(tail -n 1 <<<"${out}")" 1
 }
 
 rh_say() { printf '\n==> %s\n' "$*"; }

@@ -224,3 +224,14 @@ step() {
   [ -z "${new}" ] || ps -o pid,args -p "${new//$'\n'/,}"
   [ -z "${new}" ]
 }
+
+@test "a REHEARSAL_DIR another user could change is refused before anything is copied or run" {
+  local dir
+  dir="$(mktemp -d /tmp/csb-rh-open.XXXXXX)"
+  chmod 0777 "${dir}"
+  run env REHEARSAL_DIR="${dir}" LAB=local rehearsal/03_copy_server.sh
+  rm -rf "${dir}"
+  echo "${output}"
+  [ "${status}" -eq 2 ]
+  [[ "${output}" == *"${dir} is owned by root with mode 0777: refusing to use it"* ]]
+}
