@@ -26,7 +26,11 @@ setup() {
     LAB_LOCK LAB_LOCK_WAIT SSH_RETRY
 }
 
-teardown() { common_teardown; }
+teardown() {
+  # What a test made outside RESULTS_ROOT, also when it failed half-way.
+  rm -rf "${BASE_DIR:-}" "${EVIL_DIR:-}" /tmp/csb-remote-planted
+  common_teardown
+}
 
 # phase1_quick ARGS...: the shortest real Phase 1 run.
 phase1_quick() {
@@ -145,6 +149,7 @@ every_phase() {
   # another user's: each refused before anything is recorded.
   local base
   base=$(mktemp -d /tmp/csb-base.XXXXXX)
+  BASE_DIR=${base}
   mkdir "${base}/theirs" "${base}/open"
   chown "${TUSER}" "${base}/theirs"
   chmod 0777 "${base}/open"
@@ -162,7 +167,6 @@ ${base}/link|REMOTE_DIR: ${base}/link on the server host is a symlink owned by $
 CASES
   [ "$(find "${RESULTS_ROOT}/01-http-baseline" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1 ]
   [ -z "$(ls -A "${base}/open")" ]
-  rm -rf "${base}"
 }
 
 @test "another user cannot get anything run: a watcher swapping binaries and directories in /tmp gets nowhere" {
@@ -170,6 +174,7 @@ CASES
   lab/netns.sh up >/dev/null
   local evil
   evil=$(mktemp -d /tmp/csb-evil.XXXXXX)
+  EVIL_DIR=${evil}
   chmod 0755 "${evil}"
   printf '#!/bin/sh\ntouch %s/pwned\nexec sleep 30\n' "${evil}" >"${evil}/csb-server"
   chmod 0755 "${evil}/csb-server"
@@ -178,7 +183,7 @@ CASES
   # replace the server binary and the work directories of any run, and to
   # plant the old predictable work directory.
   su -s /bin/bash "${TUSER}" -c "
-    mkdir -p /tmp/csb-remote 2>/dev/null
+    mkdir -p /tmp/csb-remote-planted 2>/dev/null
     end=\$((SECONDS + 40))
     while [ \$SECONDS -lt \$end ]; do
       for d in /tmp/csb-run.*; do
@@ -196,7 +201,6 @@ CASES
   [ "$status" -eq 0 ]
   [ ! -e "${evil}/pwned" ]
   [ ! -s "${evil}/log" ]
-  rm -rf "${evil}" /tmp/csb-remote
 }
 
 @test "netns lab state: a state directory another user made is refused, not used" {
