@@ -28,7 +28,7 @@ setup() {
 
 teardown() {
   # What a test made outside RESULTS_ROOT, also when it failed half-way.
-  rm -rf "${BASE_DIR:-}" "${EVIL_DIR:-}" /tmp/csb-remote-planted
+  rm -rf "${BASE_DIR:-}" "${EVIL_DIR:-}"
   common_teardown
 }
 
@@ -180,10 +180,8 @@ CASES
   chmod 0755 "${evil}/csb-server"
   chown "${TUSER}" "${evil}"
   # The watcher: as the other user, for as long as the run lasts, try to
-  # replace the server binary and the work directories of any run, and to
-  # plant the old predictable work directory.
+  # replace the server binary and the work directories of any run.
   su -s /bin/bash "${TUSER}" -c "
-    mkdir -p /tmp/csb-remote-planted 2>/dev/null
     end=\$((SECONDS + 40))
     while [ \$SECONDS -lt \$end ]; do
       for d in /tmp/csb-run.*; do
