@@ -18,6 +18,7 @@ csb_log_line() {
 
 log_info() { csb_log_line INFO "$@"; }
 log_warn() { csb_log_line WARN "$@"; }
+log_error() { csb_log_line ERROR "$@"; }
 
 # log_cmd logs a command exactly as it will run: log_cmd "${cmd[@]}".
 log_cmd() {

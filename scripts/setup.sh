@@ -5,7 +5,7 @@
 # Usage: bash scripts/setup.sh [-h]
 #
 # Installs: iperf3 wrk sysstat iproute2 openssh-client openssh-server curl
-# ethtool gnuplot-nox bats shellcheck (and golang-go when no Go >= 1.22 is on
+# ethtool gnuplot-nox bats shellcheck jq (and golang-go when no Go >= 1.22 is on
 # PATH). oha is not in Debian: install it with `cargo install oha` or a
 # release binary from github.com/hatoo/oha; without it Phase 2 uses wrk and
 # says so in its report.
@@ -21,7 +21,7 @@ esac
 declare -A tool_pkg=(
   [iperf3]=iperf3 [wrk]=wrk [sar]=sysstat [mpstat]=sysstat [pidstat]=sysstat
   [ip]=iproute2 [tc]=iproute2 [ss]=iproute2 [nstat]=iproute2 [ssh]=openssh-client
-  [sshd]=openssh-server [curl]=curl [ethtool]=ethtool [gnuplot]=gnuplot-nox
+  [sshd]=openssh-server [curl]=curl [jq]=jq [ethtool]=ethtool [gnuplot]=gnuplot-nox
   [bats]=bats [shellcheck]=shellcheck [unshare]=util-linux [setsid]=util-linux
 )
 missing=()

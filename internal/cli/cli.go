@@ -206,14 +206,17 @@ func markUnparsed(r *rundir.Run, s *summary.Summary) (unparsed, err error) {
 	if s.Status == "ok" || s.Status == "" {
 		s.Status = "partial"
 	}
+	// The runner's own error (run.env "error") stays as it recorded it;
+	// this finding goes beside it (run.env "summarize_error"), so summarizing
+	// again finds the same two parts and writes the same result.
 	if s.Error == nil || *s.Error == "" {
 		s.Error = &msg
-	} else if !strings.Contains(*s.Error, msg) {
+	} else {
 		e := *s.Error + "; " + msg
 		s.Error = &e
 	}
-	if r.Get("status") != s.Status || r.Get("error") != *s.Error {
-		add := "status=" + s.Status + "\nerror=" + *s.Error + "\n"
+	if r.Get("status") != s.Status || r.Get("summarize_error") != msg {
+		add := "status=" + s.Status + "\nsummarize_error=" + msg + "\n"
 		if err := atomicfile.Append(filepath.Join(r.Dir, "run.env"), []byte(add)); err != nil {
 			return nil, err
 		}
