@@ -97,8 +97,10 @@ on_server_sh() {
   local script="${CSB_REMOTE_PRELUDE}
 $1" rc=0
   if ! csb_lab_is_remote; then
-    printf '%s\n' "${script}" | bash -s
-    return
+    # (The status is passed on explicitly: a bare return inside an exit
+    # step would return the status the shell is exiting with.)
+    printf '%s\n' "${script}" | bash -s || rc=$?
+    return "${rc}"
   fi
   csb_ssh_lost_check || return 255
   local -a ssh
