@@ -49,15 +49,7 @@ csb_ssh_open() {
   mapfile -t ssh < <(csb_ssh_base)
   if ! "${ssh[@]}" "${SERVER_SSH}" true </dev/null; then
     rm -rf "${CSB_SSH_CTL_DIR}"
-    csb_config_declare SSH_RETRY 20 uint \
-  "seconds to keep trying when ssh to the server host is lost mid-run before the run stops (0: at once)"
-
-CSB_SSH_CTL_DIR=""
-
-# Every script sent to the server host starts with this: an ordinary user's
-# PATH lacks the sbin directories that hold sysctl, ss, ip, tc and ethtool.
-# shellcheck disable=SC2016 # expanded by the server's shell
-CSB_REMOTE_PRELUDE='PATH="${PATH:-/usr/bin:/bin}:/usr/local/sbin:/usr/sbin:/sbin"; export PATH'
+    CSB_SSH_CTL_DIR=""
     die "cannot reach the server over ssh as ${SERVER_SSH} (BatchMode: needs key auth). Check: ssh ${SERVER_SSH} true" 4
   fi
 }
@@ -69,15 +61,7 @@ csb_ssh_close() {
   mapfile -t ssh < <(csb_ssh_base)
   "${ssh[@]}" -O exit "${SERVER_SSH}" </dev/null >/dev/null 2>&1 || true
   rm -rf "${CSB_SSH_CTL_DIR}"
-  csb_config_declare SSH_RETRY 20 uint \
-  "seconds to keep trying when ssh to the server host is lost mid-run before the run stops (0: at once)"
-
-CSB_SSH_CTL_DIR=""
-
-# Every script sent to the server host starts with this: an ordinary user's
-# PATH lacks the sbin directories that hold sysctl, ss, ip, tc and ethtool.
-# shellcheck disable=SC2016 # expanded by the server's shell
-CSB_REMOTE_PRELUDE='PATH="${PATH:-/usr/bin:/bin}:/usr/local/sbin:/usr/sbin:/sbin"; export PATH'
+  CSB_SSH_CTL_DIR=""
 }
 
 # csb_quote ARGS...: the arguments as one shell-quoted command line.
