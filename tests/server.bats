@@ -41,6 +41,7 @@ need_nginx() {
 
 @test "server: SERVER_CMD with shell syntax and inconsistent settings exit 2 before anything starts" {
   local cmd
+  # shellcheck disable=SC2016 # the shell syntax is the input under test, unexpanded
   for cmd in '{bin} -port {port};rm -rf /tmp/x' 'a $(id) {port}' 'a `id` {port}' 'a {port} >/tmp/x' "a '{port}'"; do
     run env SERVER=cmd SERVER_BIN=bin/csb-server SERVER_CMD="${cmd}" bash "${P1}" -l netns -p smoke
     [ "$status" -eq 2 ] || { echo "${cmd}: $status $output"; return 1; }
@@ -106,6 +107,7 @@ need_nginx() {
   need_root
   bash lab/netns.sh up >/dev/null
   local pid
+  # shellcheck disable=SC2016 # $1 and $! expand in the namespace's shell
   pid=$(ip netns exec "${LAB_ID}-srv" bash -c 'setsid "$1" -addr 198.18.0.1 -port 18282 -sizes 1k </dev/null >/dev/null 2>&1 & echo $!' _ "${REPO}/bin/csb-server")
   run bash "${P1}" -l netns -p smoke -s SERVER=url -s SERVER_PORT=18282 -s PAYLOADS=1k
   echo "$output" | tail -n 10
