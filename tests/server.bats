@@ -178,3 +178,15 @@ need_nginx() {
   grep -q '2000 of 2000 connections held' "${dir}/Report_03-c10k.md"
   nothing_left "${dir}"
 }
+
+@test "server: Phase 3 names a server that closes idle connections before the hold ends" {
+  need_root
+  need_nginx
+  run bash 03-c10k/run_c10k.sh -l netns -p smoke -s SERVER=nginx -s CONNS=200 -s SCENARIOS=idle -s NGINX_KEEPALIVE_TIMEOUT=1
+  [ "$status" -eq 0 ]
+  local dir
+  dir=$(results_line "$output")
+  [ "$(jq -r '.cells[0].verdict.bound' "${dir}/summary.json")" = "the server under test closes idle connections" ]
+  grep -q 'closed by the server under test before the 3 s hold ended' "${dir}/Report_03-c10k.md"
+  nothing_left "${dir}"
+}
