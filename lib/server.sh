@@ -36,6 +36,8 @@ csb_config_declare NGINX_KEEPALIVE_REQUESTS "" posint_or_empty \
   "SERVER=nginx: keepalive_requests (empty: 1000000, so no busy connection is closed mid-cell)"
 csb_config_declare NGINX_KEEPALIVE_TIMEOUT "" posint_or_empty \
   "SERVER=nginx: keepalive_timeout in seconds (empty: 75, or Phase 3's hold + 60 so idle connections last the hold)"
+csb_config_declare SERVER_CPUS "" cpulist_or_empty \
+  "CPUs the server under test (nginx, cmd, csb) runs on, a taskset list such as 1 or 0-1 (empty: all); nginx's default workers: one per CPU listed"
 csb_config_declare PAYLOAD_PATHS "" payload_paths_or_empty \
   "the path of each size on the server under test, SIZE=PATH,... (empty, or a size not listed: /payload/<size>)"
 csb_config_declare HEALTH_PATH /healthz url_path \
@@ -58,6 +60,8 @@ csb_check_cmdline_or_empty() {
 csb_expect_cmdline_or_empty() {
   echo "plain words (letters, digits, . _ / : = , + @ % -) with the placeholders {ip} {port} {bin}; no ; | & \$( \` < > quotes or other shell syntax"
 }
+csb_check_cpulist_or_empty() { [[ -z "$1" || "$1" =~ ^[0-9]{1,4}(-[0-9]{1,4})?(,[0-9]{1,4}(-[0-9]{1,4})?)*$ ]]; }
+csb_expect_cpulist_or_empty() { echo "a CPU list as taskset -c takes it, such as 1, 0-1 or 0,2"; }
 csb_check_workers_or_empty() { [[ -z "$1" || "$1" == auto ]] || csb_check_posint "$1"; }
 csb_expect_workers_or_empty() { echo "a positive number of workers, or auto"; }
 csb_check_url_path() { [[ "$1" =~ ^/[A-Za-z0-9._~/%+=-]*$ ]]; }
@@ -96,6 +100,9 @@ csb_server_settings_check() {
       done
       ;;
   esac
+  if [[ -z "${e:-}" && -n "${SERVER_CPUS}" && "${SERVER}" == url ]]; then
+    e="SERVER_CPUS is set but SERVER=url: the runner does not start that server, so it cannot pin it; pin it yourself (taskset) or unset SERVER_CPUS"
+  fi
   if [[ -z "${e:-}" && -n "${SERVER_PID}" && "${SERVER}" != url ]]; then
     e="SERVER_PID is set but SERVER=${SERVER}: SERVER_PID names a server the runner did not start (SERVER=url)"
   fi
@@ -136,6 +143,7 @@ csb_build_all() {
 # server.version and server.managed in run.env.
 csb_server_deploy() {
   csb_run_set server.kind "${SERVER}"
+  csb_run_set server.cpus "${SERVER_CPUS}"
   case "${SERVER}" in
     csb)
       csb_server_put "${CSB_ROOT}/bin/csb-server" "${CSB_REMOTE_RUN}/bin/csb-server" 0755 ||
@@ -176,6 +184,25 @@ csb_server_cmd_words() {
     _w[i]=${_w[i]//\{port\}/${SERVER_PORT}}
     _w[i]=${_w[i]//\{bin\}/${CSB_SERVER_REMOTE_BIN}}
   done
+}
+
+# csb_server_pin ARRAY: prefix a server command with taskset when
+# SERVER_CPUS is set (taskset execs it: the PID and command line are the
+# server's own).
+csb_server_pin() {
+  local -n _c=$1
+  [[ -z "${SERVER_CPUS}" ]] || _c=(taskset -c "${SERVER_CPUS}" "${_c[@]}")
+}
+
+# csb_cpulist_count LIST: how many CPUs a taskset list names.
+csb_cpulist_count() {
+  local item n=0
+  local -a items
+  IFS=, read -r -a items <<<"$1"
+  for item in "${items[@]}"; do
+    if [[ "${item}" == *-* ]]; then n=$((n + 10#${item#*-} - 10#${item%-*} + 1)); else n=$((n + 1)); fi
+  done
+  echo "${n}"
 }
 
 # csb_http_start NAME SIZES [PROCS] [EXTRA FLAGS...]: start the server under
@@ -230,6 +257,7 @@ csb_start_csb() {
   local -a cmd=("${CSB_REMOTE_RUN}/bin/csb-server" -addr "${SERVER_IP}" -port "${SERVER_PORT}" -sizes "${sizes}")
   ((procs > 1)) && cmd+=(-reuseport)
   cmd+=("$@")
+  csb_server_pin cmd
   local i pid logs=()
   for ((i = 1; i <= procs; i++)); do
     log_cmd "${cmd[@]}"
@@ -261,13 +289,15 @@ csb_start_cmd() {
   local name=$1 pid
   local -a cmd
   csb_server_cmd_words cmd
+  local track=${cmd[0]}
+  csb_server_pin cmd
   log_cmd "${cmd[@]}"
   local log="${CSB_REMOTE_RUN}/server/${name}-1.log"
   pid=$(on_server_bg "${log}" "${cmd[@]}") || die "could not start SERVER_CMD on the server host" 1
-  csb_http_track "${pid}" "${cmd[0]}" 1
+  csb_http_track "${pid}" "${track}" 1
   csb_run_set server.cmdline "$(csb_quote "${cmd[@]}")"
   csb_run_set server.workers ""
-  csb_server_wait_listen "${pid}" "${cmd[0]}" "${log}" "server/${name}-1.log"
+  csb_server_wait_listen "${pid}" "${track}" "${log}" "server/${name}-1.log"
 }
 
 # csb_server_wait_listen PID NAME LOG RUNLOG: wait (SERVER_WAIT) until
@@ -341,6 +371,8 @@ csb_nginx_defaults() {
     [[ -z "${m}" ]] || { m=$(csb_list_max "${m}"); ((m > conns)) && conns=${m}; }
   done
   NGX_WORKERS=${NGINX_WORKERS:-auto}
+  # nginx's auto counts the host's CPUs, not the ones it may run on.
+  [[ -n "${NGINX_WORKERS}" || -z "${SERVER_CPUS}" ]] || NGX_WORKERS=$(csb_cpulist_count "${SERVER_CPUS}")
   NGX_CONNS=${NGINX_WORKER_CONNECTIONS:-$((conns + 1024 > 4096 ? conns + 1024 : 4096))}
   NGX_KA_REQUESTS=${NGINX_KEEPALIVE_REQUESTS:-1000000}
   local hold=$((${C10K_HOLD:-0} + 60))
@@ -412,6 +444,7 @@ CSB_NGINX_CONF
   local out
   out=$(on_server_sh "$(csb_quote "${cmd[@]}") -t 2>&1") ||
     die "nginx -t refused the config written for this run (${dir}/nginx/nginx.conf): $(tr '\n' ' ' <<<"${out}" | cut -c1-400)" 1
+  csb_server_pin cmd
   log_cmd "${cmd[@]}"
   local pid log="${dir}/server/${name}-1.log"
   pid=$(on_server_bg "${log}" "${cmd[@]}") || die "could not start nginx on the server host" 1

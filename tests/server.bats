@@ -53,6 +53,12 @@ need_nginx() {
   run env SERVER=nginx PAYLOAD_PATHS=1k=/x bash "${P1}" -l netns -p smoke -s SERVER=csb
   [ "$status" -eq 2 ]
   [[ "$output" == *"PAYLOAD_PATHS is set but SERVER=csb"* ]]
+  run env SERVER=url SERVER_CPUS=1 bash "${P1}" -l netns -p smoke
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"SERVER_CPUS is set but SERVER=url"* ]]
+  run env SERVER=nginx SERVER_CPUS=one bash "${P1}" -l netns -p smoke
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"error: SERVER_CPUS=one is not valid"*"a CPU list as taskset -c takes it"* ]]
   run env SERVER=url PAYLOAD_PATHS='1k=/a;b' bash "${P1}" -l netns -p smoke
   [ "$status" -eq 2 ]
   [[ "$output" == *"error: PAYLOAD_PATHS="*"SIZE=PATH pairs"* ]]
@@ -62,7 +68,7 @@ need_nginx() {
 @test "server: Phase 1 with SERVER=nginx end to end (netns, smoke)" {
   need_root
   need_nginx
-  run bash "${P1}" -l netns -p smoke -s SERVER=nginx -s PAYLOADS=1k,100k
+  run bash "${P1}" -l netns -p smoke -s SERVER=nginx -s PAYLOADS=1k,100k -s SERVER_CPUS=1
   echo "$output" | tail -n 15
   [ "$status" -eq 0 ]
   local dir
@@ -72,6 +78,10 @@ need_nginx() {
   grep -q '^Server: nginx' "${dir}/raw/headers/1k.txt"
   grep -q '^Content-Length: 102400' "${dir}/raw/headers/100k.txt"
   grep -q 'access_log off;' "${dir}/nginx/nginx.conf"
+  # Pinned to CPU 1: one worker (auto would count the host's CPUs), taskset.
+  grep -q '^worker_processes 1;' "${dir}/nginx/nginx.conf"
+  grep -q '^server.cmdline=taskset -c 1 nginx ' "${dir}/run.env"
+  grep -q '| server under test | nginx — nginx version: nginx/.* — 1 worker/process(es) — pinned to CPU(s) 1 ' "${dir}/Report_01-http-baseline.md"
   grep -q 'listen 198.18.0.1:8080 ' "${dir}/nginx/nginx.conf"
   [ -f "${dir}/server/nginx-error.log" ]
   [ "$(grep -c $'\tok\t' "${dir}/cells.tsv")" -eq 2 ]

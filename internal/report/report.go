@@ -112,6 +112,9 @@ func ServerDescription(sv summary.Server) string {
 	if sv.Workers != "" {
 		b.WriteString(" — " + sv.Workers + " worker/process(es)")
 	}
+	if sv.CPUs != "" {
+		b.WriteString(" — pinned to CPU(s) " + sv.CPUs)
+	}
 	if sv.Nginx != "" {
 		b.WriteString(" — " + sv.Nginx)
 	}

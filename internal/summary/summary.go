@@ -73,6 +73,7 @@ type Server struct {
 	Version string `json:"version"` // as the server or its package reports it; "" when unknown
 	Command string `json:"command"` // the command line it runs with ("" when unknown)
 	Workers string `json:"workers"` // worker or process count ("" when unknown)
+	CPUs    string `json:"cpus"`    // SERVER_CPUS, the CPUs it was pinned to ("" = all)
 	// Managed is false for SERVER=url: its life was not the runner's.
 	Managed bool `json:"managed"`
 	// ConnectionClose: it answered "Connection: close" to the checks.
@@ -84,7 +85,7 @@ type Server struct {
 func ServerFor(r *rundir.Run) Server {
 	sv := Server{
 		Kind: r.Get("server.kind"), Version: r.Get("server.version"), Command: r.Get("server.cmdline"),
-		Workers: r.Get("server.workers"), Managed: r.Get("server.managed") != "0",
+		Workers: r.Get("server.workers"), CPUs: r.Get("server.cpus"), Managed: r.Get("server.managed") != "0",
 		ConnectionClose: r.Get("server.connection_close") == "1", Nginx: r.Get("server.nginx"),
 	}
 	if sv.Kind == "" {
