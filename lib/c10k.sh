@@ -479,7 +479,7 @@ c10k_scenario() {
   cell=$(c10k_cell_name "${kind}" "${conns}" "${rps}")
   local -a params=("scenario=${kind}" "connections=${conns}")
   case "${kind}" in
-    idle) params+=("hold_s=${C10K_HOLD}" "path=/healthz" "tool=connclient") ;;
+    idle) params+=("hold_s=${C10K_HOLD}" "path=${HEALTH_PATH}" "tool=connclient") ;;
     lowrate) params+=("rps=${rps}" "duration_s=${C10K_SECS}" "path=${HEALTH_PATH}" "tool=connclient") ;;
     active) params+=("payload=${C10K_PAYLOAD}" "duration_s=${C10K_SECS}" "path=$(csb_payload_path "${C10K_PAYLOAD}")" "tool=wrk") ;;
   esac
@@ -498,7 +498,7 @@ c10k_scenario() {
   local bound=$((3 * conns / C10K_CONNECT_RATE + 30))
   case "${kind}" in
     idle)
-      c10k_clients_start "${cell}" idle -hold "${C10K_HOLD}s"
+      c10k_clients_start "${cell}" idle -hold "${C10K_HOLD}s" -path "${HEALTH_PATH}"
       c10k_wait_event "${CONNCLIENT_EVENT_HOLDING}" "${bound}" ||
         log_warn "${cell}: not every client holds its connections after ${bound} s; snapshot taken anyway"
       ;;

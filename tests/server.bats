@@ -189,13 +189,17 @@ need_nginx() {
   nothing_left "${dir}"
 }
 
-@test "server: Phase 3 names a server that closes idle connections before the hold ends" {
+@test "server: Phase 3 names a server that closes idle connections before the hold ends; HEALTH_PATH" {
   need_root
   need_nginx
-  run bash 03-c10k/run_c10k.sh -l netns -p smoke -s SERVER=nginx -s CONNS=200 -s SCENARIOS=idle -s NGINX_KEEPALIVE_TIMEOUT=1
+  run bash 03-c10k/run_c10k.sh -l netns -p smoke -s SERVER=nginx -s CONNS=200 -s SCENARIOS=idle \
+    -s NGINX_KEEPALIVE_TIMEOUT=1 -s HEALTH_PATH=/ping
   [ "$status" -eq 0 ]
   local dir
   dir=$(results_line "$output")
+  # HEALTH_PATH: nginx serves it, the idle clients ask for it.
+  [ "$(jq -r '.status_codes["200"]' "${dir}/raw/idle-200.client-1.json")" = 200 ]
+  jq -e '.argv | index("/ping")' "${dir}/raw/idle-200.client-1.json" >/dev/null
   [ "$(jq -r '.cells[0].verdict.bound' "${dir}/summary.json")" = "the server under test closes idle connections" ]
   grep -q 'closed by the server under test before the 3 s hold ended' "${dir}/Report_03-c10k.md"
   nothing_left "${dir}"
