@@ -332,11 +332,11 @@ c10k_plan() {
 
 # ---- the server, per scenario ---------------------------------------------------
 
-# c10k_server_start CELL PROCS SIZES: a fresh server for each scenario, so
+# c10k_server_start CELL PROCS SIZES CONNS: a fresh server for each scenario, so
 # its RSS starts from a new process: PROCS processes (SO_REUSEPORT when more
 # than one), named csb-server-CELL (logs, pidstat, limits). CSB_HTTP_PIDS
 # holds their PIDs; csb_http_stop stops them.
-c10k_server_start() { csb_http_start "csb-server-$1" "$3" "$2"; }
+c10k_server_start() { CSB_SERVER_CONNS=$4 csb_http_start "csb-server-$1" "$3" "$2"; }
 
 # c10k_snapshot CELL WHEN [SS]: the server processes' /proc/PID/status and
 # both hosts' /proc/net/sockstat; with SS=1 also the ESTABLISHED sockets of
@@ -479,9 +479,9 @@ c10k_scenario() {
   cell=$(c10k_cell_name "${kind}" "${conns}" "${rps}")
   local -a params=("scenario=${kind}" "connections=${conns}")
   case "${kind}" in
-    idle) params+=("hold_s=${C10K_HOLD}" "path=/healthz" "tool=connclient") ;;
-    lowrate) params+=("rps=${rps}" "duration_s=${C10K_SECS}" "path=/healthz" "tool=connclient") ;;
-    active) params+=("payload=${C10K_PAYLOAD}" "duration_s=${C10K_SECS}" "path=/payload/${C10K_PAYLOAD}" "tool=wrk") ;;
+    idle) params+=("hold_s=${C10K_HOLD}" "path=${HEALTH_PATH}" "tool=connclient") ;;
+    lowrate) params+=("rps=${rps}" "duration_s=${C10K_SECS}" "path=${HEALTH_PATH}" "tool=connclient") ;;
+    active) params+=("payload=${C10K_PAYLOAD}" "duration_s=${C10K_SECS}" "path=$(csb_payload_path "${C10K_PAYLOAD}")" "tool=wrk") ;;
   esac
   if ! c10k_plan "${cell}" "${kind}" "${conns}" "${rps}"; then
     csb_cell_begin "${cell}" "${params[@]}"
@@ -490,7 +490,7 @@ c10k_scenario() {
   fi
   params+=("server_procs=${C10K_SERVER_PROCS}" "client_procs=${#C10K_SOURCES[@]}"
     "sources=$(IFS=,; echo "${C10K_SOURCES[*]}")" "connect_rate_per_s=${C10K_CONNECT_RATE}")
-  c10k_server_start "${cell}" "${C10K_SERVER_PROCS}" "${C10K_PAYLOAD}"
+  c10k_server_start "${cell}" "${C10K_SERVER_PROCS}" "${C10K_PAYLOAD}" "${conns}"
   c10k_snapshot "${cell}" before
   csb_cell_begin "${cell}" "${params[@]}"
   # Opening the connections takes conns/rate seconds when the hosts keep up;
@@ -498,12 +498,12 @@ c10k_scenario() {
   local bound=$((3 * conns / C10K_CONNECT_RATE + 30))
   case "${kind}" in
     idle)
-      c10k_clients_start "${cell}" idle -hold "${C10K_HOLD}s"
+      c10k_clients_start "${cell}" idle -hold "${C10K_HOLD}s" -path "${HEALTH_PATH}"
       c10k_wait_event "${CONNCLIENT_EVENT_HOLDING}" "${bound}" ||
         log_warn "${cell}: not every client holds its connections after ${bound} s; snapshot taken anyway"
       ;;
     lowrate)
-      c10k_clients_start "${cell}" lowrate -duration "${C10K_SECS}s" -path /healthz
+      c10k_clients_start "${cell}" lowrate -duration "${C10K_SECS}s" -path "${HEALTH_PATH}"
       c10k_wait_event "${CONNCLIENT_EVENT_RUNNING}" "${bound}" ||
         log_warn "${cell}: not every client runs its schedule after ${bound} s; snapshot taken anyway"
       # The event comes as the schedule starts: the snapshot is taken half
@@ -511,8 +511,7 @@ c10k_scenario() {
       if ((C10K_SECS / 2 > 0)); then sleep $((C10K_SECS / 2)); fi
       ;;
     active)
-      c10k_wrk_start "${cell}" "${conns}" "${C10K_SECS}" \
-        "http://$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}/payload/${C10K_PAYLOAD}"
+      c10k_wrk_start "${cell}" "${conns}" "${C10K_SECS}" "$(csb_payload_url "${C10K_PAYLOAD}")"
       # wrk prints nothing until it ends; half way through, every connection
       # it opens is open.
       sleep $(((C10K_SECS + 1) / 2))

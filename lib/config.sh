@@ -10,6 +10,9 @@
 
 declare -ga CSB_KEYS=()
 declare -gA CSB_DEFAULT=() CSB_CHECK=() CSB_ORIGIN=()
+# Checks across settings, run after every key passed its own: a module adds
+# a function that prints the error and returns 1 (lib/server.sh).
+declare -ga CSB_CONFIG_CHECKS=()
 
 # csb_config_declare KEY DEFAULT CHECK DOC: declare a setting. CHECK is one of
 # the csb_check_* names below without the prefix (enum takes "enum:a|b|c").
@@ -113,7 +116,7 @@ csb_check_expect() {
     size) echo "a payload size such as 1k, 10k, 100k, 1m or a byte count" ;;
     sizes) echo "a comma-separated list of payload sizes such as 1k,10k,100k" ;;
     enum:*) echo "one of: ${1#enum:}" | tr '|' ' ' ;;
-    *) echo "a valid value" ;;
+    *) if declare -F "csb_expect_$1" >/dev/null; then "csb_expect_$1"; else echo "a valid value"; fi ;;
   esac
 }
 
@@ -278,7 +281,11 @@ csb_config_validate() {
   for key in "${CSB_KEYS[@]}"; do
     csb_check "${key}" "${!key}" || bad=1
   done
-  return "${bad}"
+  ((bad)) && return 1
+  local fn
+  for fn in "${CSB_CONFIG_CHECKS[@]}"; do
+    "${fn}" || return 1
+  done
 }
 
 # csb_profile SMOKE QUICK FULL: print the value for the current PROFILE.

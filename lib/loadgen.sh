@@ -142,9 +142,81 @@ csb_oha_probe() {
     log_warn "this oha has no --wait-ongoing-requests-after-deadline: requests in flight at the deadline are aborted and reported apart"
 }
 
+# The reference server's payload bytes: this 63-byte line and its newline,
+# repeated and cut at the size (internal/server Pattern); nginx serves files
+# made from it, so both send the same bytes.
+# shellcheck disable=SC2034 # read by lib/server.sh (nginx's payload files)
+CSB_PAYLOAD_LINE=0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.
+
+# csb_payload_path SIZE: the path of a payload on the server under test
+# (PAYLOAD_PATHS, else /payload/SIZE).
+csb_payload_path() {
+  local item
+  local -a items
+  IFS=, read -r -a items <<<"${PAYLOAD_PATHS:-}"
+  for item in "${items[@]}"; do
+    if [[ "${item%%=*}" == "$1" ]]; then
+      printf '%s\n' "${item#*=}"
+      return 0
+    fi
+  done
+  printf '/payload/%s\n' "$1"
+}
+
 # csb_payload_url SIZE: the URL of a payload on the benchmark address.
 csb_payload_url() {
-  printf 'http://%s:%s/payload/%s\n' "$(csb_url_host "${SERVER_IP}")" "${SERVER_PORT}" "$1"
+  printf 'http://%s:%s%s\n' "$(csb_url_host "${SERVER_IP}")" "${SERVER_PORT}" "$(csb_payload_path "$1")"
+}
+
+# csb_payloads_verify SIZES: before the first cell, fetch every payload path
+# of SIZES twice (and HEALTH_PATH once) through the benchmark address and
+# refuse the run (exit 2, nothing measured) when a response is not 200, its
+# body is not the declared size, it is chunked, or its size varies between
+# the two requests. The responses' headers are kept in raw/verify/. A server
+# that answers "Connection: close" is recorded (server.connection_close=1)
+# and named: every request of a keep-alive load then opens a connection.
+csb_payloads_verify() {
+  local sizes=$1 size path want dir="${CSB_RUN_DIR}/raw/verify" i got code te close=0
+  local -a items
+  mkdir -p "${dir}"
+  IFS=, read -r -a items <<<"${sizes}"
+  for size in "${items[@]}" health; do
+    if [[ "${size}" == health ]]; then
+      path=${HEALTH_PATH} want=""
+    else
+      path=$(csb_payload_path "${size}") want=$(csb_size_bytes "${size}")
+    fi
+    local first=""
+    for i in 1 2; do
+      [[ "${size}" != health || "${i}" == 1 ]] || continue
+      local h="${dir}/${size}-${i}.headers" out
+      local -a cmd=(curl -sS --noproxy '*' --max-time 10 -D "${h}" -o /dev/null -w '%{http_code} %{size_download}'
+        "http://$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}${path}")
+      out=$("${cmd[@]}" 2>&1) ||
+        die "the server under test did not answer GET ${path} on ${SERVER_IP}:${SERVER_PORT}: ${out}" 2
+      read -r code got <<<"${out}"
+      [[ "${code}" == 200 ]] ||
+        die "the server under test answered GET ${path} with status ${code}: expected 200$([[ "${size}" == health ]] && echo " (HEALTH_PATH)" || echo " (the ${size} payload; PAYLOAD_PATHS maps a size to its path)")" 2
+      te=$(tr -d '\r' <"${h}" | grep -i '^transfer-encoding:' | head -n 1 || true)
+      [[ "${te,,}" != *chunked* ]] ||
+        die "the server under test answered GET ${path} chunked (${te}): expected a Content-Length body of ${want:-a fixed} bytes" 2
+      if tr -d '\r' <"${h}" | grep -qi '^connection:[[:space:]]*close'; then close=1; fi
+      [[ "${size}" == health ]] && continue
+      [[ "${got}" == "${want}" ]] ||
+        die "the server under test answered GET ${path} with a ${got}-byte body: expected ${want} bytes (${size}); serve that size there or fix PAYLOAD_PATHS" 2
+      if [[ -n "${first}" && "${got}" != "${first}" ]]; then
+        die "the server under test answered GET ${path} with ${first} bytes, then ${got} bytes: expected ${want} bytes every time" 2
+      fi
+      first=${got}
+    done
+  done
+  csb_run_set server.connection_close "${close}"
+  if ((close)) && [[ -n "${C10K_HOLD:-}" ]]; then
+    die "the server under test answers 'Connection: close' (see raw/verify/): Phase 3 holds keep-alive connections, which this server closes after one response; configure it to keep connections alive" 2
+  elif ((close)); then
+    log_warn "the server under test answers 'Connection: close': no connection is kept alive, every request opens one (see raw/verify/)"
+  fi
+  log_info "server under test checked: ${sizes} and ${HEALTH_PATH} answer 200 with the declared sizes, not chunked"
 }
 
 # csb_wrk_cmd ARRAY THREADS CONNECTIONS SECONDS URL: wrk with the repo's

@@ -5,8 +5,11 @@
 # Usage: bash scripts/setup.sh [-h]
 #
 # Installs: iperf3 wrk sysstat iproute2 openssh-client openssh-server curl
-# ethtool gnuplot-nox bats shellcheck jq (and golang-go when no Go >= 1.22 is on
-# PATH). oha is not in Debian: install it with `cargo install oha` or a
+# ethtool gnuplot-nox bats shellcheck jq nginx-light (nginx where the
+# distribution has no nginx-light; for SERVER=nginx, run by the runner as a
+# foreground process, so the system service a fresh install starts is
+# disabled again) and golang-go when no Go >= 1.22 is on PATH. oha is not in
+# Debian: install it with `cargo install oha` or a
 # release binary from github.com/hatoo/oha; without it Phase 2 uses wrk and
 # says so in its report.
 set -Eeuo pipefail
@@ -28,6 +31,11 @@ missing=()
 for tool in "${!tool_pkg[@]}"; do
   command -v "${tool}" >/dev/null 2>&1 || [[ -x "/usr/sbin/${tool}" ]] || missing+=("${tool_pkg[${tool}]}")
 done
+new_nginx=0
+if ! command -v nginx >/dev/null 2>&1 && [[ ! -x /usr/sbin/nginx ]]; then
+  new_nginx=1
+  if apt-cache show nginx-light >/dev/null 2>&1; then missing+=(nginx-light); else missing+=(nginx); fi
+fi
 if ! command -v go >/dev/null 2>&1; then
   if [[ -x /usr/local/go/bin/go ]]; then
     echo "Go is in /usr/local/go/bin: add it to PATH" >&2
@@ -47,6 +55,10 @@ else
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if ((new_nginx)) && command -v systemctl >/dev/null 2>&1 && systemctl is-enabled nginx >/dev/null 2>&1; then
+    echo "setup: nginx installed; its system service is not needed (the runner starts its own): systemctl disable --now nginx"
+    systemctl disable --now nginx >/dev/null 2>&1 || true
+  fi
 fi
 command -v oha >/dev/null 2>&1 ||
   echo "setup: oha is not installed (not in Debian): cargo install oha, or a release binary from github.com/hatoo/oha; Phase 2 uses wrk without it"

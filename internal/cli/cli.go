@@ -38,6 +38,11 @@ Commands:
                      read ip -j output on stdin and print the fields the
                      runners check: a route's device and source, the
                      interfaces carrying IP, the namespace names
+  compare -roots [-out FILE] ROOT_A ROOT_B
+                     the latest run of each HTTP phase (1, 2, 3) in two results
+                     roots side by side (e.g. SERVER=csb and SERVER=nginx):
+                     RPS, p99, server CPU per request, RSS per connection, each
+                     with its ratio; columns named by the servers under test.
   check KIND FILE    exit 1 with the tool's own error when FILE (raw output of
                      KIND: iperf3) reports a failure, although the tool exited 0;
                      KIND json: exit 1 unless FILE is one well-formed JSON document
@@ -53,6 +58,7 @@ Examples:
   csb report
   csb report -root /tmp/results -out /tmp/results/report
   csb compare 00-iperf3/results/2026-11-30_101500_iperf3-baseline /tmp/r/00-iperf3/2026-12-01_090000_iperf3-baseline
+  csb compare -roots -out /tmp/vs.md /tmp/results-csb /tmp/results-nginx
   csb check iperf3 raw/c2s-1.json
   ip -j route get 198.18.0.1 | csb ipj route
   csb summarize 00-iperf3/results/2026-11-30_101500_iperf3-baseline

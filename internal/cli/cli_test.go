@@ -35,3 +35,22 @@ func TestUsageAndBadUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestCompareRoots(t *testing.T) {
+	root := "../crossreport/testdata/root"
+	var out, errb strings.Builder
+	if rc := Main([]string{"compare", "-roots", root, root}, &out, &errb); rc != 0 {
+		t.Fatalf("rc %d: %s", rc, errb.String())
+	}
+	for _, want := range []string{"## 01-http-baseline", "## 02-http-matrix", "| cell | metric | A | B |", "| rps |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "## 00-iperf3") {
+		t.Error("Phase 0 compared: it has no server under test")
+	}
+	if rc := Main([]string{"compare", "-roots", root}, &out, &errb); rc != 2 {
+		t.Errorf("one root: rc %d", rc)
+	}
+}

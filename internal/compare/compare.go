@@ -20,9 +20,30 @@ import (
 var DefaultMetrics = []string{
 	"throughput_mbps", "goodput_mbps", "rps", "rps_achieved",
 	"latency_p50_ms", "latency_p99_ms", "service_latency_p99_ms",
-	"retransmits", "server_cpu_pct", "client_cpu_pct", "server_proc_cpu_pct",
+	"retransmits", "server_cpu_pct", "client_cpu_pct", "server_proc_cpu_pct", ServerCPUPerRequest,
 	"connections_established", "server_rss_mb", "server_rss_per_conn_kb", "setup_s",
 	"errors", "server_listen_overflows", "server_retrans_segs",
+}
+
+// ServerCPUPerRequest is derived here, per cell: the server processes' CPU
+// (server_proc_cpu_pct, % of one core) over the requests per second (rps,
+// else rps_achieved), in microseconds of CPU per request, so two servers'
+// cost of one response can be set side by side.
+const ServerCPUPerRequest = "server_cpu_us_per_req"
+
+func derived(m map[string]*float64, name string) *float64 {
+	if name != ServerCPUPerRequest {
+		return m[name]
+	}
+	cpu, rps := m["server_proc_cpu_pct"], m["rps"]
+	if rps == nil {
+		rps = m["rps_achieved"]
+	}
+	if cpu == nil || rps == nil || *rps <= 0 {
+		return nil
+	}
+	v := *cpu / 100 / *rps * 1e6
+	return &v
 }
 
 // repSuffix is how a repetition is named: <cell>-r<N> (REPEAT=N), with the
@@ -122,7 +143,7 @@ func collect(s *summary.Summary, metrics []string) (map[string]map[string]Values
 		reps[base]++
 		maxReps = max(maxReps, reps[base])
 		for _, m := range metrics {
-			if p := c.Metrics[m]; p != nil {
+			if p := derived(c.Metrics, m); p != nil {
 				cells[base][m] = append(cells[base][m], *p)
 			}
 		}
@@ -142,6 +163,9 @@ func Runs(a, b *summary.Summary, metrics []string) (*Result, error) {
 			for _, c := range s.Cells {
 				for k := range c.Metrics {
 					set[k] = true
+				}
+				if derived(c.Metrics, ServerCPUPerRequest) != nil {
+					set[ServerCPUPerRequest] = true
 				}
 			}
 		}
@@ -185,6 +209,15 @@ func Runs(a, b *summary.Summary, metrics []string) (*Result, error) {
 	return r, nil
 }
 
+// serverLabel: the server under test of a run, in a few words; a summary
+// without one (Phase 0, or written before SERVER) says "csb".
+func serverLabel(s *summary.Summary) string {
+	if s.Server == nil {
+		return "csb"
+	}
+	return s.Server.Label()
+}
+
 func num(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "—"
@@ -211,8 +244,14 @@ func cellValue(v Values) string {
 // Markdown renders the comparison as a table, one row per cell and metric.
 func (r *Result) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Baseline A: `%s` (%s, %s, profile %s). Compared B: `%s` (%s, %s, profile %s).\n\n",
-		r.A.RunID, r.A.Lab, r.A.Status, r.A.Profile, r.B.RunID, r.B.Lab, r.B.Status, r.B.Profile)
+	la, lb := serverLabel(r.A), serverLabel(r.B)
+	fmt.Fprintf(&b, "Baseline A: `%s` (%s, %s, profile %s, server under test %s). Compared B: `%s` (%s, %s, profile %s, server under test %s).\n\n",
+		r.A.RunID, r.A.Lab, r.A.Status, r.A.Profile, la, r.B.RunID, r.B.Lab, r.B.Status, r.B.Profile, lb)
+	colA, colB := "A", "B"
+	if la != lb {
+		colA, colB = "A: "+la, "B: "+lb
+		fmt.Fprintf(&b, "The runs measured different servers under test: A is %s, B is %s; a ratio is B's server against A's on the same path.\n\n", la, lb)
+	}
 	if r.A.Lab != r.B.Lab || r.A.Profile != r.B.Profile {
 		b.WriteString("**The runs differ in lab or profile: read the changes as differences of setup, not of the system.**\n\n")
 	}
@@ -221,7 +260,7 @@ func (r *Result) Markdown() string {
 		stat = fmt.Sprintf("median of the repetitions (A up to %d, B up to %d), min–max in brackets; \"beyond spread\" = the two ranges do not overlap", r.Reps[0], r.Reps[1])
 	}
 	fmt.Fprintf(&b, "Values: %s. Change = B − A, ratio = B / A.\n\n", stat)
-	b.WriteString("| cell | metric | A | B | change | ratio | beyond spread |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| cell | metric | %s | %s | change | ratio | beyond spread |\n|---|---|---|---|---|---|---|\n", colA, colB)
 	for _, row := range r.Rows {
 		ch := num(row.Change())
 		if row.Change() > 0 {

@@ -61,3 +61,34 @@ func TestDifferentPhasesRefused(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestDifferentServersLabelColumns(t *testing.T) {
+	m := func(rps, cpu float64) map[string]*float64 {
+		return map[string]*float64{"rps": summary.F(rps), "server_proc_cpu_pct": summary.F(cpu)}
+	}
+	a := &summary.Summary{Phase: "01-http-baseline", RunID: "a", Server: &summary.Server{Kind: "csb"},
+		Cells: []summary.Cell{{Name: "1k", Status: "ok", Metrics: m(20000, 100)}}}
+	b := &summary.Summary{Phase: "01-http-baseline", RunID: "b",
+		Server: &summary.Server{Kind: "nginx", Version: "nginx version: nginx/1.22.1; package nginx-light 1.22.1"},
+		Cells:  []summary.Cell{{Name: "1k", Status: "ok", Metrics: m(40000, 100)}}}
+	r, err := Runs(a, b, []string{"rps", ServerCPUPerRequest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := r.Markdown()
+	for _, want := range []string{
+		"| cell | metric | A: csb | B: nginx 1.22.1 | change | ratio | beyond spread |",
+		"A is csb, B is nginx 1.22.1",
+		"| `1k` | rps | 20000 | 40000 | +20000 | 2.000× | — |",
+		"| `1k` | server_cpu_us_per_req | 50 | 25 | -25 | 0.500× | — |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// The same server: plain A and B.
+	b.Server = &summary.Server{Kind: "csb"}
+	if r, _ = Runs(a, b, nil); !strings.Contains(r.Markdown(), "| cell | metric | A | B |") {
+		t.Errorf("same server, labelled columns:\n%s", r.Markdown())
+	}
+}

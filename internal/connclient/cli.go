@@ -16,7 +16,7 @@ import (
 
 // Usage is the help text printed by -h (stdout) and after a usage error
 // (stderr).
-const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-hold D] [common flags]
+const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-hold D] [-path P] [common flags]
        connclient lowrate -target IP:PORT -conns N -rps R [-duration D] [-path P] [-rate R] [common flags]
 
 connclient opens many keep-alive TCP connections to an HTTP/1.1 server and
@@ -27,7 +27,7 @@ each progress line of the connect phase followed by a JSON event line
 waits for these lines, never for words of the progress.
 
 idle     opens -conns connections paced at -rate connects/s, sends one
-         GET /healthz on each and reads the response, then holds every
+         GET -path (default /healthz) on each and reads the response, then holds every
          connection for -hold without a goroutine per connection, and counts
          the connections still alive at the end.
 lowrate  opens -conns connections (paced at -rate), each with one request on
@@ -48,6 +48,7 @@ common flags:
   -workers N        connect worker goroutines (default min(conns, 256))
 idle flags:
   -hold D           how long to hold the connections (default 60s)
+  -path P           the path of the one request on each (default /healthz)
 lowrate flags:
   -rps R            requests per second over all connections (required)
   -duration D       length of the request schedule (default 30s)
@@ -193,12 +194,12 @@ func parseArgs(args []string) (*config, error) {
 	fs.BoolVar(&cfg.linger0, "linger0", false, "")
 	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Second, "")
 	fs.Var(&workers, "workers", "")
+	fs.StringVar(&path, "path", "/healthz", "")
 	if cfg.mode == "idle" {
 		fs.DurationVar(&cfg.hold, "hold", 60*time.Second, "")
 	} else {
 		fs.Var(&rps, "rps", "")
 		fs.DurationVar(&cfg.duration, "duration", 30*time.Second, "")
-		fs.StringVar(&path, "path", "/healthz", "")
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -252,7 +253,10 @@ func parseArgs(args []string) (*config, error) {
 		if cfg.hold <= 0 {
 			return nil, usageErrorf("-hold %v must be positive", cfg.hold)
 		}
-		cfg.path = "/healthz"
+		if !validPath(path) {
+			return nil, usageErrorf("-path %q must start with / and hold only visible ASCII characters", path)
+		}
+		cfg.path = path
 		return cfg, nil
 	}
 	if !rps.set {

@@ -41,7 +41,7 @@ func Rules(s *summary.Summary) string {
 	if SharedCPUs(s.Lab) {
 		shared = fmt.Sprintf(" In this lab (%s) server and client are one machine: when its CPUs are ≥ %.0f%% busy (mpstat) and neither process alone is saturated, the verdict is **%s**, as it is: the two compete for the same cores.", s.Lab, CPUSaturated, BoundShared)
 	}
-	return fmt.Sprintf("Verdict rules, in order: **%s** when throughput (HTTP bytes incl. headers) is ≥ %.0f%% of the basis (the Phase 0 baseline, else the TCP ceiling of LINK_RATE); **%s** when the server process (pidstat) uses ≥ %.0f%% of the server's CPUs, or — on separate hosts — the server host is ≥ %.0f%% busy (mpstat); **%s** likewise for the load generator (wrk can use at most one CPU per thread) or the client host; otherwise **%s**.%s",
+	return fmt.Sprintf("Verdict rules, in order: **%s** when throughput (HTTP bytes incl. headers) is ≥ %.0f%% of the basis (the Phase 0 baseline, else the TCP ceiling of LINK_RATE); **%s** when the server under test (its processes, pidstat) uses ≥ %.0f%% of the server's CPUs, or — on separate hosts — the server host is ≥ %.0f%% busy (mpstat); **%s** likewise for the load generator (wrk can use at most one CPU per thread) or the client host; otherwise **%s**.%s",
 		BoundNetwork, AtLink*100, BoundServer, CPUSaturated, CPUSaturated, BoundClient, BoundUnclear, shared)
 }
 
@@ -94,7 +94,7 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 		limit = fmt.Sprintf(", %s thread(s)", c.Params["threads"])
 	}
 	if !noCPU {
-		ev = append(ev, fmt.Sprintf("csb-server %s%%, %s %s%% of one CPU%s", report.N(m["server_proc_cpu_pct"], 0), tool, report.N(m["client_proc_cpu_pct"], 0), limit))
+		ev = append(ev, fmt.Sprintf("the server under test %s%%, %s %s%% of one CPU%s", report.N(m["server_proc_cpu_pct"], 0), tool, report.N(m["client_proc_cpu_pct"], 0), limit))
 	}
 	if shared {
 		// What the host was busy with beyond the two processes: the

@@ -126,8 +126,9 @@ func TestTruncatedRawMarksRunPartial(t *testing.T) {
 		t.Errorf("the other cells stay ok")
 	}
 	env, _ := os.ReadFile(filepath.Join(dir, "run.env"))
-	if !strings.HasSuffix(string(env), "status=partial\nerror="+*s.Error+"\n") {
-		t.Errorf("run.env does not end with status=partial and the error:\n%s", env)
+	// The runner's own error stays as it was; summarize's finding goes beside it.
+	if !strings.HasSuffix(string(env), "status=partial\nsummarize_error="+*s.Error+"\n") {
+		t.Errorf("run.env does not end with status=partial and summarize's finding:\n%s", env)
 	}
 	rep, _ := os.ReadFile(filepath.Join(dir, "Report_00-iperf3.md"))
 	if !strings.Contains(string(rep), "| status | partial — "+*s.Error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -348,5 +349,20 @@ func TestPlanDocument(t *testing.T) {
 	report, _ := os.ReadFile(filepath.Join(dir, "Report_03-c10k.md"))
 	if !strings.Contains(string(report), "`raw/<cell>.plan.json`") {
 		t.Error("the report does not name plan.json")
+	}
+}
+
+// Connections the server under test closed during the hold (its keep-alive
+// timeout) are its wall, not a drop of the lab.
+func TestServerClosesIdle(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := golden.CopyTree(t, "testdata/run", "")
+	edit(t, filepath.Join(dir, "raw", "idle-800.client-1.json"), func(s string) string {
+		s = strings.Replace(s, `"connections_alive_end": 800`, `"connections_alive_end": 0`, 1)
+		return regexp.MustCompile(`"drops": \{[^}]*\}`).ReplaceAllString(s, `"drops": {"eof": 800}`)
+	})
+	idle := summarize(t, dir).Cell("idle-800")
+	if idle.Verdict.Bound != "the server under test closes idle connections" || !strings.Contains(idle.Verdict.Evidence, "800 of 800 held connections were closed by the server under test") {
+		t.Errorf("idle verdict %+v", idle.Verdict)
 	}
 }

@@ -26,6 +26,9 @@ const (
 	WallBacklog  = "listen backlog"
 	WallMemory   = "memory"
 	WallQueueing = "queueing: p99 ≫ service time"
+	// WallIdleClose: the server under test closed idle connections before
+	// the hold ended (its keep-alive timeout), which is not a drop of the lab.
+	WallIdleClose = "the server under test closes idle connections"
 )
 
 func val(m map[string]*float64, k string) float64 { return summary.Val(m[k]) }
@@ -71,6 +74,16 @@ func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
 			alive = fmt.Sprintf(", %.0f alive at the end of the %s s hold", *a, c.Params["hold_s"])
 		}
 		ev := fmt.Sprintf("%.0f of %.0f established (server ESTABLISHED %s)%s; %s", est, target, report.N(m["server_established"], 0), alive, cost)
+		if a := m["connections_alive_end"]; a != nil && *a < est {
+			drops, _ := c.Details["drops"].(map[string]float64)
+			if n := drops["eof"] + drops["unexpected_data"]; n > 0 {
+				first := ""
+				if f := m["first_drop_s"]; f != nil {
+					first = fmt.Sprintf(", the first %.1f s into the hold", *f)
+				}
+				return &summary.Verdict{Bound: WallIdleClose, Evidence: fmt.Sprintf("%.0f of %.0f held connections were closed by the server under test before the %s s hold ended%s (a FIN, or data unasked such as a 408, then a close): its keep-alive timeout is shorter than the hold; not a drop of the lab; %s", n, est, c.Params["hold_s"], first, ev)}
+			}
+		}
 		if split != "" {
 			return &summary.Verdict{Bound: split, Evidence: ev + "; " + headroom(plan, m)}
 		}

@@ -89,7 +89,42 @@ func Header(d *Doc, s *summary.Summary, title string) {
 		{"runner", "`" + s.Runner + " " + s.Argv + "`"},
 		{"git commit", "`" + short(s.Git.Commit) + "`" + dirty},
 	}
+	if s.Server != nil {
+		rows = append(rows[:6:6], append([][]string{{"server under test", ServerDescription(*s.Server)}}, rows[6:]...)...)
+	}
 	d.Table([]string{"", ""}, rows)
+}
+
+// ServerDescription is the header's line on the server under test: kind,
+// version, worker count, command line, and whose its life was.
+func ServerDescription(sv summary.Server) string {
+	var b strings.Builder
+	b.WriteString(sv.Kind)
+	switch sv.Kind {
+	case "csb":
+		b.WriteString(" (the reference server)")
+	case "url":
+		b.WriteString(" (already running: not started or stopped by this run)")
+	}
+	if sv.Version != "" {
+		b.WriteString(" — " + sv.Version)
+	}
+	if sv.Workers != "" {
+		b.WriteString(" — " + sv.Workers + " worker/process(es)")
+	}
+	if sv.CPUs != "" {
+		b.WriteString(" — pinned to CPU(s) " + sv.CPUs)
+	}
+	if sv.Nginx != "" {
+		b.WriteString(" — " + sv.Nginx)
+	}
+	if sv.Command != "" {
+		b.WriteString(" — `" + strings.ReplaceAll(sv.Command, "`", "'") + "`")
+	}
+	if sv.ConnectionClose {
+		b.WriteString(" — **answers `Connection: close`: every request opened a connection**")
+	}
+	return b.String()
 }
 
 func short(c string) string {

@@ -58,6 +58,7 @@ type Summary struct {
 	Git           Git               `json:"git"`
 	Settings      map[string]string `json:"settings"`
 	Link          Link              `json:"link"`
+	Server        *Server           `json:"server,omitempty"` // HTTP phases only
 	Hosts         map[string]Host   `json:"hosts"`
 	Cells         []Cell            `json:"cells"`
 }
@@ -77,6 +78,69 @@ type Link struct {
 	BaselineMbps    *float64 `json:"baseline_mbps"`
 	BaselineRun     string   `json:"baseline_run"`
 	BaselineComment string   `json:"baseline_comment,omitempty"`
+}
+
+// Server is the server under test: the SERVER setting and what the runner
+// recorded about it (run.env server.*). Runs made before SERVER existed ran
+// the reference server.
+type Server struct {
+	Kind    string `json:"kind"`    // csb, nginx, cmd or url
+	Version string `json:"version"` // as the server or its package reports it; "" when unknown
+	Command string `json:"command"` // the command line it runs with ("" when unknown)
+	Workers string `json:"workers"` // worker or process count ("" when unknown)
+	CPUs    string `json:"cpus"`    // SERVER_CPUS, the CPUs it was pinned to ("" = all)
+	// Managed is false for SERVER=url: its life was not the runner's.
+	Managed bool `json:"managed"`
+	// ConnectionClose: it answered "Connection: close" to the checks.
+	ConnectionClose bool   `json:"connection_close"`
+	Nginx           string `json:"nginx,omitempty"` // the nginx settings written into its config
+}
+
+// ServerFor reads the server under test from a run.
+func ServerFor(r *rundir.Run) Server {
+	sv := Server{
+		Kind: r.Get("server.kind"), Version: r.Get("server.version"), Command: r.Get("server.cmdline"),
+		Workers: r.Get("server.workers"), CPUs: r.Get("server.cpus"), Managed: r.Get("server.managed") != "0",
+		ConnectionClose: r.Get("server.connection_close") == "1", Nginx: r.Get("server.nginx"),
+	}
+	if sv.Kind == "" {
+		sv.Kind = r.Settings["SERVER"]
+	}
+	if sv.Kind == "" {
+		sv.Kind = "csb"
+	}
+	return sv
+}
+
+// httpPhase: a phase with a server under test (runs from before SERVER
+// recorded server.kind in run.env).
+func httpPhase(phase string) bool {
+	for _, p := range []string{"01-", "02-", "03-"} {
+		if strings.HasPrefix(phase, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Label names the server under test in a few words: "csb", "nginx 1.22.1",
+// "cmd myserver".
+func (sv Server) Label() string {
+	switch sv.Kind {
+	case "nginx":
+		if i := strings.Index(sv.Version, "nginx/"); i >= 0 {
+			v := strings.Fields(sv.Version[i+len("nginx/"):])
+			if len(v) > 0 {
+				return "nginx " + strings.TrimSuffix(v[0], ";")
+			}
+		}
+		return "nginx"
+	case "cmd", "url":
+		if f := strings.Fields(sv.Command); len(f) > 0 {
+			return sv.Kind + " " + filepath.Base(f[0])
+		}
+	}
+	return sv.Kind
 }
 
 // Host holds one host's facts from its environment capture.
@@ -254,6 +318,10 @@ func New(r *rundir.Run, generatedBy string) *Summary {
 		}
 	}
 	s.Link = LinkFor(r.Settings["LINK_RATE"], s.Lab)
+	if r.Get("server.kind") != "" || httpPhase(s.Phase) {
+		sv := ServerFor(r)
+		s.Server = &sv
+	}
 	return s
 }
 
