@@ -23,18 +23,21 @@ import (
 
 // Hosts holds what was recorded on the server and the client.
 type Hosts struct {
-	dir      string
-	Mpstat   map[string]*parse.MpstatReport  // "server", "client"
-	Pidstat  map[string]*parse.PidstatReport // "server/csb-server", "client/connclient", ...
-	Sadf     map[string]*parse.SadfReport    // "server", "client"
-	Problems []string                        // files that were missing or unreadable
+	dir     string
+	Mpstat  map[string]*parse.MpstatReport  // "server", "client"
+	Pidstat map[string]*parse.PidstatReport // "server/csb-server", "client/connclient", ...
+	Sadf    map[string]*parse.SadfReport    // "server", "client"
+	// AllProcs is pidstat of every process (procs-pidstat.txt), per host;
+	// LAB=local and netns record it on the client only (one kernel).
+	AllProcs map[string]*parse.PidstatReport
+	Problems []string // files that were missing or unreadable
 }
 
 // Load reads the monitors of a run directory; a missing or broken file is
 // noted in Problems and its metrics become null.
 func Load(dir string) *Hosts {
 	h := &Hosts{dir: dir, Mpstat: map[string]*parse.MpstatReport{}, Pidstat: map[string]*parse.PidstatReport{},
-		Sadf: map[string]*parse.SadfReport{}}
+		Sadf: map[string]*parse.SadfReport{}, AllProcs: map[string]*parse.PidstatReport{}}
 	for _, host := range []string{"server", "client"} {
 		nics := []string{host + "_nic_rx_mbps", host + "_nic_tx_mbps", host + "_nic_rx_pps", host + "_nic_tx_pps"}
 		p := filepath.Join(dir, "monitors", host, "sar.json")
@@ -63,6 +66,18 @@ func Load(dir string) *Hosts {
 			h.problem(p, "missing", cpu)
 		} else {
 			h.problem(p, "unreadable: "+errors.Unwrap(err).Error(), cpu)
+		}
+		p = filepath.Join(dir, "monitors", host, "procs-pidstat.txt")
+		if f, err := os.Open(p); err == nil {
+			r, err := parse.ParsePidstatCPU(f)
+			f.Close()
+			if err != nil {
+				h.problem(p, err.Error(), []string{"trust.other_load"})
+			} else {
+				h.AllProcs[host] = r
+			}
+		} else if !os.IsNotExist(err) {
+			h.problem(p, "unreadable: "+errors.Unwrap(err).Error(), []string{"trust.other_load"})
 		}
 		files, _ := filepath.Glob(filepath.Join(dir, "monitors", host, "pidstat-*.txt"))
 		procs := []string{host + "_proc_cpu_pct", host + "_rss_mb"}

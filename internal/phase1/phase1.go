@@ -12,6 +12,7 @@ import (
 	"csbench/internal/report"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
+	"csbench/internal/trust"
 )
 
 // ReportName is the report's file name in the run directory.
@@ -51,23 +52,25 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		m := c.Metrics
-		rows = append(rows, []string{
+		rows = append(rows, trust.MarkRow([]string{
 			"`" + c.Name + "`", "-t " + c.Params["threads"] + " -c " + c.Params["connections"], c.Params["duration_s"] + " s",
 			report.N(m["rps"], 0), report.N(m["throughput_mbps"], 1), report.N(m["goodput_mbps"], 1), report.Pct(m["link_utilization"]),
 			report.N(m["latency_p50_ms"], 2), report.N(m["latency_p90_ms"], 2), report.N(m["latency_p99_ms"], 2),
 			report.N(m["latency_p99_9_ms"], 2), report.N(m["latency_max_ms"], 2), report.N(m["errors_total"], 0), c.Status,
-		})
+		}, c, 3))
 	}
 	d.Table([]string{"payload", "wrk", "time", "RPS", "throughput Mbit/s", "goodput Mbit/s", "of basis",
 		"p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "errors", "status"}, rows)
 	d.P("Throughput counts every HTTP byte wrk read (status lines, headers, bodies), as iperf3 counts TCP payload, so the two compare directly; goodput counts the bodies of 2xx/3xx responses only. Throughput is compared with %s. Latencies are wrk's (from the `done()` hook, `lib/wrk/report.lua`; wrk's own text is kept beside it in `raw/<payload>.txt` and cross-checked); %s %s",
 		basis.What, httpphase.WrkLatencyNote, warmupNote(s))
+	trust.Section(&d, s.Cells)
 
 	d.H(2, "Verdict per cell")
 	var vrows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		if c.Verdict != nil {
-			vrows = append(vrows, []string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence})
+			vrows = append(vrows, trust.MarkRow([]string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence}, c, 1))
 		}
 	}
 	d.Table([]string{"payload", "bound by", "evidence"}, vrows)
@@ -75,13 +78,14 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	d.H(2, "CPU")
 	var crows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		m := c.Metrics
-		crows = append(crows, []string{"`" + c.Name + "`",
+		crows = append(crows, trust.MarkRow([]string{"`" + c.Name + "`",
 			report.N(m["server_cpu_pct"], 0), report.N(m["client_cpu_pct"], 0),
 			report.N(m["server_cpu_max_core_pct"], 0), report.N(m["client_cpu_max_core_pct"], 0),
 			report.N(m["server_proc_cpu_pct"], 0), report.N(m["client_proc_cpu_pct"], 0),
-			report.N(m["server_rss_mb"], 1)})
+			report.N(m["server_rss_mb"], 1)}, c, 1))
 	}
 	d.Table([]string{"payload", "server host %", "client host %", "server busiest core %", "client busiest core %",
 		"csb-server % of one CPU", "wrk % of one CPU", "csb-server RSS MB"}, crows)
@@ -89,21 +93,23 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	d.H(2, "Errors")
 	var erows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		m := c.Metrics
-		erows = append(erows, []string{"`" + c.Name + "`", report.N(m["requests"], 0), report.N(m["errors_connect"], 0),
-			report.N(m["errors_read"], 0), report.N(m["errors_write"], 0), report.N(m["errors_timeout"], 0), report.N(m["errors_status"], 0)})
+		erows = append(erows, trust.MarkRow([]string{"`" + c.Name + "`", report.N(m["requests"], 0), report.N(m["errors_connect"], 0),
+			report.N(m["errors_read"], 0), report.N(m["errors_write"], 0), report.N(m["errors_timeout"], 0), report.N(m["errors_status"], 0)}, c, 1))
 	}
 	d.Table([]string{"payload", "responses", "connect", "read", "write", "timeout", "non-2xx/3xx"}, erows)
 
 	d.H(2, "The hosts' own counters (sar, nstat, sockstat over each cell)")
 	var hrows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		m := c.Metrics
-		hrows = append(hrows, []string{"`" + c.Name + "`", report.N(m["server_nic_tx_mbps"], 0), report.N(m["server_nic_tx_pps"], 0),
+		hrows = append(hrows, trust.MarkRow([]string{"`" + c.Name + "`", report.N(m["server_nic_tx_mbps"], 0), report.N(m["server_nic_tx_pps"], 0),
 			report.N(m["server_retrans_segs"], 0), report.N(m["client_retrans_segs"], 0),
 			report.N(m["server_listen_overflows"], 0), report.N(m["server_listen_drops"], 0), report.N(m["server_estab_resets"], 0),
-			report.N(m["server_time_wait"], 0), report.N(m["client_time_wait"], 0)})
+			report.N(m["server_time_wait"], 0), report.N(m["client_time_wait"], 0)}, c, 1))
 	}
 	d.Table([]string{"payload", "server NIC tx Mbit/s (sar)", "server NIC tx packets/s", "server TcpRetransSegs", "client TcpRetransSegs",
 		"server ListenOverflows", "server ListenDrops", "server EstabResets", "server TIME_WAIT after", "client TIME_WAIT after"}, hrows)
@@ -157,7 +163,11 @@ func headline(s *summary.Summary, basis httpphase.Basis) string {
 		if c.Verdict != nil {
 			bound = ", " + c.Verdict.Bound
 		}
-		parts = append(parts, fmt.Sprintf("**%s**: %s RPS, %s Mbit/s%s (p99 %s ms%s)", c.Name, report.N(m["rps"], 0),
+		mk := ""
+		if x := trust.Marks(&c); x != "" {
+			mk = " " + x
+		}
+		parts = append(parts, fmt.Sprintf("**%s**%s: %s RPS, %s Mbit/s%s (p99 %s ms%s)", c.Name, mk, report.N(m["rps"], 0),
 			report.N(m["throughput_mbps"], 1), of, report.N(m["latency_p99_ms"], 2), bound))
 	}
 	if len(parts) == 0 {

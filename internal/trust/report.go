@@ -1,0 +1,86 @@
+package trust
+
+import (
+	"fmt"
+
+	"csbench/internal/report"
+	"csbench/internal/summary"
+)
+
+// The marks a report puts beside every figure of a cell.
+const (
+	MarkDisturbed = "⚑"
+	MarkUnsteady  = "≈"
+)
+
+// Marks is the marks of a cell, "" for none.
+func Marks(c *summary.Cell) string {
+	if c.Trust == nil {
+		return ""
+	}
+	m := ""
+	if c.Trust.Disturbed {
+		m += MarkDisturbed
+	}
+	if c.Trust.Unsteady {
+		m += MarkUnsteady
+	}
+	return m
+}
+
+// MarkRow puts c's marks beside every figure of a table row: the columns
+// from index from on that hold a value (not "—" or empty).
+func MarkRow(row []string, c *summary.Cell, from int) []string {
+	m := Marks(c)
+	if m == "" {
+		return row
+	}
+	for i := from; i < len(row); i++ {
+		if row[i] != "" && row[i] != "—" && row[i] != c.Status {
+			row[i] += " " + m
+		}
+	}
+	return row
+}
+
+// Section writes "How far to trust each cell": a line per marked cell
+// saying what disturbed it or how unsteady it was, and what the marks mean.
+func Section(d *report.Doc, cells []summary.Cell) {
+	d.H(2, "How far to trust each cell")
+	var lines []string
+	judged := 0
+	for i := range cells {
+		c := &cells[i]
+		if c.Trust == nil {
+			continue
+		}
+		judged++
+		if l := DisturbLine(c.Trust); l != "" {
+			lines = append(lines, fmt.Sprintf("- %s `%s` %s.", MarkDisturbed, c.Name, l))
+		}
+		if l := UnsteadyLine(c.Trust); l != "" {
+			lines = append(lines, fmt.Sprintf("- %s `%s` %s.", MarkUnsteady, c.Name, l))
+		}
+	}
+	switch {
+	case judged == 0:
+		d.P("This run has no pidstat of all processes (`monitors/*/procs-pidstat.txt`): whether other load disturbed its cells is not known.")
+		return
+	case len(lines) == 0:
+		d.P("No cell was disturbed or unsteady.")
+	default:
+		d.P("%s", joinLines(lines))
+	}
+	d.P("%s marks a **disturbed** cell: processes other than the run's (pidstat of every process, the run's own pidstat files, the sysstat monitors and kernel threads apart) plus steal (mpstat) took more than DISTURB_THRESHOLD of one core on a host, mean over the cell; the run queue is sar -q's. %s marks an **unsteady** cell: its per-second throughput after warm-up varied or trended more than UNSTEADY_CV allows. Every figure of a marked cell carries its mark.", MarkDisturbed, MarkUnsteady)
+}
+
+func joinLines(ls []string) string {
+	s := ""
+	for i, l := range ls {
+		if i > 0 {
+			s += "\n"
+		}
+		s += l
+	}
+	return s
+}
