@@ -15,6 +15,7 @@ import (
 	"csbench/internal/report"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
+	"csbench/internal/trust"
 )
 
 // ReportName is the report's file name in the run directory.
@@ -85,6 +86,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 			s.Notes = append(s.Notes, "cell "+rc.Name+": "+p)
 		}
 		c.Verdict = verdict(s, &c)
+		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 		s.Cells = append(s.Cells, c)
 	}
 	return nil
@@ -159,15 +161,16 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		m := c.Metrics
-		rows = append(rows, []string{
+		rows = append(rows, trust.MarkRow([]string{
 			"`" + c.Name + "`", c.Params["streams"], direction(c), c.Params["duration_s"] + " s",
 			report.N(m["throughput_mbps"], 1), report.N(m["sender_mbps"], 1), report.N(m["retransmits"], 0),
 			report.Pct(m["link_utilization"]), report.N(m["iperf3_client_cpu_pct"], 1), report.N(m["iperf3_server_cpu_pct"], 1),
 			report.N(m["client_cpu_pct"], 0), report.N(m["server_cpu_pct"], 0), c.Status,
-		})
+		}, c, 4))
 	}
 	d.Table([]string{"cell", "streams", "direction", "time", "receiver Mbit/s", "sender Mbit/s", "retransmits",
 		"of TCP ceiling", "iperf3 CPU client %", "iperf3 CPU server %", "client host CPU %", "server host CPU %", "status"}, rows)
+	trust.Section(&d, s.Cells)
 	d.P("Receiver throughput is the figure quoted (iperf3's `sum_received`), after the first %s s were omitted (`-O`). iperf3's CPU columns are its own measure of each end (`cpu_utilization_percent`, %% of one CPU summed over user and system); the host CPU columns are mpstat's mean busy %% of all CPUs over the cell.", omit(s))
 
 	var streamRows [][]string

@@ -16,6 +16,7 @@ import (
 	"csbench/internal/report"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
+	"csbench/internal/trust"
 )
 
 // ReportName is the report's file name in the run directory.
@@ -153,17 +154,18 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		d.H(3, "Payload "+p.Payload)
 		var rows [][]string
 		for _, g := range p.Groups {
-			rows = append(rows, []string{fmt.Sprintf("c%d", g.Conc), withSpan(g, "rps", 0), report.N(g.Med["throughput_mbps"], 1),
+			rows = append(rows, trust.MarkGroupRow([]string{fmt.Sprintf("c%d", g.Conc), withSpan(g, "rps", 0), report.N(g.Med["throughput_mbps"], 1),
 				report.N(g.Med["goodput_mbps"], 1), report.Pct(g.Med["link_utilization"]), report.N(g.Med["latency_mean_ms"], 2),
 				report.N(g.Med["latency_p50_ms"], 2), report.N(g.Med["latency_p95_ms"], 2), withSpan(g, "latency_p99_ms", 2),
 				report.N(g.Med["errors_total"], 0), report.N(g.Med["server_cpu_pct"], 0), report.N(g.Med["client_cpu_pct"], 0),
 				report.N(g.Med["server_proc_cpu_pct"], 0), report.N(g.Med["client_proc_cpu_pct"], 0),
-				report.N(g.Med["server_time_wait"], 0) + " / " + report.N(g.Med["client_time_wait"], 0), verdictOf(g), g.Status()})
+				report.N(g.Med["server_time_wait"], 0) + " / " + report.N(g.Med["client_time_wait"], 0), verdictOf(g), g.Status()}, g.Cells, 1))
 		}
 		d.Table([]string{"c", "RPS", "Mbit/s", "goodput Mbit/s", "of basis", "mean ms", "p50 ms", "p95 ms", "p99 ms", "errors",
 			"server host CPU %", "client host CPU %", "csb-server % of 1 CPU", tool(r, s) + " % of 1 CPU", "TIME_WAIT after (server / client)", "bound by", "status"}, rows)
 	}
 	d.P("Host CPU: mpstat's mean busy share of all CPUs over the cell; process CPU: pidstat, in %% of one CPU. TIME_WAIT: `/proc/net/sockstat` on each host right after the cell.")
+	trust.Section(&d, s.Cells)
 
 	d.H(2, "Little's law: service or queueing?")
 	d.P("In a closed loop of *c* connections, each holding one request, Little's law gives the time each request occupies its connection: W = c / RPS. Up to the plateau, W is the time to serve a request at that load (**service**). Past the plateau RPS stays flat, so W grows in step with c: the added connections only wait (**queueing**); the waiting share is the part of W above W at the plateau's knee. The tool's own mean latency should equal W (L/c = RPS x mean / c near 1): well below 1 (**short**) means time went outside the measured latency — in the load generator (client-bound) or on errors.%s", wrkLittleNote(tool(r, s)))

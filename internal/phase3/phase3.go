@@ -26,6 +26,7 @@ import (
 	"csbench/internal/kv"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
+	"csbench/internal/trust"
 )
 
 // ReportName is the report's file name in the run directory.
@@ -68,6 +69,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	for _, rc := range r.Cells {
 		c := summary.NewCell(rc)
 		s.Notes = append(s.Notes, measure(r, hosts, rc, &c)...)
+		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 		if coolErr == nil {
 			c.Metrics["client_tw_cooldown_s"] = summary.F(round(cool.WaitS, 1))
 			c.Metrics["client_time_wait_cooldown_start"] = summary.F(cool.Start)

@@ -23,8 +23,12 @@ import (
 // DefaultDisturbPct is DISTURB_THRESHOLD's default: 10 % of one core.
 const DefaultDisturbPct = 10
 
-// TopN is how many other processes a cell names.
-const TopN = 3
+// TopN is how many other processes a cell names, each of at least
+// MinNamedPct of one core.
+const (
+	TopN        = 3
+	MinNamedPct = 1.0
+)
 
 // monitorCommands are the sysstat monitors every run keeps: the run's own,
 // whichever run started them (pidstat of all processes cannot tell).
@@ -181,7 +185,9 @@ func otherLoad(all *parse.PidstatReport, run map[int]bool, mp *parse.MpstatRepor
 		}
 	}
 	for k, v := range per {
-		ol.Top = append(ol.Top, summary.OtherProc{PID: k.pid, Command: k.cmd, CPUPct: kv.Round(v/n, 1)})
+		if v/n >= MinNamedPct {
+			ol.Top = append(ol.Top, summary.OtherProc{PID: k.pid, Command: k.cmd, CPUPct: kv.Round(v/n, 1)})
+		}
 	}
 	sort.Slice(ol.Top, func(i, j int) bool {
 		a, b := ol.Top[i], ol.Top[j]

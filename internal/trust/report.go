@@ -28,6 +28,40 @@ func Marks(c *summary.Cell) string {
 	return m
 }
 
+// GroupMarks is the marks of any of cells (the repetitions of one point):
+// a median is as trustworthy as its least trustworthy repetition.
+func GroupMarks(cells []*summary.Cell) string {
+	d, u := false, false
+	for _, c := range cells {
+		if c.Trust != nil {
+			d = d || c.Trust.Disturbed
+			u = u || c.Trust.Unsteady
+		}
+	}
+	m := ""
+	if d {
+		m += MarkDisturbed
+	}
+	if u {
+		m += MarkUnsteady
+	}
+	return m
+}
+
+// MarkGroupRow is MarkRow for a row that stands for several repetitions.
+func MarkGroupRow(row []string, cells []*summary.Cell, from int) []string {
+	m := GroupMarks(cells)
+	if m == "" {
+		return row
+	}
+	for i := from; i < len(row); i++ {
+		if row[i] != "" && row[i] != "—" {
+			row[i] += " " + m
+		}
+	}
+	return row
+}
+
 // MarkRow puts c's marks beside every figure of a table row: the columns
 // from index from on that hold a value (not "—" or empty).
 func MarkRow(row []string, c *summary.Cell, from int) []string {
