@@ -23,6 +23,8 @@ declare -ga CSB_MONITORS=()
 
 csb_config_declare DISTURB_THRESHOLD 10 uint \
   "CPU that anything other than the run's processes may take on a host during a cell, in % of one core (mean over the cell, steal included), before the cell is marked disturbed"
+csb_config_declare UNSTEADY_CV 10 posint \
+  "coefficient of variation, in %, of a cell's per-second throughput (sar, the sender's NIC, after warm-up) above which the cell is marked unsteady (so is a significant trend of half that over the cell)"
 
 csb_monitor_add() {
   CSB_MONITORS+=("$1 $2 $3")

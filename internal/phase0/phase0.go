@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"csbench/internal/chart"
@@ -87,6 +88,12 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		}
 		c.Verdict = verdict(s, &c)
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
+		snd := trust.Sender{Host: "client", NIC: s.Hosts["client"].NIC}
+		if rc.Params["reverse"] == "1" {
+			snd = trust.Sender{Host: "server", NIC: s.Hosts["server"].NIC}
+		}
+		omit, _ := strconv.Atoi(rc.Params["omit_s"])
+		c.Trust = trust.Steady(c.Trust, hosts, rc, snd, omit, trust.CVThreshold(r))
 		s.Cells = append(s.Cells, c)
 	}
 	return nil
@@ -171,6 +178,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	d.Table([]string{"cell", "streams", "direction", "time", "receiver Mbit/s", "sender Mbit/s", "retransmits",
 		"of TCP ceiling", "iperf3 CPU client %", "iperf3 CPU server %", "client host CPU %", "server host CPU %", "status"}, rows)
 	trust.Section(&d, s.Cells)
+	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)
 	d.P("Receiver throughput is the figure quoted (iperf3's `sum_received`), after the first %s s were omitted (`-O`). iperf3's CPU columns are its own measure of each end (`cpu_utilization_percent`, %% of one CPU summed over user and system); the host CPU columns are mpstat's mean busy %% of all CPUs over the cell.", omit(s))
 
 	var streamRows [][]string

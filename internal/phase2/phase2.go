@@ -166,6 +166,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	}
 	d.P("Host CPU: mpstat's mean busy share of all CPUs over the cell; process CPU: pidstat, in %% of one CPU. TIME_WAIT: `/proc/net/sockstat` on each host right after the cell.")
 	trust.Section(&d, s.Cells)
+	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)
 
 	d.H(2, "Little's law: service or queueing?")
 	d.P("In a closed loop of *c* connections, each holding one request, Little's law gives the time each request occupies its connection: W = c / RPS. Up to the plateau, W is the time to serve a request at that load (**service**). Past the plateau RPS stays flat, so W grows in step with c: the added connections only wait (**queueing**); the waiting share is the part of W above W at the plateau's knee. The tool's own mean latency should equal W (L/c = RPS x mean / c near 1): well below 1 (**short**) means time went outside the measured latency — in the load generator (client-bound) or on errors.%s", wrkLittleNote(tool(r, s)))

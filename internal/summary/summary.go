@@ -164,7 +164,13 @@ type Steadiness struct {
 	SlopePctPerS float64   `json:"slope_pct_per_s"` // trend, % of the mean per second
 	TrendT       float64   `json:"trend_t"`         // t statistic of the slope
 	CVThreshold  float64   `json:"cv_threshold_pct"`
-	Reason       string    `json:"reason,omitempty"`
+	// Judged is false when the series was too short (or empty) to judge.
+	Judged bool `json:"judged"`
+	// Cause is why the cell is unsteady: "variation" (CV above the
+	// threshold) or "trend" (a significant slope); "" when steady.
+	Cause string `json:"cause"`
+	// Reason says it in words, or why the cell was not judged.
+	Reason string `json:"reason,omitempty"`
 }
 
 // MaxErrorLen is the longest cell error SetUnparsed writes, in bytes.

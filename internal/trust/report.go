@@ -77,6 +77,18 @@ func MarkRow(row []string, c *summary.Cell, from int) []string {
 	return row
 }
 
+// TimelineChart renders trust.Chart of cells into the report, if any cell
+// has a timeline.
+func TimelineChart(d *report.Doc, dir, generatedBy string, cells []summary.Cell) {
+	ch := Chart(cells)
+	if ch == nil {
+		return
+	}
+	svg, skipped := ch.Render(dir, generatedBy)
+	report.Chart(d, ch.Title, svg, skipped)
+	d.P("One line per cell: the sender's NIC transmit rate (sar, frames with their Ethernet header) each second of the cell's measured window, after its warm-up; a cell marked %s in the legend was unsteady, %s disturbed.", MarkUnsteady, MarkDisturbed)
+}
+
 // Section writes "How far to trust each cell": a line per marked cell
 // saying what disturbed it or how unsteady it was, and what the marks mean.
 func Section(d *report.Doc, cells []summary.Cell) {

@@ -85,3 +85,74 @@ func TestKernelThread(t *testing.T) {
 		}
 	}
 }
+
+// judgeSteady runs Steady over every cell of a recorded run directory.
+func judgeSteady(t *testing.T, dir string) map[string]*summary.Trust {
+	t.Helper()
+	r, err := rundir.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hostdata.Load(dir)
+	out := map[string]*summary.Trust{}
+	for _, c := range r.Cells {
+		out[c.Name] = Steady(nil, h, c, Sender{Host: "server", NIC: "csbs0"}, 0, DefaultUnsteadyCV)
+	}
+	return out
+}
+
+// testdata/ramp: Phase 1 with no warm-up; three busy loops stopped one
+// every 1.5 s from the start of the CPU-bound 1k cell make its throughput
+// ramp up through the window; the 100k cell after it is link-bound and
+// steady (see testdata/README.md).
+func TestSteadyRamp(t *testing.T) {
+	got := judgeSteady(t, "testdata/ramp")
+	b, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "ramp.json", string(b)+"\n")
+	if c := got["1k"]; c == nil || !c.Unsteady || c.Steadiness.Cause != "trend" || c.Steadiness.SlopePctPerS <= 0 {
+		t.Errorf("1k: want unsteady, trending up: %+v", c.Steadiness)
+	}
+	if c := got["100k"]; c == nil || c.Unsteady || !c.Steadiness.Judged {
+		t.Errorf("100k: want judged steady: %+v", c.Steadiness)
+	}
+	golden.Check(t, "ramp-line.txt", UnsteadyLine(got["1k"])+"\n")
+}
+
+func TestJudgeSeries(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		xs    []float64
+		cause string
+		ok    bool
+	}{
+		{"flat", []float64{950, 951, 949, 950, 950, 951}, "", true},
+		{"noisy", []float64{500, 900, 450, 950, 480, 920}, "variation", true},
+		{"slow drift", []float64{900, 910, 920, 930, 940, 950, 960, 970}, "trend", true},
+		{"tiny drift", []float64{950.0, 950.1, 950.2, 950.3, 950.4, 950.5}, "", true},
+		{"too short", []float64{100, 900, 100}, "", false},
+		{"no traffic", []float64{0, 0, 0, 0}, "", false},
+	} {
+		st := JudgeSeries(tc.xs, DefaultUnsteadyCV)
+		if st.Cause != tc.cause || st.Judged != tc.ok {
+			t.Errorf("%s: cause %q judged %v, want %q %v (%+v)", tc.name, st.Cause, st.Judged, tc.cause, tc.ok, st)
+		}
+	}
+}
+
+// The phase's timeline chart: one line per judged cell, named with its marks.
+func TestTimelineChart(t *testing.T) {
+	got := judgeSteady(t, "testdata/ramp")
+	cells := []summary.Cell{{Name: "1k", Trust: got["1k"]}, {Name: "100k", Trust: got["100k"]}, {Name: "old"}}
+	ch := Chart(cells)
+	if ch == nil || len(ch.Series) != 2 {
+		t.Fatalf("chart: %+v", ch)
+	}
+	golden.Check(t, "timeline.dat", ch.Data())
+	golden.Check(t, "timeline.gp", ch.Script("csb test"))
+	if Chart(cells[2:]) != nil {
+		t.Error("a chart without any timeline")
+	}
+}
