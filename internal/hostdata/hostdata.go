@@ -195,6 +195,52 @@ func (h *Hosts) Procs(c rundir.Cell, key, prefix string, m map[string]*float64) 
 	}
 }
 
+// PeakProcs adds <prefix>_proc_cpu_peak_pct: the busiest second of the
+// processes of pidstat-<name>.txt over the cell (summed %CPU, % of one
+// CPU). A short burst (a connect ramp) hides in the mean; not in the peak.
+func (h *Hosts) PeakProcs(c rundir.Cell, key, prefix string, m map[string]*float64) {
+	m[prefix+"_proc_cpu_peak_pct"] = nil
+	r := h.Pidstat[key]
+	if r == nil {
+		return
+	}
+	w := Window(c)
+	sums := map[time.Time]float64{}
+	for _, s := range r.Samples {
+		if w.Contains(s.Time) {
+			sums[s.Time] += s.CPUPercent
+		}
+	}
+	if len(sums) == 0 {
+		return
+	}
+	best := 0.0
+	for _, v := range sums {
+		best = math.Max(best, v)
+	}
+	m[prefix+"_proc_cpu_peak_pct"] = summary.F(round(best, 1))
+}
+
+// PeakCPU adds <host>_cpu_peak_pct: mpstat's busiest second of all CPUs
+// (100 - idle, % of all CPUs) over the cell.
+func (h *Hosts) PeakCPU(c rundir.Cell, host string, m map[string]*float64) {
+	m[host+"_cpu_peak_pct"] = nil
+	r := h.Mpstat[host]
+	if r == nil {
+		return
+	}
+	w := Window(c)
+	best, ok := 0.0, false
+	for _, s := range r.Samples {
+		if a, found := s.CPU("all"); found && w.Contains(s.Time) {
+			best, ok = math.Max(best, a.BusyPercent()), true
+		}
+	}
+	if ok {
+		m[host+"_cpu_peak_pct"] = summary.F(round(best, 1))
+	}
+}
+
 // counterMetrics maps nstat counters to the metric names reports use.
 var counterMetrics = []struct{ counter, metric string }{
 	{"TcpRetransSegs", "retrans_segs"},
@@ -207,6 +253,7 @@ var counterMetrics = []struct{ counter, metric string }{
 	{"TcpExtTCPAbortOnData", "abort_on_data"},
 	{"TcpActiveOpens", "active_opens"},
 	{"TcpPassiveOpens", "passive_opens"},
+	{"TcpExtTCPSynRetrans", "syn_retrans"},
 }
 
 // Counters adds, for each host, the nstat deltas over the cell
