@@ -4,6 +4,7 @@ package phase1
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"csbench/internal/chart"
@@ -65,6 +66,8 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		basis.What, httpphase.WrkLatencyNote, warmupNote(s))
 	trust.Section(&d, s.Cells)
 	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)
+
+	spreadSection(&d, s)
 
 	d.H(2, "Verdict per cell")
 	var vrows [][]string
@@ -150,44 +153,163 @@ func warmupNote(s *summary.Summary) string {
 // headline is the phase's one-paragraph finding.
 func headline(s *summary.Summary, basis httpphase.Basis) string {
 	var parts []string
-	for _, c := range s.Cells {
-		m := c.Metrics
-		if m["rps"] == nil {
-			parts = append(parts, fmt.Sprintf("%s: not measured (%s)", c.Name, c.Status))
+	for _, g := range groups(s) {
+		if len(g.Cells) == 1 {
+			parts = append(parts, cellHeadline(g.Cells[0]))
 			continue
 		}
-		of := ""
-		if m["link_utilization"] != nil {
-			of = " = " + report.Pct(m["link_utilization"]) + " of the basis"
-		}
-		bound := ""
-		if c.Verdict != nil {
-			bound = ", " + c.Verdict.Bound
+		rps := g.spread("rps")
+		if rps.N == 0 {
+			parts = append(parts, fmt.Sprintf("%s: not measured (%s)", g.Payload, g.Cells[0].Status))
+			continue
 		}
 		mk := ""
-		if x := trust.Marks(&c); x != "" {
+		if x := trust.GroupMarks(g.Cells); x != "" {
 			mk = " " + x
 		}
-		parts = append(parts, fmt.Sprintf("**%s**%s: %s RPS, %s Mbit/s%s (p99 %s ms%s)", c.Name, mk, report.N(m["rps"], 0),
-			report.N(m["throughput_mbps"], 1), of, report.N(m["latency_p99_ms"], 2), bound))
+		tp, p99 := g.spread("throughput_mbps"), g.spread("latency_p99_ms")
+		bound := ""
+		if g.cpuBound() {
+			bound = ", CPU-bound"
+		}
+		parts = append(parts, fmt.Sprintf("**%s**%s: %s RPS, %s Mbit/s (p99 %s ms%s; medians of %d repetitions, RPS %s–%s)", g.Payload, mk,
+			report.N(summary.F(rps.Median), 0), report.N(summary.F(tp.Median), 1), report.N(summary.F(p99.Median), 2), bound, rps.N,
+			report.N(summary.F(rps.Min), 0), report.N(summary.F(rps.Max), 0)))
 	}
 	if len(parts) == 0 {
 		return "No cell was measured: see the status above and `logs/console.log`."
 	}
 	line := strings.Join(parts, "; ") + ". Throughput is compared with " + basis.What + "."
-	atLink := 0
-	for _, c := range s.Cells {
-		if c.Verdict != nil && c.Verdict.Bound == httpphase.BoundNetwork {
-			atLink++
+	atLink, gs := 0, groups(s)
+	for _, g := range gs {
+		for _, c := range g.Cells {
+			if c.Verdict != nil && c.Verdict.Bound == httpphase.BoundNetwork {
+				atLink++
+				break
+			}
 		}
 	}
 	switch {
 	case basis.Mbps == nil:
 		line += " With no link, every figure here measures CPU and memory."
 	case atLink > 0:
-		line += fmt.Sprintf(" %d of %d payloads fill the path (≥ %.0f%% of the basis): HTTP with a minimal server can reach what raw TCP does.", atLink, len(s.Cells), httpphase.AtLink*100)
+		line += fmt.Sprintf(" %d of %d payloads fill the path (≥ %.0f%% of the basis): HTTP with a minimal server can reach what raw TCP does.", atLink, len(gs), httpphase.AtLink*100)
 	default:
 		line += " No payload fills the path: see the verdicts for what held each one back."
 	}
 	return line + " For comparison, the seed's 1 GbE lab: 1 KB ~101k RPS, 10 KB ~11.3k RPS, 100 KB ~1.15k RPS, all at ~110-112 MB/s."
+}
+
+// payloadGroup is one payload's repetitions, in cells.tsv order.
+type payloadGroup struct {
+	Payload string
+	Cells   []*summary.Cell
+}
+
+// groups gathers the cells by payload, in the order payloads first ran
+// ... sorted by payload size.
+func groups(s *summary.Summary) []*payloadGroup {
+	by := map[string]*payloadGroup{}
+	var out []*payloadGroup
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		p := c.Params["payload"]
+		if by[p] == nil {
+			by[p] = &payloadGroup{Payload: p}
+			out = append(out, by[p])
+		}
+		by[p].Cells = append(by[p].Cells, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return httpphase.Param(out[i].Cells[0], "payload_bytes") < httpphase.Param(out[j].Cells[0], "payload_bytes")
+	})
+	return out
+}
+
+func (g *payloadGroup) spread(metric string) trust.Spread {
+	var vals []*float64
+	for _, c := range g.Cells {
+		if c.Status == "ok" {
+			vals = append(vals, c.Metrics[metric])
+		}
+	}
+	return trust.SpreadOf(vals)
+}
+
+// cpuBound reports whether most measured repetitions were CPU-bound: where
+// figures move most from run to run.
+func (g *payloadGroup) cpuBound() bool {
+	n, cpu := 0, 0
+	for _, c := range g.Cells {
+		if c.Status != "ok" || c.Verdict == nil {
+			continue
+		}
+		n++
+		switch c.Verdict.Bound {
+		case httpphase.BoundServer, httpphase.BoundClient, httpphase.BoundBoth, httpphase.BoundShared:
+			cpu++
+		}
+	}
+	return n > 0 && cpu*2 >= n
+}
+
+// spreadSection says, per payload, how much its figures moved over the
+// repetitions (REPEAT), and for a CPU-bound payload measured once that its
+// figure is a single sample.
+func spreadSection(d *report.Doc, s *summary.Summary) {
+	d.H(2, "Spread over repetitions")
+	reps := 0
+	var rows [][]string
+	var lines []string
+	for _, g := range groups(s) {
+		rps := g.spread("rps")
+		reps = max(reps, len(g.Cells))
+		bound := "—"
+		if g.cpuBound() {
+			bound = "CPU-bound"
+		}
+		marks := trust.GroupMarks(g.Cells)
+		if marks != "" {
+			marks = " " + marks
+		}
+		rows = append(rows, []string{"`" + g.Payload + "`" + marks, fmt.Sprintf("%d of %d", rps.N, len(g.Cells)), rps.Text(0),
+			g.spread("throughput_mbps").Text(1), g.spread("latency_p99_ms").Text(2), bound})
+		if g.cpuBound() && rps.N == 1 {
+			lines = append(lines, fmt.Sprintf("`%s` is a single sample of a CPU-bound cell: its RPS (%s) can move by several percent from one run to the next on the same machine; run with `-s REPEAT=5` to see how much.", g.Payload, rps.Text(0)))
+		} else if g.cpuBound() && rps.N >= trust.MinSpreadReps {
+			lines = append(lines, fmt.Sprintf("`%s` is CPU-bound: its RPS moved by %.1f %% over %d repetitions (%s to %s); quote the median, %s, with that range.", g.Payload, rps.Pct, rps.N,
+				report.N(summary.F(rps.Min), 0), report.N(summary.F(rps.Max), 0), report.N(summary.F(rps.Median), 0)))
+		}
+	}
+	d.Table([]string{"payload", "measured", "RPS", "throughput Mbit/s", "p99 ms", "bound"}, rows)
+	stat := "Each payload ran once (REPEAT=1): the figures are single samples."
+	if reps > 1 {
+		stat = fmt.Sprintf("Each payload ran up to %d times (REPEAT), all repetitions in one shuffled order, every one kept in the table above; with %d or more the figure is the median of the repetitions that measured, then the least and greatest, and the spread = (max − min) / median.", reps, trust.MinSpreadReps)
+	}
+	d.P("%s", stat)
+	for _, l := range lines {
+		d.P("%s", l)
+	}
+}
+
+// cellHeadline is one measured cell's part of the headline.
+func cellHeadline(c *summary.Cell) string {
+	m := c.Metrics
+	if m["rps"] == nil {
+		return fmt.Sprintf("%s: not measured (%s)", c.Name, c.Status)
+	}
+	of := ""
+	if m["link_utilization"] != nil {
+		of = " = " + report.Pct(m["link_utilization"]) + " of the basis"
+	}
+	bound := ""
+	if c.Verdict != nil {
+		bound = ", " + c.Verdict.Bound
+	}
+	mk := ""
+	if x := trust.Marks(c); x != "" {
+		mk = " " + x
+	}
+	return fmt.Sprintf("**%s**%s: %s RPS, %s Mbit/s%s (p99 %s ms%s)", c.Name, mk, report.N(m["rps"], 0),
+		report.N(m["throughput_mbps"], 1), of, report.N(m["latency_p99_ms"], 2), bound)
 }

@@ -156,3 +156,22 @@ func TestTimelineChart(t *testing.T) {
 		t.Error("a chart without any timeline")
 	}
 }
+
+func TestSpread(t *testing.T) {
+	f := summary.F
+	for _, tc := range []struct {
+		vals []*float64
+		text string
+	}{
+		{nil, "—"},
+		{[]*float64{f(82019)}, "82019"},
+		{[]*float64{f(60000), nil}, "60000"},
+		{[]*float64{f(60000), f(62000)}, "60000 and 62000"},
+		// The five runs of the 1 KB cell.
+		{[]*float64{f(58230), f(61000), f(63291), f(60500), f(59800)}, "median 60500 (58230–63291, spread 8.4 %)"},
+	} {
+		if got := SpreadOf(tc.vals).Text(0); got != tc.text {
+			t.Errorf("%v: %q, want %q", tc.vals, got, tc.text)
+		}
+	}
+}
