@@ -166,6 +166,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	}
 	d.P("Host CPU: mpstat's mean busy share of all CPUs over the cell; process CPU: pidstat, in %% of one CPU. TIME_WAIT: `/proc/net/sockstat` on each host right after the cell.")
 	trust.Section(&d, s.Cells)
+	movingSection(&d, plateaus)
 	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)
 
 	d.H(2, "Little's law: service or queueing?")
@@ -383,4 +384,45 @@ func pctChange(from, to *float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%+.1f%%", (*to / *from - 1)*100)
+}
+
+// movingSection says, for each point that is CPU-bound or past its
+// payload's plateau (where figures move most from run to run), how much
+// its RPS moved over the repetitions, or that it is a single sample.
+func movingSection(d *report.Doc, plateaus []*Plateau) {
+	var lines []string
+	for _, p := range plateaus {
+		for _, g := range p.Groups {
+			var why []string
+			switch verdictOf(g) {
+			case httpphase.BoundServer, httpphase.BoundClient, httpphase.BoundBoth, httpphase.BoundShared:
+				why = append(why, "CPU-bound")
+			}
+			if p.Knee != nil && g.Conc > p.Knee.Conc {
+				why = append(why, fmt.Sprintf("past the plateau (from c%d)", p.Knee.Conc))
+			}
+			if len(why) == 0 {
+				continue
+			}
+			var vals []*float64
+			for _, c := range g.OK {
+				vals = append(vals, c.Metrics["rps"])
+			}
+			sp := trust.SpreadOf(vals)
+			what := fmt.Sprintf("`%s` c%d (%s)", g.Payload, g.Conc, strings.Join(why, ", "))
+			switch {
+			case sp.N == 0:
+				continue
+			case sp.N == 1:
+				lines = append(lines, fmt.Sprintf("- %s: RPS %s is a single sample; such a figure can move by several percent between runs (REPEAT=3 or more shows how much).", what, sp.Text(0)))
+			default:
+				lines = append(lines, fmt.Sprintf("- %s: RPS %s over %d repetitions.", what, sp.Text(0), sp.N))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	d.H(3, "Where the figures move most")
+	d.P("%s", strings.Join(lines, "\n"))
 }
