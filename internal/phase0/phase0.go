@@ -196,22 +196,24 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	d.H(2, "Verdict per cell")
 	var vrows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		if c.Verdict != nil {
-			vrows = append(vrows, []string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence})
+			vrows = append(vrows, trust.MarkRow([]string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence}, c, 1))
 		}
 	}
 	d.Table([]string{"cell", "bound by", "evidence"}, vrows)
 
 	d.H(2, "The hosts' own counters (sar, nstat over each cell)")
 	var hrows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		m := c.Metrics
-		hrows = append(hrows, []string{"`" + c.Name + "`",
+		hrows = append(hrows, trust.MarkRow([]string{"`" + c.Name + "`",
 			report.N(m["server_nic_tx_mbps"], 0) + " / " + report.N(m["server_nic_rx_mbps"], 0),
 			report.N(m["client_nic_tx_mbps"], 0) + " / " + report.N(m["client_nic_rx_mbps"], 0),
 			report.N(m["server_retrans_segs"], 0), report.N(m["client_retrans_segs"], 0),
-			report.N(m["server_listen_overflows"], 0), report.N(m["server_estab_resets"], 0), report.N(m["client_estab_resets"], 0)})
+			report.N(m["server_listen_overflows"], 0), report.N(m["server_estab_resets"], 0), report.N(m["client_estab_resets"], 0)}, c, 1))
 	}
 	d.Table([]string{"cell", "server NIC tx / rx Mbit/s (sar)", "client NIC tx / rx Mbit/s (sar)", "server TcpRetransSegs", "client TcpRetransSegs", "server ListenOverflows", "server EstabResets", "client EstabResets"}, hrows)
 	d.P("The NIC columns are the kernel's own interface counters (sar, frames including their Ethernet header, mean over the cell): an independent check of iperf3's figure.")
