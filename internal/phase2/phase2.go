@@ -208,7 +208,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 				ev = "(" + g.Rep.Name + ", the repetition nearest the median RPS) " + ev
 			}
 		}
-		vrows = append(vrows, []string{"`" + g.Payload + "`", fmt.Sprintf("c%d", g.Conc), "**" + verdictOf(g) + "**", ev})
+		vrows = append(vrows, trust.MarkGroupRow([]string{"`" + g.Payload + "`", fmt.Sprintf("c%d", g.Conc), "**" + verdictOf(g) + "**", ev}, g.Cells, 2))
 	}
 	d.Table([]string{"payload", "c", "bound by", "evidence"}, vrows)
 	d.P("%s", httpphase.Rules(s))
