@@ -53,7 +53,7 @@ const ClientCPUBusy = 90.0
 // rampWall names a connect ramp that fell short of its target or connects
 // that were slow, with its evidence and cause, or returns nil. It also
 // records details.ramp {wall, cause} for decisions.
-func rampWall(c *summary.Cell, rest string) *summary.Verdict {
+func rampWall(c *summary.Cell, split, rest string) *summary.Verdict {
 	m := c.Metrics
 	target, got := val(m, "connect_rate_target_per_s"), val(m, "connect_rate_achieved_per_s")
 	p99 := val(m, "connect_latency_p99_ms")
@@ -100,7 +100,12 @@ func rampWall(c *summary.Cell, rest string) *summary.Verdict {
 	if rest != "" {
 		ev += "; " + rest
 	}
-	return &summary.Verdict{Bound: strings.Join(walls, "; ") + " (" + why + ")", Evidence: ev}
+	bound := strings.Join(walls, "; ") + " (" + why + ")"
+	if split != "" {
+		// The limit that split the scenario is a wall it met too.
+		bound += "; " + split
+	}
+	return &summary.Verdict{Bound: bound, Evidence: ev}
 }
 
 func val(m map[string]*float64, k string) float64 { return summary.Val(m[k]) }
@@ -140,11 +145,7 @@ func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
 	split := splitText(plan, m)
 	cost := costText(m)
 	if k := kind(c); k == "idle" || k == "lowrate" {
-		rest := cost
-		if split != "" {
-			rest = split + "; " + cost
-		}
-		if v := rampWall(c, rest); v != nil {
+		if v := rampWall(c, split, cost); v != nil {
 			return v
 		}
 	}
