@@ -94,6 +94,16 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		}
 		omit, _ := strconv.Atoi(rc.Params["omit_s"])
 		c.Trust = trust.Steady(c.Trust, hosts, rc, snd, omit, trust.CVThreshold(r))
+		if res != nil && c.Trust != nil && c.Trust.Steadiness != nil {
+			for _, iv := range res.Intervals {
+				if !iv.Omitted {
+					c.Trust.Steadiness.ToolMbps = append(c.Trust.Steadiness.ToolMbps, math.Round(iv.BitsPerSecond/1e4)/100)
+				}
+			}
+			if len(c.Trust.Steadiness.ToolMbps) > 0 {
+				c.Trust.Steadiness.ToolSource = "iperf3 intervals (client side: sender, or receiver with -R)"
+			}
+		}
 		s.Cells = append(s.Cells, c)
 	}
 	return nil

@@ -156,9 +156,13 @@ type OtherProc struct {
 
 // Steadiness is a cell's per-second throughput over its measured window.
 type Steadiness struct {
-	Source       string    `json:"source"` // e.g. "sar: server eth0 tx"
-	WarmupS      int       `json:"warmup_s"`
-	Mbps         []float64 `json:"mbps"` // per second, after warm-up
+	Source  string    `json:"source"` // e.g. "sar: server eth0 tx"
+	WarmupS int       `json:"warmup_s"`
+	Mbps    []float64 `json:"mbps"` // per second, after warm-up
+	// ToolMbps is the tool's own per-second figure where it gives one
+	// (iperf3's intervals, omitted ones left out); nil otherwise.
+	ToolMbps     []float64 `json:"tool_mbps,omitempty"`
+	ToolSource   string    `json:"tool_source,omitempty"`
 	MeanMbps     float64   `json:"mean_mbps"`
 	CVPct        float64   `json:"cv_pct"`
 	SlopePctPerS float64   `json:"slope_pct_per_s"` // trend, % of the mean per second

@@ -86,7 +86,7 @@ func TimelineChart(d *report.Doc, dir, generatedBy string, cells []summary.Cell)
 	}
 	svg, skipped := ch.Render(dir, generatedBy)
 	report.Chart(d, ch.Title, svg, skipped)
-	d.P("One line per cell: the sender's NIC transmit rate (sar, frames with their Ethernet header) each second of the cell's measured window, after its warm-up; a cell marked %s in the legend was unsteady, %s disturbed.", MarkUnsteady, MarkDisturbed)
+	d.P("One line per cell: the sender's NIC transmit rate (sar, frames with their Ethernet header) each second of the cell's measured window, after its warm-up (\"(tool)\": the tool's own per-second figure, iperf3's intervals); a cell marked %s in the legend was unsteady, %s disturbed.", MarkUnsteady, MarkDisturbed)
 }
 
 // Section writes "How far to trust each cell": a line per marked cell

@@ -162,6 +162,13 @@ func Chart(cells []summary.Cell) *chart.Chart {
 			sr.Points = append(sr.Points, chart.Point{X: float64(st.WarmupS + i + 1), Y: y})
 		}
 		ch.Series = append(ch.Series, sr)
+		if len(st.ToolMbps) > 0 {
+			tr := chart.Series{Title: c.Name + " (tool)"}
+			for i, y := range st.ToolMbps {
+				tr.Points = append(tr.Points, chart.Point{X: float64(st.WarmupS + i + 1), Y: y})
+			}
+			ch.Series = append(ch.Series, tr)
+		}
 	}
 	if len(ch.Series) == 0 {
 		return nil
