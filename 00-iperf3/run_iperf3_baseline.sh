@@ -55,7 +55,9 @@ iperf3_cell() {
   ((reverse)) && cmd+=(--reverse)
   csb_cell_begin "${name}" "streams=${streams}" "reverse=${reverse}" "duration_s=${duration}" "omit_s=${omit}"
   local raw="${CSB_RUN_DIR}/raw/${name}.json" err
-  if ! csb_client_run "${raw}" "${cmd[@]}"; then
+  # csb_loadgen_exec: with pidstat on the iperf3 client (the run's own CPU
+  # apart from other processes'; see DISTURB_THRESHOLD).
+  if ! csb_loadgen_exec "${raw}" "${raw}" "iperf3-${name}" "${cmd[@]}"; then
     csb_cell_end failed "iperf3 exited non-zero; see raw/${name}.json"
   elif ! err=$("${CSB_ROOT}/bin/csb" check iperf3 "${raw}" 2>&1); then
     # iperf3 -J can exit 0 and still report an error in its JSON.

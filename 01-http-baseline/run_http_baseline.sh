@@ -5,7 +5,8 @@
 #                                                   [-n NAME] [-r RESULTS_ROOT] [-s KEY=VALUE]...
 #
 # The server (bin/csb-server, one process, bound to SERVER_IP) serves the
-# PAYLOADS sizes; one cell per size, in order:
+# PAYLOADS sizes; one cell per size, in order (with REPEAT=N > 1, N cells
+# per size, <size>-r<k>, all in one shuffled order, every one kept):
 #   <size>   wrk -t THREADS -c CONNECTIONS -d DURATION --latency
 #            -s lib/wrk/report.lua http://SERVER_IP:SERVER_PORT/payload/<size>
 # Before each cell an unrecorded wrk run of WARMUP seconds warms the server
@@ -31,6 +32,8 @@
 #   CONNECTIONS   wrk connections (empty: the profile's)
 #   WARMUP        seconds of unrecorded warm-up per cell, 0 for none (empty: the profile's)
 #   DURATION      seconds per cell (empty: the profile's)
+#   REPEAT        runs of every cell, shuffled (default 1); the report gives
+#                 each payload's median, min–max and spread
 #
 # Options:
 #   -c FILE         config file (default: lab.env at the repo root, if any)
@@ -51,6 +54,7 @@
 #   bash 01-http-baseline/run_http_baseline.sh -l local -p smoke
 #   sudo LAB=netns PROFILE=quick bash 01-http-baseline/run_http_baseline.sh
 #   bash 01-http-baseline/run_http_baseline.sh -p full -s PAYLOADS=1k,4k,10k,100k -s CONNECTIONS=256
+#   sudo bash 01-http-baseline/run_http_baseline.sh -l netns -p quick -s REPEAT=5
 
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
@@ -62,6 +66,7 @@ PHASE=01-http-baseline
 csb_config_declare PAYLOADS 1k,10k,100k sizes "Phase 1: payload sizes, one wrk cell each (GET /payload/<size>)"
 csb_config_declare THREADS "" posint_or_empty "wrk threads (empty: the profile's)"
 csb_config_declare CONNECTIONS "" posint_or_empty "Phase 1: wrk connections (empty: the profile's)"
+csb_config_declare REPEAT 1 posint "Phase 1 and 2: runs of every cell, in one shuffled order"
 csb_config_declare WARMUP "" uint_or_empty "seconds of unrecorded load before each cell, 0 for none (empty: the profile's)"
 
 # check_settings: what csb_config_load cannot check alone. Exits 2.
@@ -70,32 +75,38 @@ check_settings() {
   if [[ -n "${DURATION}" ]] && ((10#${DURATION} == 0)); then
     usage_error "DURATION=0: a cell needs at least 1 second (empty: the profile's)"
   fi
+  REPEAT=$((10#${REPEAT}))
 }
 
-# http_cell SIZE THREADS CONNECTIONS SECONDS WARMUP: one payload.
+# http_cell SIZE REP THREADS CONNECTIONS SECONDS WARMUP: one payload, one
+# repetition (named <size>-r<rep> when REPEAT > 1).
 http_cell() {
-  local size=$1 threads=$2 conns=$3 secs=$4 warmup=$5
-  local url raw="${CSB_RUN_DIR}/raw/${size}.txt"
+  local size=$1 rep=$2 threads=$3 conns=$4 secs=$5 warmup=$6
+  local name=${size}
+  ((REPEAT > 1)) && name+="-r${rep}"
+  local url raw="${CSB_RUN_DIR}/raw/${name}.txt"
   url=$(csb_payload_url "${size}")
   local -a cmd
-  csb_capture_response "${size}" "${CSB_RUN_DIR}/raw/headers/${size}.txt" ||
-    log_warn "could not fetch one /payload/${size} response with curl"
+  if [[ ! -s "${CSB_RUN_DIR}/raw/headers/${size}.txt" ]]; then
+    csb_capture_response "${size}" "${CSB_RUN_DIR}/raw/headers/${size}.txt" ||
+      log_warn "could not fetch one /payload/${size} response with curl"
+  fi
   if ((warmup > 0)); then
     csb_wrk_cmd cmd "${threads}" "${conns}" "${warmup}" "${url}"
-    log_info "warm-up for ${size}: ${warmup} s, not recorded (raw/warmup/${size}.txt)"
-    local w="${CSB_RUN_DIR}/raw/warmup/${size}.txt"
-    csb_loadgen_exec "${w}" "${w}" "warmup-${size}" "${cmd[@]}" || log_warn "warm-up wrk exited non-zero; see raw/warmup/${size}.txt"
+    log_info "warm-up for ${name}: ${warmup} s, not recorded (raw/warmup/${name}.txt)"
+    local w="${CSB_RUN_DIR}/raw/warmup/${name}.txt"
+    csb_loadgen_exec "${w}" "${w}" "warmup-${name}" "${cmd[@]}" || log_warn "warm-up wrk exited non-zero; see raw/warmup/${name}.txt"
   fi
   csb_wrk_cmd cmd "${threads}" "${conns}" "${secs}" "${url}"
   # cmd[2] is the thread count wrk really gets (never more than connections).
-  csb_cell_begin "${size}" "payload=${size}" "payload_bytes=$(csb_size_bytes "${size}")" "loadgen=wrk" \
+  csb_cell_begin "${name}" "payload=${size}" "payload_bytes=$(csb_size_bytes "${size}")" "rep=${rep}" "loadgen=wrk" \
     "threads=${cmd[2]}" "connections=${conns}" "duration_s=${secs}" "warmup_s=${warmup}"
   local rc=0
-  csb_loadgen_exec "${raw}" "${raw}" "loadgen-${size}" "${cmd[@]}" || rc=$?
+  csb_loadgen_exec "${raw}" "${raw}" "loadgen-${name}" "${cmd[@]}" || rc=$?
   if ((rc != 0)); then
-    csb_cell_end failed "wrk exited ${rc}; see raw/${size}.txt"
+    csb_cell_end failed "wrk exited ${rc}; see raw/${name}.txt"
   elif ! grep -q "^${CSB_WRK_JSON_PREFIX}" "${raw}"; then
-    csb_cell_end failed "wrk printed no ${CSB_WRK_JSON_PREFIX% } line; see raw/${size}.txt"
+    csb_cell_end failed "wrk printed no ${CSB_WRK_JSON_PREFIX% } line; see raw/${name}.txt"
   else
     csb_cell_end ok
   fi
@@ -123,10 +134,21 @@ main() {
   csb_server_deploy
   csb_http_start csb-server "${PAYLOADS}" 1
 
-  local -a sizes
+  local -a sizes cells=()
+  local rep cell
   IFS=, read -r -a sizes <<<"${PAYLOADS}"
   for size in "${sizes[@]}"; do
-    http_cell "${size}" "${threads}" "${conns}" "${duration}" "${warmup}"
+    for ((rep = 1; rep <= REPEAT; rep++)); do
+      cells+=("${size} ${rep}")
+    done
+  done
+  if ((REPEAT > 1)); then
+    mapfile -t cells < <(printf '%s\n' "${cells[@]}" | shuf)
+    log_info "REPEAT=${REPEAT}: ${#cells[@]} cells in shuffled order (cells.tsv keeps it)"
+  fi
+  for cell in "${cells[@]}"; do
+    read -r size rep <<<"${cell}"
+    http_cell "${size}" "${rep}" "${threads}" "${conns}" "${duration}" "${warmup}"
   done
   csb_http_stop
 }

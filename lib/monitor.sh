@@ -5,6 +5,13 @@
 # collects by default: CPU, memory, network DEV/TCP/ETCP/SOCK; converted with
 # `sadf -j` at the end) and `mpstat -P ALL -o JSON`, one sample a second.
 # On the server: `pidstat -H -h -u -r` on the server process(es).
+# On each machine: `pidstat -H -h -u 1` of every process (pidstat prints the
+# ones that used CPU in each second) in monitors/<host>/procs-pidstat.txt:
+# with the pidstat files of the run's own processes it tells how much CPU
+# went to anything else during each cell and names the top ones (`csb
+# summarize` marks such a cell disturbed above DISTURB_THRESHOLD). LAB=local
+# and netns share one kernel: one such file, on the client, serves both.
+# sar's file also holds the run queue (sar -q), converted with the rest.
 # Around every cell, on both hosts: `nstat -a -s -z -j` (absolute counters,
 # history untouched) and /proc/net/sockstat (TIME_WAIT, sockets in use).
 # Monitors are stopped with SIGINT, which makes sysstat close its files well
@@ -13,6 +20,11 @@
 # Every sysstat tool runs with this environment: ISO dates, UTC, C locale.
 CSB_SYSSTAT_ENV=(env LC_ALL=C TZ=UTC S_TIME_FORMAT=ISO)
 declare -ga CSB_MONITORS=()
+
+csb_config_declare DISTURB_THRESHOLD 10 uint \
+  "CPU that anything other than the run's processes may take on a host during a cell, in % of one core (mean over the cell, steal included), before the cell is marked disturbed"
+csb_config_declare UNSTEADY_CV 10 posint \
+  "coefficient of variation, in %, of a cell's per-second throughput (sar, the sender's NIC, after warm-up) above which the cell is marked unsteady (so is a significant trend of half that over the cell)"
 
 csb_monitor_add() {
   CSB_MONITORS+=("$1 $2 $3")
@@ -31,6 +43,13 @@ csb_monitors_start() {
     csb_monitor_add client "${pid}" sar
   pid=$(on_client_bg "${d}/mpstat.json" "${CSB_SYSSTAT_ENV[@]}" mpstat -P ALL -o JSON 1) &&
     csb_monitor_add client "${pid}" mpstat
+  pid=$(on_client_bg "${d}/procs-pidstat.txt" "${CSB_SYSSTAT_ENV[@]}" pidstat -H -h -u 1) &&
+    csb_monitor_add client "${pid}" pidstat
+  if [[ "${LAB}" == ssh ]]; then
+    d="${CSB_REMOTE_RUN}/monitors/server"
+    pid=$(on_server_bg "${d}/procs-pidstat.txt" "${CSB_SYSSTAT_ENV[@]}" pidstat -H -h -u 1) &&
+      csb_monitor_add server "${pid}" pidstat
+  fi
   log_info "monitors started: ${CSB_MONITORS[*]}"
 }
 
@@ -72,7 +91,7 @@ csb_monitors_stop() {
   ((${#CSB_MONITORS[@]})) || return 0
   CSB_MONITORS=()
   # shellcheck disable=SC2054 # DEV,TCP,... is one argument of sadf -n
-  local sadf=("${CSB_SYSSTAT_ENV[@]}" sadf -j sar.bin -- -n DEV,TCP,ETCP,SOCK -u -r)
+  local sadf=("${CSB_SYSSTAT_ENV[@]}" sadf -j sar.bin -- -n DEV,TCP,ETCP,SOCK -u -r -q)
   on_server_sh "cd $(csb_quote "${CSB_REMOTE_RUN}/monitors/server") && [ -f sar.bin ] && $(csb_quote "${sadf[@]}") >sar.json" ||
     log_warn "sadf on the server failed"
   if [[ -f "${CSB_RUN_DIR}/monitors/client/sar.bin" ]]; then

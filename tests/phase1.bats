@@ -39,6 +39,7 @@ THREADS|0|expected a positive integer
 CONNECTIONS|many|expected a positive integer
 WARMUP|-1|expected a whole number
 DURATION|0|a cell needs at least 1 second
+REPEAT|0|expected a positive integer
 CASES
   # Refused before the lab was entered: no run directory, nothing started.
   [ -z "$(ls -A "${RESULTS_ROOT}")" ]

@@ -23,18 +23,21 @@ import (
 
 // Hosts holds what was recorded on the server and the client.
 type Hosts struct {
-	dir      string
-	Mpstat   map[string]*parse.MpstatReport  // "server", "client"
-	Pidstat  map[string]*parse.PidstatReport // "server/csb-server", "client/connclient", ...
-	Sadf     map[string]*parse.SadfReport    // "server", "client"
-	Problems []string                        // files that were missing or unreadable
+	dir     string
+	Mpstat  map[string]*parse.MpstatReport  // "server", "client"
+	Pidstat map[string]*parse.PidstatReport // "server/csb-server", "client/connclient", ...
+	Sadf    map[string]*parse.SadfReport    // "server", "client"
+	// AllProcs is pidstat of every process (procs-pidstat.txt), per host;
+	// LAB=local and netns record it on the client only (one kernel).
+	AllProcs map[string]*parse.PidstatReport
+	Problems []string // files that were missing or unreadable
 }
 
 // Load reads the monitors of a run directory; a missing or broken file is
 // noted in Problems and its metrics become null.
 func Load(dir string) *Hosts {
 	h := &Hosts{dir: dir, Mpstat: map[string]*parse.MpstatReport{}, Pidstat: map[string]*parse.PidstatReport{},
-		Sadf: map[string]*parse.SadfReport{}}
+		Sadf: map[string]*parse.SadfReport{}, AllProcs: map[string]*parse.PidstatReport{}}
 	for _, host := range []string{"server", "client"} {
 		nics := []string{host + "_nic_rx_mbps", host + "_nic_tx_mbps", host + "_nic_rx_pps", host + "_nic_tx_pps"}
 		p := filepath.Join(dir, "monitors", host, "sar.json")
@@ -63,6 +66,18 @@ func Load(dir string) *Hosts {
 			h.problem(p, "missing", cpu)
 		} else {
 			h.problem(p, "unreadable: "+errors.Unwrap(err).Error(), cpu)
+		}
+		p = filepath.Join(dir, "monitors", host, "procs-pidstat.txt")
+		if f, err := os.Open(p); err == nil {
+			r, err := parse.ParsePidstatCPU(f)
+			f.Close()
+			if err != nil {
+				h.problem(p, err.Error(), []string{"trust.other_load"})
+			} else {
+				h.AllProcs[host] = r
+			}
+		} else if !os.IsNotExist(err) {
+			h.problem(p, "unreadable: "+errors.Unwrap(err).Error(), []string{"trust.other_load"})
 		}
 		files, _ := filepath.Glob(filepath.Join(dir, "monitors", host, "pidstat-*.txt"))
 		procs := []string{host + "_proc_cpu_pct", host + "_rss_mb"}
@@ -180,6 +195,52 @@ func (h *Hosts) Procs(c rundir.Cell, key, prefix string, m map[string]*float64) 
 	}
 }
 
+// PeakProcs adds <prefix>_proc_cpu_peak_pct: the busiest second of the
+// processes of pidstat-<name>.txt over the cell (summed %CPU, % of one
+// CPU). A short burst (a connect ramp) hides in the mean; not in the peak.
+func (h *Hosts) PeakProcs(c rundir.Cell, key, prefix string, m map[string]*float64) {
+	m[prefix+"_proc_cpu_peak_pct"] = nil
+	r := h.Pidstat[key]
+	if r == nil {
+		return
+	}
+	w := Window(c)
+	sums := map[time.Time]float64{}
+	for _, s := range r.Samples {
+		if w.Contains(s.Time) {
+			sums[s.Time] += s.CPUPercent
+		}
+	}
+	if len(sums) == 0 {
+		return
+	}
+	best := 0.0
+	for _, v := range sums {
+		best = math.Max(best, v)
+	}
+	m[prefix+"_proc_cpu_peak_pct"] = summary.F(round(best, 1))
+}
+
+// PeakCPU adds <host>_cpu_peak_pct: mpstat's busiest second of all CPUs
+// (100 - idle, % of all CPUs) over the cell.
+func (h *Hosts) PeakCPU(c rundir.Cell, host string, m map[string]*float64) {
+	m[host+"_cpu_peak_pct"] = nil
+	r := h.Mpstat[host]
+	if r == nil {
+		return
+	}
+	w := Window(c)
+	best, ok := 0.0, false
+	for _, s := range r.Samples {
+		if a, found := s.CPU("all"); found && w.Contains(s.Time) {
+			best, ok = math.Max(best, a.BusyPercent()), true
+		}
+	}
+	if ok {
+		m[host+"_cpu_peak_pct"] = summary.F(round(best, 1))
+	}
+}
+
 // counterMetrics maps nstat counters to the metric names reports use.
 var counterMetrics = []struct{ counter, metric string }{
 	{"TcpRetransSegs", "retrans_segs"},
@@ -192,6 +253,7 @@ var counterMetrics = []struct{ counter, metric string }{
 	{"TcpExtTCPAbortOnData", "abort_on_data"},
 	{"TcpActiveOpens", "active_opens"},
 	{"TcpPassiveOpens", "passive_opens"},
+	{"TcpExtTCPSynRetrans", "syn_retrans"},
 }
 
 // Counters adds, for each host, the nstat deltas over the cell

@@ -11,6 +11,7 @@ import (
 	"csbench/internal/rundir"
 	"csbench/internal/server"
 	"csbench/internal/summary"
+	"csbench/internal/trust"
 )
 
 // MetricKeys are the metrics every HTTP cell has, measured or null, besides
@@ -55,6 +56,9 @@ func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir
 	for _, p := range hosts.Counters(rc, m) {
 		notes = append(notes, "cell "+rc.Name+": "+p)
 	}
+	c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
+	// The warm-up (WARMUP) ran before the cell: its whole window counts.
+	c.Trust = trust.Steady(c.Trust, hosts, rc, trust.Sender{Host: "server", NIC: s.Hosts["server"].NIC}, 0, trust.CVThreshold(r))
 	if rc.Status != "ok" {
 		return notes
 	}

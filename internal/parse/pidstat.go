@@ -59,6 +59,17 @@ var pidstatColumns = []struct{ name, flag string }{
 // fails if the header lacks a column it needs (naming the missing flag), if
 // the times are not epoch seconds (-H missing) or on a malformed line.
 func ParsePidstat(r io.Reader) (*PidstatReport, error) {
+	return parsePidstat(r, true)
+}
+
+// ParsePidstatCPU reads the output of `pidstat -H -h -u INTERVAL` (every
+// process, CPU only: pidstat prints the processes that used CPU in each
+// interval). The memory fields of its samples are zero.
+func ParsePidstatCPU(r io.Reader) (*PidstatReport, error) {
+	return parsePidstat(r, false)
+}
+
+func parsePidstat(r io.Reader, mem bool) (*PidstatReport, error) {
 	rep := &PidstatReport{}
 	br := bufio.NewReader(r)
 	var col map[string]int // column name -> field index, from the last header
@@ -82,7 +93,7 @@ func ParsePidstat(r io.Reader) (*PidstatReport, error) {
 		case lineNo == 1 && fields[0] == "Linux":
 			continue // "Linux 6.18.44 (vm)  11/30/26  _x86_64_  (2 CPU)"
 		case fields[0] == "#":
-			if col, err = pidstatHeader(fields[1:]); err != nil {
+			if col, err = pidstatHeader(fields[1:], mem); err != nil {
 				return nil, fmt.Errorf("pidstat: line %d: %w", lineNo, err)
 			}
 			continue
@@ -104,7 +115,7 @@ func ParsePidstat(r io.Reader) (*PidstatReport, error) {
 	return rep, nil
 }
 
-func pidstatHeader(names []string) (map[string]int, error) {
+func pidstatHeader(names []string, mem bool) (map[string]int, error) {
 	col := map[string]int{}
 	for i, n := range names {
 		col[n] = i
@@ -113,7 +124,7 @@ func pidstatHeader(names []string) (map[string]int, error) {
 		return nil, fmt.Errorf("header %q: no leading Time column", strings.Join(names, " "))
 	}
 	for _, c := range pidstatColumns {
-		if _, ok := col[c.name]; !ok {
+		if _, ok := col[c.name]; !ok && (mem || c.flag != "-r") {
 			if c.flag != "" {
 				return nil, fmt.Errorf("header has no %s column: run pidstat with -h %s", c.name, c.flag)
 			}
@@ -173,11 +184,13 @@ func pidstatLine(f []string, col map[string]int) (PidstatSample, error) {
 	s.WaitPercent = optf("%wait")
 	s.CPUPercent = atof("%CPU")
 	s.CPU = atoi("CPU")
-	s.MinfltPerS = atof("minflt/s")
-	s.MajfltPerS = atof("majflt/s")
-	s.VSZKB = atou("VSZ")
-	s.RSSKB = atou("RSS")
-	s.MemPercent = atof("%MEM")
+	if _, ok := col["RSS"]; ok {
+		s.MinfltPerS = atof("minflt/s")
+		s.MajfltPerS = atof("majflt/s")
+		s.VSZKB = atou("VSZ")
+		s.RSSKB = atou("RSS")
+		s.MemPercent = atof("%MEM")
+	}
 	// A command name (the kernel's comm) may hold spaces.
 	s.Command = strings.Join(f[col["Command"]:], " ")
 	return s, errors.Join(errs...)

@@ -45,6 +45,16 @@ type SadfSample struct {
 	Sock      *SadfSock
 	TCP       *SadfTCP
 	ETCP      *SadfETCP
+	Queue     *SadfQueue
+}
+
+// SadfQueue is "queue" (sar -q): the kernel's run queue and load averages
+// at the sample time.
+type SadfQueue struct {
+	RunqSz  float64 // tasks running or waiting for a CPU (procs_running)
+	PlistSz float64 // tasks in the task list
+	Ldavg1  float64
+	Blocked float64 // tasks blocked on I/O
 }
 
 // SadfCPU is one "cpu-load" line, in percent of the CPU's time. With -u the
@@ -163,6 +173,7 @@ func parseSadfSample(raw json.RawMessage) (SadfSample, error) {
 		} `json:"timestamp"`
 		CPULoad []map[string]json.RawMessage `json:"cpu-load"`
 		Memory  map[string]json.RawMessage   `json:"memory"`
+		Queue   map[string]json.RawMessage   `json:"queue"`
 		Network *struct {
 			NetDev  []map[string]json.RawMessage `json:"net-dev"`
 			NetSock map[string]json.RawMessage   `json:"net-sock"`
@@ -199,6 +210,16 @@ func parseSadfSample(raw json.RawMessage) (SadfSample, error) {
 		if s.Memory, err = sadfMemory(in.Memory); err != nil {
 			return s, fmt.Errorf("%s: memory: %w", at, err)
 		}
+	}
+	if in.Queue != nil {
+		var v SadfQueue
+		err := requireFloats(in.Queue, map[string]*float64{
+			"runq-sz": &v.RunqSz, "plist-sz": &v.PlistSz, "ldavg-1": &v.Ldavg1, "blocked": &v.Blocked,
+		})
+		if err != nil {
+			return s, fmt.Errorf("%s: queue: %w", at, err)
+		}
+		s.Queue = &v
 	}
 	if n := in.Network; n != nil {
 		for _, obj := range n.NetDev {

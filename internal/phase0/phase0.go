@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"csbench/internal/chart"
@@ -15,6 +16,7 @@ import (
 	"csbench/internal/report"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
+	"csbench/internal/trust"
 )
 
 // ReportName is the report's file name in the run directory.
@@ -85,6 +87,23 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 			s.Notes = append(s.Notes, "cell "+rc.Name+": "+p)
 		}
 		c.Verdict = verdict(s, &c)
+		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
+		snd := trust.Sender{Host: "client", NIC: s.Hosts["client"].NIC}
+		if rc.Params["reverse"] == "1" {
+			snd = trust.Sender{Host: "server", NIC: s.Hosts["server"].NIC}
+		}
+		omit, _ := strconv.Atoi(rc.Params["omit_s"])
+		c.Trust = trust.Steady(c.Trust, hosts, rc, snd, omit, trust.CVThreshold(r))
+		if res != nil && c.Trust != nil && c.Trust.Steadiness != nil {
+			for _, iv := range res.Intervals {
+				if !iv.Omitted {
+					c.Trust.Steadiness.ToolMbps = append(c.Trust.Steadiness.ToolMbps, math.Round(iv.BitsPerSecond/1e4)/100)
+				}
+			}
+			if len(c.Trust.Steadiness.ToolMbps) > 0 {
+				c.Trust.Steadiness.ToolSource = "iperf3 intervals (client side: sender, or receiver with -R)"
+			}
+		}
 		s.Cells = append(s.Cells, c)
 	}
 	return nil
@@ -159,15 +178,17 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		m := c.Metrics
-		rows = append(rows, []string{
+		rows = append(rows, trust.MarkRow([]string{
 			"`" + c.Name + "`", c.Params["streams"], direction(c), c.Params["duration_s"] + " s",
 			report.N(m["throughput_mbps"], 1), report.N(m["sender_mbps"], 1), report.N(m["retransmits"], 0),
 			report.Pct(m["link_utilization"]), report.N(m["iperf3_client_cpu_pct"], 1), report.N(m["iperf3_server_cpu_pct"], 1),
 			report.N(m["client_cpu_pct"], 0), report.N(m["server_cpu_pct"], 0), c.Status,
-		})
+		}, c, 4))
 	}
 	d.Table([]string{"cell", "streams", "direction", "time", "receiver Mbit/s", "sender Mbit/s", "retransmits",
 		"of TCP ceiling", "iperf3 CPU client %", "iperf3 CPU server %", "client host CPU %", "server host CPU %", "status"}, rows)
+	trust.Section(&d, s.Cells)
+	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)
 	d.P("Receiver throughput is the figure quoted (iperf3's `sum_received`), after the first %s s were omitted (`-O`). iperf3's CPU columns are its own measure of each end (`cpu_utilization_percent`, %% of one CPU summed over user and system); the host CPU columns are mpstat's mean busy %% of all CPUs over the cell.", omit(s))
 
 	var streamRows [][]string
@@ -185,22 +206,24 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	d.H(2, "Verdict per cell")
 	var vrows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		if c.Verdict != nil {
-			vrows = append(vrows, []string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence})
+			vrows = append(vrows, trust.MarkRow([]string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence}, c, 1))
 		}
 	}
 	d.Table([]string{"cell", "bound by", "evidence"}, vrows)
 
 	d.H(2, "The hosts' own counters (sar, nstat over each cell)")
 	var hrows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		m := c.Metrics
-		hrows = append(hrows, []string{"`" + c.Name + "`",
+		hrows = append(hrows, trust.MarkRow([]string{"`" + c.Name + "`",
 			report.N(m["server_nic_tx_mbps"], 0) + " / " + report.N(m["server_nic_rx_mbps"], 0),
 			report.N(m["client_nic_tx_mbps"], 0) + " / " + report.N(m["client_nic_rx_mbps"], 0),
 			report.N(m["server_retrans_segs"], 0), report.N(m["client_retrans_segs"], 0),
-			report.N(m["server_listen_overflows"], 0), report.N(m["server_estab_resets"], 0), report.N(m["client_estab_resets"], 0)})
+			report.N(m["server_listen_overflows"], 0), report.N(m["server_estab_resets"], 0), report.N(m["client_estab_resets"], 0)}, c, 1))
 	}
 	d.Table([]string{"cell", "server NIC tx / rx Mbit/s (sar)", "client NIC tx / rx Mbit/s (sar)", "server TcpRetransSegs", "client TcpRetransSegs", "server ListenOverflows", "server EstabResets", "client EstabResets"}, hrows)
 	d.P("The NIC columns are the kernel's own interface counters (sar, frames including their Ethernet header, mean over the cell): an independent check of iperf3's figure.")

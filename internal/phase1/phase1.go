@@ -4,6 +4,7 @@ package phase1
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"csbench/internal/chart"
@@ -12,6 +13,7 @@ import (
 	"csbench/internal/report"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
+	"csbench/internal/trust"
 )
 
 // ReportName is the report's file name in the run directory.
@@ -51,23 +53,28 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		m := c.Metrics
-		rows = append(rows, []string{
+		rows = append(rows, trust.MarkRow([]string{
 			"`" + c.Name + "`", "-t " + c.Params["threads"] + " -c " + c.Params["connections"], c.Params["duration_s"] + " s",
 			report.N(m["rps"], 0), report.N(m["throughput_mbps"], 1), report.N(m["goodput_mbps"], 1), report.Pct(m["link_utilization"]),
 			report.N(m["latency_p50_ms"], 2), report.N(m["latency_p90_ms"], 2), report.N(m["latency_p99_ms"], 2),
 			report.N(m["latency_p99_9_ms"], 2), report.N(m["latency_max_ms"], 2), report.N(m["errors_total"], 0), c.Status,
-		})
+		}, c, 3))
 	}
 	d.Table([]string{"payload", "wrk", "time", "RPS", "throughput Mbit/s", "goodput Mbit/s", "of basis",
 		"p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "errors", "status"}, rows)
 	d.P("Throughput counts every HTTP byte wrk read (status lines, headers, bodies), as iperf3 counts TCP payload, so the two compare directly; goodput counts the bodies of 2xx/3xx responses only. Throughput is compared with %s. Latencies are wrk's (from the `done()` hook, `lib/wrk/report.lua`; wrk's own text is kept beside it in `raw/<payload>.txt` and cross-checked); %s %s",
 		basis.What, httpphase.WrkLatencyNote, warmupNote(s))
+	trust.Section(&d, s.Cells)
+	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)
+
+	spreadSection(&d, s)
 
 	d.H(2, "Verdict per cell")
 	var vrows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		if c.Verdict != nil {
-			vrows = append(vrows, []string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence})
+			vrows = append(vrows, trust.MarkRow([]string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence}, c, 1))
 		}
 	}
 	d.Table([]string{"payload", "bound by", "evidence"}, vrows)
@@ -75,13 +82,14 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	d.H(2, "CPU")
 	var crows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		m := c.Metrics
-		crows = append(crows, []string{"`" + c.Name + "`",
+		crows = append(crows, trust.MarkRow([]string{"`" + c.Name + "`",
 			report.N(m["server_cpu_pct"], 0), report.N(m["client_cpu_pct"], 0),
 			report.N(m["server_cpu_max_core_pct"], 0), report.N(m["client_cpu_max_core_pct"], 0),
 			report.N(m["server_proc_cpu_pct"], 0), report.N(m["client_proc_cpu_pct"], 0),
-			report.N(m["server_rss_mb"], 1)})
+			report.N(m["server_rss_mb"], 1)}, c, 1))
 	}
 	d.Table([]string{"payload", "server host %", "client host %", "server busiest core %", "client busiest core %",
 		"csb-server % of one CPU", "wrk % of one CPU", "csb-server RSS MB"}, crows)
@@ -89,21 +97,23 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	d.H(2, "Errors")
 	var erows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		m := c.Metrics
-		erows = append(erows, []string{"`" + c.Name + "`", report.N(m["requests"], 0), report.N(m["errors_connect"], 0),
-			report.N(m["errors_read"], 0), report.N(m["errors_write"], 0), report.N(m["errors_timeout"], 0), report.N(m["errors_status"], 0)})
+		erows = append(erows, trust.MarkRow([]string{"`" + c.Name + "`", report.N(m["requests"], 0), report.N(m["errors_connect"], 0),
+			report.N(m["errors_read"], 0), report.N(m["errors_write"], 0), report.N(m["errors_timeout"], 0), report.N(m["errors_status"], 0)}, c, 1))
 	}
 	d.Table([]string{"payload", "responses", "connect", "read", "write", "timeout", "non-2xx/3xx"}, erows)
 
 	d.H(2, "The hosts' own counters (sar, nstat, sockstat over each cell)")
 	var hrows [][]string
-	for _, c := range s.Cells {
+	for i := range s.Cells {
+		c := &s.Cells[i]
 		m := c.Metrics
-		hrows = append(hrows, []string{"`" + c.Name + "`", report.N(m["server_nic_tx_mbps"], 0), report.N(m["server_nic_tx_pps"], 0),
+		hrows = append(hrows, trust.MarkRow([]string{"`" + c.Name + "`", report.N(m["server_nic_tx_mbps"], 0), report.N(m["server_nic_tx_pps"], 0),
 			report.N(m["server_retrans_segs"], 0), report.N(m["client_retrans_segs"], 0),
 			report.N(m["server_listen_overflows"], 0), report.N(m["server_listen_drops"], 0), report.N(m["server_estab_resets"], 0),
-			report.N(m["server_time_wait"], 0), report.N(m["client_time_wait"], 0)})
+			report.N(m["server_time_wait"], 0), report.N(m["client_time_wait"], 0)}, c, 1))
 	}
 	d.Table([]string{"payload", "server NIC tx Mbit/s (sar)", "server NIC tx packets/s", "server TcpRetransSegs", "client TcpRetransSegs",
 		"server ListenOverflows", "server ListenDrops", "server EstabResets", "server TIME_WAIT after", "client TIME_WAIT after"}, hrows)
@@ -143,40 +153,163 @@ func warmupNote(s *summary.Summary) string {
 // headline is the phase's one-paragraph finding.
 func headline(s *summary.Summary, basis httpphase.Basis) string {
 	var parts []string
-	for _, c := range s.Cells {
-		m := c.Metrics
-		if m["rps"] == nil {
-			parts = append(parts, fmt.Sprintf("%s: not measured (%s)", c.Name, c.Status))
+	for _, g := range groups(s) {
+		if len(g.Cells) == 1 {
+			parts = append(parts, cellHeadline(g.Cells[0]))
 			continue
 		}
-		of := ""
-		if m["link_utilization"] != nil {
-			of = " = " + report.Pct(m["link_utilization"]) + " of the basis"
+		rps := g.spread("rps")
+		if rps.N == 0 {
+			parts = append(parts, fmt.Sprintf("%s: not measured (%s)", g.Payload, g.Cells[0].Status))
+			continue
 		}
+		mk := ""
+		if x := trust.GroupMarks(g.Cells); x != "" {
+			mk = " " + x
+		}
+		tp, p99 := g.spread("throughput_mbps"), g.spread("latency_p99_ms")
 		bound := ""
-		if c.Verdict != nil {
-			bound = ", " + c.Verdict.Bound
+		if g.cpuBound() {
+			bound = ", CPU-bound"
 		}
-		parts = append(parts, fmt.Sprintf("**%s**: %s RPS, %s Mbit/s%s (p99 %s ms%s)", c.Name, report.N(m["rps"], 0),
-			report.N(m["throughput_mbps"], 1), of, report.N(m["latency_p99_ms"], 2), bound))
+		parts = append(parts, fmt.Sprintf("**%s**%s: %s RPS, %s Mbit/s (p99 %s ms%s; medians of %d repetitions, RPS %s–%s)", g.Payload, mk,
+			report.N(summary.F(rps.Median), 0), report.N(summary.F(tp.Median), 1), report.N(summary.F(p99.Median), 2), bound, rps.N,
+			report.N(summary.F(rps.Min), 0), report.N(summary.F(rps.Max), 0)))
 	}
 	if len(parts) == 0 {
 		return "No cell was measured: see the status above and `logs/console.log`."
 	}
 	line := strings.Join(parts, "; ") + ". Throughput is compared with " + basis.What + "."
-	atLink := 0
-	for _, c := range s.Cells {
-		if c.Verdict != nil && c.Verdict.Bound == httpphase.BoundNetwork {
-			atLink++
+	atLink, gs := 0, groups(s)
+	for _, g := range gs {
+		for _, c := range g.Cells {
+			if c.Verdict != nil && c.Verdict.Bound == httpphase.BoundNetwork {
+				atLink++
+				break
+			}
 		}
 	}
 	switch {
 	case basis.Mbps == nil:
 		line += " With no link, every figure here measures CPU and memory."
 	case atLink > 0:
-		line += fmt.Sprintf(" %d of %d payloads fill the path (≥ %.0f%% of the basis): HTTP with a minimal server can reach what raw TCP does.", atLink, len(s.Cells), httpphase.AtLink*100)
+		line += fmt.Sprintf(" %d of %d payloads fill the path (≥ %.0f%% of the basis): HTTP with a minimal server can reach what raw TCP does.", atLink, len(gs), httpphase.AtLink*100)
 	default:
 		line += " No payload fills the path: see the verdicts for what held each one back."
 	}
 	return line + " For comparison, the seed's 1 GbE lab: 1 KB ~101k RPS, 10 KB ~11.3k RPS, 100 KB ~1.15k RPS, all at ~110-112 MB/s."
+}
+
+// payloadGroup is one payload's repetitions, in cells.tsv order.
+type payloadGroup struct {
+	Payload string
+	Cells   []*summary.Cell
+}
+
+// groups gathers the cells by payload, in the order payloads first ran
+// ... sorted by payload size.
+func groups(s *summary.Summary) []*payloadGroup {
+	by := map[string]*payloadGroup{}
+	var out []*payloadGroup
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		p := c.Params["payload"]
+		if by[p] == nil {
+			by[p] = &payloadGroup{Payload: p}
+			out = append(out, by[p])
+		}
+		by[p].Cells = append(by[p].Cells, c)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		return httpphase.Param(out[i].Cells[0], "payload_bytes") < httpphase.Param(out[j].Cells[0], "payload_bytes")
+	})
+	return out
+}
+
+func (g *payloadGroup) spread(metric string) trust.Spread {
+	var vals []*float64
+	for _, c := range g.Cells {
+		if c.Status == "ok" {
+			vals = append(vals, c.Metrics[metric])
+		}
+	}
+	return trust.SpreadOf(vals)
+}
+
+// cpuBound reports whether most measured repetitions were CPU-bound: where
+// figures move most from run to run.
+func (g *payloadGroup) cpuBound() bool {
+	n, cpu := 0, 0
+	for _, c := range g.Cells {
+		if c.Status != "ok" || c.Verdict == nil {
+			continue
+		}
+		n++
+		switch c.Verdict.Bound {
+		case httpphase.BoundServer, httpphase.BoundClient, httpphase.BoundBoth, httpphase.BoundShared:
+			cpu++
+		}
+	}
+	return n > 0 && cpu*2 >= n
+}
+
+// spreadSection says, per payload, how much its figures moved over the
+// repetitions (REPEAT), and for a CPU-bound payload measured once that its
+// figure is a single sample.
+func spreadSection(d *report.Doc, s *summary.Summary) {
+	d.H(2, "Spread over repetitions")
+	reps := 0
+	var rows [][]string
+	var lines []string
+	for _, g := range groups(s) {
+		rps := g.spread("rps")
+		reps = max(reps, len(g.Cells))
+		bound := "—"
+		if g.cpuBound() {
+			bound = "CPU-bound"
+		}
+		marks := trust.GroupMarks(g.Cells)
+		if marks != "" {
+			marks = " " + marks
+		}
+		rows = append(rows, []string{"`" + g.Payload + "`" + marks, fmt.Sprintf("%d of %d", rps.N, len(g.Cells)), rps.Text(0),
+			g.spread("throughput_mbps").Text(1), g.spread("latency_p99_ms").Text(2), bound})
+		if g.cpuBound() && rps.N == 1 {
+			lines = append(lines, fmt.Sprintf("`%s` is a single sample of a CPU-bound cell: its RPS (%s) can move by several percent from one run to the next on the same machine; run with `-s REPEAT=5` to see how much.", g.Payload, rps.Text(0)))
+		} else if g.cpuBound() && rps.N >= trust.MinSpreadReps {
+			lines = append(lines, fmt.Sprintf("`%s` is CPU-bound: its RPS moved by %.1f %% over %d repetitions (%s to %s); quote the median, %s, with that range.", g.Payload, rps.Pct, rps.N,
+				report.N(summary.F(rps.Min), 0), report.N(summary.F(rps.Max), 0), report.N(summary.F(rps.Median), 0)))
+		}
+	}
+	d.Table([]string{"payload", "measured", "RPS", "throughput Mbit/s", "p99 ms", "bound"}, rows)
+	stat := "Each payload ran once (REPEAT=1): the figures are single samples."
+	if reps > 1 {
+		stat = fmt.Sprintf("Each payload ran up to %d times (REPEAT), all repetitions in one shuffled order, every one kept in the table above; with %d or more the figure is the median of the repetitions that measured, then the least and greatest, and the spread = (max − min) / median.", reps, trust.MinSpreadReps)
+	}
+	d.P("%s", stat)
+	for _, l := range lines {
+		d.P("%s", l)
+	}
+}
+
+// cellHeadline is one measured cell's part of the headline.
+func cellHeadline(c *summary.Cell) string {
+	m := c.Metrics
+	if m["rps"] == nil {
+		return fmt.Sprintf("%s: not measured (%s)", c.Name, c.Status)
+	}
+	of := ""
+	if m["link_utilization"] != nil {
+		of = " = " + report.Pct(m["link_utilization"]) + " of the basis"
+	}
+	bound := ""
+	if c.Verdict != nil {
+		bound = ", " + c.Verdict.Bound
+	}
+	mk := ""
+	if x := trust.Marks(c); x != "" {
+		mk = " " + x
+	}
+	return fmt.Sprintf("**%s**%s: %s RPS, %s Mbit/s%s (p99 %s ms%s)", c.Name, mk, report.N(m["rps"], 0),
+		report.N(m["throughput_mbps"], 1), of, report.N(m["latency_p99_ms"], 2), bound)
 }

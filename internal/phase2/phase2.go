@@ -16,6 +16,7 @@ import (
 	"csbench/internal/report"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
+	"csbench/internal/trust"
 )
 
 // ReportName is the report's file name in the run directory.
@@ -153,17 +154,20 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		d.H(3, "Payload "+p.Payload)
 		var rows [][]string
 		for _, g := range p.Groups {
-			rows = append(rows, []string{fmt.Sprintf("c%d", g.Conc), withSpan(g, "rps", 0), report.N(g.Med["throughput_mbps"], 1),
+			rows = append(rows, trust.MarkGroupRow([]string{fmt.Sprintf("c%d", g.Conc), withSpan(g, "rps", 0), report.N(g.Med["throughput_mbps"], 1),
 				report.N(g.Med["goodput_mbps"], 1), report.Pct(g.Med["link_utilization"]), report.N(g.Med["latency_mean_ms"], 2),
 				report.N(g.Med["latency_p50_ms"], 2), report.N(g.Med["latency_p95_ms"], 2), withSpan(g, "latency_p99_ms", 2),
 				report.N(g.Med["errors_total"], 0), report.N(g.Med["server_cpu_pct"], 0), report.N(g.Med["client_cpu_pct"], 0),
 				report.N(g.Med["server_proc_cpu_pct"], 0), report.N(g.Med["client_proc_cpu_pct"], 0),
-				report.N(g.Med["server_time_wait"], 0) + " / " + report.N(g.Med["client_time_wait"], 0), verdictOf(g), g.Status()})
+				report.N(g.Med["server_time_wait"], 0) + " / " + report.N(g.Med["client_time_wait"], 0), verdictOf(g), g.Status()}, g.Cells, 1))
 		}
 		d.Table([]string{"c", "RPS", "Mbit/s", "goodput Mbit/s", "of basis", "mean ms", "p50 ms", "p95 ms", "p99 ms", "errors",
 			"server host CPU %", "client host CPU %", "csb-server % of 1 CPU", tool(r, s) + " % of 1 CPU", "TIME_WAIT after (server / client)", "bound by", "status"}, rows)
 	}
 	d.P("Host CPU: mpstat's mean busy share of all CPUs over the cell; process CPU: pidstat, in %% of one CPU. TIME_WAIT: `/proc/net/sockstat` on each host right after the cell.")
+	trust.Section(&d, s.Cells)
+	movingSection(&d, plateaus)
+	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)
 
 	d.H(2, "Little's law: service or queueing?")
 	d.P("In a closed loop of *c* connections, each holding one request, Little's law gives the time each request occupies its connection: W = c / RPS. Up to the plateau, W is the time to serve a request at that load (**service**). Past the plateau RPS stays flat, so W grows in step with c: the added connections only wait (**queueing**); the waiting share is the part of W above W at the plateau's knee. The tool's own mean latency should equal W (L/c = RPS x mean / c near 1): well below 1 (**short**) means time went outside the measured latency — in the load generator (client-bound) or on errors.%s", wrkLittleNote(tool(r, s)))
@@ -204,7 +208,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 				ev = "(" + g.Rep.Name + ", the repetition nearest the median RPS) " + ev
 			}
 		}
-		vrows = append(vrows, []string{"`" + g.Payload + "`", fmt.Sprintf("c%d", g.Conc), "**" + verdictOf(g) + "**", ev})
+		vrows = append(vrows, trust.MarkGroupRow([]string{"`" + g.Payload + "`", fmt.Sprintf("c%d", g.Conc), "**" + verdictOf(g) + "**", ev}, g.Cells, 2))
 	}
 	d.Table([]string{"payload", "c", "bound by", "evidence"}, vrows)
 	d.P("%s", httpphase.Rules(s))
@@ -380,4 +384,45 @@ func pctChange(from, to *float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%+.1f%%", (*to / *from - 1)*100)
+}
+
+// movingSection says, for each point that is CPU-bound or past its
+// payload's plateau (where figures move most from run to run), how much
+// its RPS moved over the repetitions, or that it is a single sample.
+func movingSection(d *report.Doc, plateaus []*Plateau) {
+	var lines []string
+	for _, p := range plateaus {
+		for _, g := range p.Groups {
+			var why []string
+			switch verdictOf(g) {
+			case httpphase.BoundServer, httpphase.BoundClient, httpphase.BoundBoth, httpphase.BoundShared:
+				why = append(why, "CPU-bound")
+			}
+			if p.Knee != nil && g.Conc > p.Knee.Conc {
+				why = append(why, fmt.Sprintf("past the plateau (from c%d)", p.Knee.Conc))
+			}
+			if len(why) == 0 {
+				continue
+			}
+			var vals []*float64
+			for _, c := range g.OK {
+				vals = append(vals, c.Metrics["rps"])
+			}
+			sp := trust.SpreadOf(vals)
+			what := fmt.Sprintf("`%s` c%d (%s)", g.Payload, g.Conc, strings.Join(why, ", "))
+			switch {
+			case sp.N == 0:
+				continue
+			case sp.N == 1:
+				lines = append(lines, fmt.Sprintf("- %s: RPS %s is a single sample; such a figure can move by several percent between runs (REPEAT=3 or more shows how much).", what, sp.Text(0)))
+			default:
+				lines = append(lines, fmt.Sprintf("- %s: RPS %s over %d repetitions.", what, sp.Text(0), sp.N))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	d.H(3, "Where the figures move most")
+	d.P("%s", strings.Join(lines, "\n"))
 }

@@ -26,6 +26,7 @@ import (
 	"csbench/internal/kv"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
+	"csbench/internal/trust"
 )
 
 // ReportName is the report's file name in the run directory.
@@ -41,7 +42,7 @@ type Phase struct{}
 // those of hostdata (host and process CPU, nstat deltas, socket states).
 var MetricKeys = []string{
 	"connections_target", "connections_established", "connections_failed", "connections_alive_end",
-	"server_established", "client_established", "setup_s", "connect_rate_achieved_per_s",
+	"server_established", "client_established", "setup_s", "connect_rate_target_per_s", "connect_rate_achieved_per_s",
 	"connect_latency_p50_ms", "connect_latency_p99_ms", "connect_latency_max_ms",
 	"server_procs", "client_procs",
 	"server_rss_baseline_mb", "server_rss_held_mb", "server_rss_per_conn_kb",
@@ -68,6 +69,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	for _, rc := range r.Cells {
 		c := summary.NewCell(rc)
 		s.Notes = append(s.Notes, measure(r, hosts, rc, &c)...)
+		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 		if coolErr == nil {
 			c.Metrics["client_tw_cooldown_s"] = summary.F(round(cool.WaitS, 1))
 			c.Metrics["client_time_wait_cooldown_start"] = summary.F(cool.Start)
@@ -152,6 +154,8 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 		tool = "wrk"
 	}
 	hosts.Procs(lg, "client/"+tool+"-"+rc.Name, "client", m)
+	hosts.PeakProcs(lg, "client/"+tool+"-"+rc.Name, "client", m)
+	hosts.PeakCPU(rc, "client", m)
 
 	c10k := func(host, when, ext string) string {
 		return filepath.Join(r.Dir, "monitors", host, "c10k", rc.Name+"."+when+"."+ext)
@@ -273,6 +277,7 @@ func measureClients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(st
 	m["connections_alive_end"] = sum(func(cl *Client) *float64 { return cl.ConnectionsAliveEnd })
 	m["setup_s"] = rounded(most(func(cl *Client) *float64 { return cl.SetupS }), 3)
 	m["connect_rate_achieved_per_s"] = rounded(sum(func(cl *Client) *float64 { return cl.ConnectRateAchieved }), 1)
+	m["connect_rate_target_per_s"] = sum(func(cl *Client) *float64 { return cl.ConnectRateTarget })
 	m["connect_latency_p50_ms"] = most(func(cl *Client) *float64 { return cl.ConnectLatencyP50Ms })
 	m["connect_latency_p99_ms"] = most(func(cl *Client) *float64 { return cl.ConnectLatencyP99Ms })
 	m["connect_latency_max_ms"] = most(func(cl *Client) *float64 { return cl.ConnectLatencyMaxMs })

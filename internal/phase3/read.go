@@ -24,6 +24,7 @@ type Client struct {
 	ConnectionsEstablished int64
 	ConnectionsFailed      int64
 	SetupS                 *float64
+	ConnectRateTarget      *float64 // nil when connclient paced no ramp (0)
 	ConnectRateAchieved    *float64
 	ConnectLatencyP50Ms    *float64
 	ConnectLatencyP99Ms    *float64
@@ -65,6 +66,9 @@ func clientView(r *connclient.Result) *Client {
 		SetupS: cr.SetupS, ConnectRateAchieved: cr.ConnectRateAchieved, ConnectLatencyP50Ms: cr.ConnectLatencyP50Ms,
 		ConnectLatencyP99Ms: cr.ConnectLatencyP99Ms, ConnectLatencyMaxMs: cr.ConnectLatencyMaxMs,
 		Errors: cr.Errors, ClientRSSMB: cr.ClientRSSMB}
+	if cr.ConnectRateTarget > 0 {
+		c.ConnectRateTarget = fl(cr.ConnectRateTarget)
+	}
 	if cr.ConnectionsAliveEnd != nil {
 		c.ConnectionsAliveEnd = fl(*cr.ConnectionsAliveEnd)
 	}

@@ -13,6 +13,7 @@ import (
 	"csbench/internal/report"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
+	"csbench/internal/trust"
 )
 
 // Report writes Report_03-c10k.md and its two charts.
@@ -28,26 +29,27 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		m := c.Metrics
-		rows = append(rows, []string{
+		rows = append(rows, trust.MarkRow([]string{
 			label(c), "`" + c.Name + "`",
 			report.N(m["connections_established"], 0) + " / " + report.N(m["connections_target"], 0),
 			rpsCell(c), report.N(m["latency_p50_ms"], 2) + " / " + report.N(m["latency_p99_ms"], 2),
 			report.N(m["server_rss_held_mb"], 1), report.N(m["server_rss_per_conn_kb"], 1),
 			report.N(m["server_proc_cpu_pct"], 1), report.N(m["server_time_wait"], 0) + " / " + report.N(m["client_time_wait"], 0),
 			report.N(m["server_listen_overflows"], 0), c.Status,
-		})
+		}, c, 2))
 	}
 	d.Table([]string{"scenario", "cell", "connections established / target", "RPS", "p50 / p99 ms", "server RSS MB",
 		"RSS per connection KiB", "server CPU %", "TIME_WAIT server / client", "listen overflows", "status"}, rows)
 	d.P("%s", tableNotes(s))
 	d.P("%s", SeedFigures)
+	trust.Section(&d, s.Cells)
 
 	d.H(2, "The wall each scenario met")
 	var vrows [][]string
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		if c.Verdict != nil {
-			vrows = append(vrows, []string{label(c), "**" + c.Verdict.Bound + "**", c.Verdict.Evidence})
+			vrows = append(vrows, trust.MarkRow([]string{label(c), "**" + c.Verdict.Bound + "**", c.Verdict.Evidence}, c, 1))
 		}
 	}
 	d.Table([]string{"scenario", "wall", "evidence"}, vrows)

@@ -20,16 +20,96 @@ const QueueingFactor = 10
 
 // Wall names.
 const (
-	WallNone     = "none: every connection held"
-	WallPorts    = "client ephemeral ports / TIME_WAIT"
-	WallFD       = "fd limit"
-	WallBacklog  = "listen backlog"
-	WallMemory   = "memory"
-	WallQueueing = "queueing: p99 ≫ service time"
+	WallNone        = "none: every connection held"
+	WallPorts       = "client ephemeral ports / TIME_WAIT"
+	WallFD          = "fd limit"
+	WallBacklog     = "listen backlog"
+	WallMemory      = "memory"
+	WallQueueing    = "queueing: p99 ≫ service time"
+	WallShortRamp   = "short ramp"
+	WallSlowConnect = "slow connects"
 	// WallIdleClose: the server under test closed idle connections before
 	// the hold ended (its keep-alive timeout), which is not a drop of the lab.
 	WallIdleClose = "the server under test closes idle connections"
 )
+
+// ShortRampShare is how far below its target a connect ramp may fall
+// before it is a wall; SlowConnectMs the connect p99 that is one.
+const (
+	ShortRampShare = 0.10
+	SlowConnectMs  = 1000.0
+)
+
+// Ramp cause codes (summary.json details.ramp.cause), in the order they
+// are named: the first that holds is the one it was.
+const (
+	RampBacklog   = "listen_overflows"
+	RampSynRetr   = "syn_retransmits"
+	RampClientCPU = "client_cpu"
+	RampUnknown   = "unknown"
+)
+
+// ClientCPUBusy is the client CPU (% of its host, or % of one core per
+// client process) from which a short ramp counts as the client's doing.
+const ClientCPUBusy = 90.0
+
+// rampWall names a connect ramp that fell short of its target or connects
+// that were slow, with its evidence and cause, or returns nil. It also
+// records details.ramp {wall, cause} for decisions.
+func rampWall(c *summary.Cell, split, rest string) *summary.Verdict {
+	m := c.Metrics
+	target, got := val(m, "connect_rate_target_per_s"), val(m, "connect_rate_achieved_per_s")
+	p99 := val(m, "connect_latency_p99_ms")
+	var walls []string
+	code := ""
+	if !math.IsNaN(target) && !math.IsNaN(got) && target > 0 && got < target*(1-ShortRampShare) {
+		walls = append(walls, fmt.Sprintf("%s: %.0f of %.0f connects/s (%.0f%%)", WallShortRamp, got, target, got/target*100))
+		code = "short_ramp"
+	}
+	if !math.IsNaN(p99) && p99 > SlowConnectMs {
+		walls = append(walls, fmt.Sprintf("%s: connect p99 %.0f ms", WallSlowConnect, p99))
+		if code == "" {
+			code = "slow_connects"
+		}
+	}
+	if code == "" {
+		return nil
+	}
+	lo, syn := val(m, "server_listen_overflows"), val(m, "client_syn_retrans")
+	cpuHost, cpuProc, procs := val(m, "client_cpu_peak_pct"), val(m, "client_proc_cpu_peak_pct"), math.Max(val(m, "client_procs"), 1)
+	cause := RampUnknown
+	switch {
+	case lo > 0:
+		cause = RampBacklog
+	case syn > 0:
+		cause = RampSynRetr
+	case cpuHost >= ClientCPUBusy || cpuProc >= ClientCPUBusy*procs:
+		cause = RampClientCPU
+	}
+	why := map[string]string{
+		RampBacklog:   "the server's listen queue overflowed",
+		RampSynRetr:   "SYNs were retransmitted",
+		RampClientCPU: "the client's CPU was busy",
+		RampUnknown:   "neither the client's CPU, SYN retransmits nor listen overflows explain it",
+	}[cause]
+	c.Details["ramp"] = map[string]string{"wall": code, "cause": cause}
+	ev := fmt.Sprintf("%s: client CPU at its busiest second %s%% of the host, connection clients %s%% of one core (%.0f process(es)); client SYN retransmits %s; server ListenOverflows %s; connect p50 / p99 %s / %s ms",
+		why, report.N(m["client_cpu_peak_pct"], 0), report.N(m["client_proc_cpu_peak_pct"], 0), procs,
+		report.N(m["client_syn_retrans"], 0), report.N(m["server_listen_overflows"], 0),
+		report.N(m["connect_latency_p50_ms"], 1), report.N(m["connect_latency_p99_ms"], 1))
+	if setup := val(m, "setup_s"); !math.IsNaN(setup) && setup < 2 {
+		ev += fmt.Sprintf(" (the ramp took %.2f s: one-second monitors see only part of a burst that short)", setup)
+	}
+	if rest != "" {
+		ev += "; " + rest
+	}
+	bound := strings.Join(walls, "; ") + " (" + why + ")"
+	if split != "" {
+		// The limit that split the scenario is a wall it met too.
+		bound += "; " + split
+	}
+	return &summary.Verdict{Bound: bound, Evidence: ev}
+}
 
 func val(m map[string]*float64, k string) float64 { return summary.Val(m[k]) }
 
@@ -67,6 +147,11 @@ func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
 	}
 	split := splitText(plan, m)
 	cost := costText(m)
+	if k := kind(c); k == "idle" || k == "lowrate" {
+		if v := rampWall(c, split, cost); v != nil {
+			return v
+		}
+	}
 	switch kind(c) {
 	case "idle":
 		alive := ""

@@ -163,20 +163,97 @@ type Host struct {
 
 // Cell is one measured cell.
 type Cell struct {
-	Name      string              `json:"name"`
-	Params    map[string]string   `json:"params"`
-	Metrics   map[string]*float64 `json:"metrics"`
-	Details   map[string]any      `json:"details,omitempty"`
-	Status    string              `json:"status"`
-	Error     *string             `json:"error"`
-	Verdict   *Verdict            `json:"verdict,omitempty"`
-	StartedAt string              `json:"started_at"`
-	EndedAt   string              `json:"ended_at"`
+	Name    string              `json:"name"`
+	Params  map[string]string   `json:"params"`
+	Metrics map[string]*float64 `json:"metrics"`
+	Details map[string]any      `json:"details,omitempty"`
+	Status  string              `json:"status"`
+	Error   *string             `json:"error"`
+	Verdict *Verdict            `json:"verdict,omitempty"`
+	// Trust says how far the cell's figures can be trusted: whether
+	// anything else took CPU during it (disturbed), whether its throughput
+	// held steady (unsteady). Filled by internal/trust; nil when not judged.
+	Trust     *Trust `json:"trust,omitempty"`
+	StartedAt string `json:"started_at"`
+	EndedAt   string `json:"ended_at"`
 	// Unparsed is the raw file (relative to the run directory) that is
 	// missing, unreadable or malformed, set by SetRawError; csb summarize
 	// then marks the run partial. Not part of summary.json: the cell's
 	// error says it.
 	Unparsed string `json:"-"`
+}
+
+// Trust is a cell's marks (internal/trust computes them).
+type Trust struct {
+	// Disturbed is true when, on some host, processes other than the
+	// run's (and steal) took more than DisturbCPUPct of one core.
+	Disturbed bool `json:"disturbed"`
+	// DisturbThresholdPct is DISTURB_THRESHOLD, in % of one core.
+	DisturbThresholdPct float64 `json:"disturb_threshold_pct"`
+	// OtherLoad is what ran besides the run, per host ("server", "client",
+	// or "machine" when both share one kernel: LAB=local, netns).
+	OtherLoad []OtherLoad `json:"other_load"`
+	// Unsteady is true when the per-second throughput varied more than
+	// the threshold, or trended, over the measured window.
+	Unsteady bool `json:"unsteady"`
+	// Steadiness is the evidence of Unsteady; nil when not judged.
+	Steadiness *Steadiness `json:"steadiness,omitempty"`
+}
+
+// OtherLoad is one host's CPU during a cell, apart from the run's
+// processes. CPU figures are means over the cell in % of ONE core.
+type OtherLoad struct {
+	Host string `json:"host"`
+	CPUs int    `json:"cpus"`
+	// OthersCPUPct is the figure the threshold applies to: every other
+	// process's CPU (pidstat of all processes) plus steal (mpstat).
+	OthersCPUPct *float64 `json:"others_cpu_pct"`
+	StealCPUPct  *float64 `json:"steal_cpu_pct"`
+	// RunCPUPct is the run's own processes (their pidstat files), the
+	// sysstat monitors and kernel threads apart.
+	RunCPUPct *float64 `json:"run_cpu_pct"`
+	// KernelThreadsCPUPct is ksoftirqd, kworker and the like: the
+	// network work the run itself causes, counted in neither.
+	KernelThreadsCPUPct *float64 `json:"kernel_threads_cpu_pct"`
+	// HostBusyCPUPct is mpstat's busy time of all CPUs (100 - idle -
+	// iowait), as % of one core: the total the others are part of.
+	HostBusyCPUPct *float64 `json:"host_busy_cpu_pct"`
+	// RunQueueMean and RunQueueMax are sar -q's runq-sz (tasks running
+	// or waiting for a CPU) over the cell: the kernel's view of load.
+	RunQueueMean *float64    `json:"run_queue_mean"`
+	RunQueueMax  *float64    `json:"run_queue_max"`
+	Top          []OtherProc `json:"top"`
+}
+
+// OtherProc is one process that was not the run's, by mean CPU over the
+// cell (% of one core).
+type OtherProc struct {
+	PID     int     `json:"pid"`
+	Command string  `json:"command"`
+	CPUPct  float64 `json:"cpu_pct"`
+}
+
+// Steadiness is a cell's per-second throughput over its measured window.
+type Steadiness struct {
+	Source  string    `json:"source"` // e.g. "sar: server eth0 tx"
+	WarmupS int       `json:"warmup_s"`
+	Mbps    []float64 `json:"mbps"` // per second, after warm-up
+	// ToolMbps is the tool's own per-second figure where it gives one
+	// (iperf3's intervals, omitted ones left out); nil otherwise.
+	ToolMbps     []float64 `json:"tool_mbps,omitempty"`
+	ToolSource   string    `json:"tool_source,omitempty"`
+	MeanMbps     float64   `json:"mean_mbps"`
+	CVPct        float64   `json:"cv_pct"`
+	SlopePctPerS float64   `json:"slope_pct_per_s"` // trend, % of the mean per second
+	TrendT       float64   `json:"trend_t"`         // t statistic of the slope
+	CVThreshold  float64   `json:"cv_threshold_pct"`
+	// Judged is false when the series was too short (or empty) to judge.
+	Judged bool `json:"judged"`
+	// Cause is why the cell is unsteady: "variation" (CV above the
+	// threshold) or "trend" (a significant slope); "" when steady.
+	Cause string `json:"cause"`
+	// Reason says it in words, or why the cell was not judged.
+	Reason string `json:"reason,omitempty"`
 }
 
 // MaxErrorLen is the longest cell error SetUnparsed writes, in bytes.
