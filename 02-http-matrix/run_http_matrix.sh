@@ -38,6 +38,9 @@
 #   REPEAT        runs of every cell, shuffled (default 1)
 #   WARMUP        seconds of unrecorded load per cell, 0 for none (empty: the profile's)
 #   DURATION      seconds per cell (empty: the profile's)
+#   SERVER        the server under test: csb (default, the reference server),
+#                 nginx, cmd (SERVER_CMD) or url (already running); see README
+#   PAYLOAD_PATHS size:path pairs on that server (default /payload/<size>)
 #
 # Options:
 #   -c FILE         config file (default: lab.env at the repo root, if any)

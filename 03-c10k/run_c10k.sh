@@ -45,6 +45,9 @@
 #   TW_THRESHOLD      TIME_WAIT sockets from which a client address is busy (500)
 #   TW_WAIT_MAX       longest wait for TIME_WAIT to drain, seconds (120)
 #   CLIENT_EXTRA_IPS  LAB=ssh: more source addresses already on CLIENT_NIC
+#   SERVER            the server under test: csb (default), nginx, cmd
+#                     (SERVER_CMD) or url; HEALTH_PATH its idle/low-rate path
+#                     (default /healthz); see README
 #
 # Options:
 #   -c FILE         config file (default: lab.env at the repo root, if any)

@@ -35,6 +35,9 @@
 #   DURATION          seconds of schedule (empty: the profile's)
 #   CONNECT_RATE      connects/s over all client processes (empty: the profile's)
 #   CLIENT_EXTRA_IPS  LAB=ssh: more source addresses already on CLIENT_NIC
+#   SERVER            the server under test: csb (default), nginx, cmd
+#                     (SERVER_CMD) or url; HEALTH_PATH its idle/low-rate path
+#                     (default /healthz); see README
 #
 # Options:
 #   -c FILE         config file (default: lab.env at the repo root, if any)
