@@ -40,7 +40,7 @@
 #   DURATION      seconds per cell (empty: the profile's)
 #   SERVER        the server under test: csb (default, the reference server),
 #                 nginx, cmd (SERVER_CMD) or url (already running); see README
-#   PAYLOAD_PATHS size:path pairs on that server (default /payload/<size>)
+#   PAYLOAD_PATHS SIZE=PATH,... on that server (default /payload/<size>)
 #
 # Options:
 #   -c FILE         config file (default: lab.env at the repo root, if any)
