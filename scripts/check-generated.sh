@@ -4,12 +4,13 @@
 #
 # Usage: bash scripts/check-generated.sh [-h] [-C DIR]
 #
-# Copies the committed files of the reference runs (0*/results/*/) and of
-# report/ (as they are in the work tree of the checkout DIR, default this
+# Copies the committed files of the reference runs (0*/results/*/), of
+# report/ and of the committed comparisons (compare/<a>-vs-<b>/<a|b>/<phase>/
+# <run>/, as they are in the work tree of the checkout DIR, default this
 # repo) into a temporary directory; deletes there what is generated
 # (summary.json, summary.csv, Report_*.md and the charts of each run, all of
-# report/); regenerates them with bin/csb summarize and bin/csb report; and
-# compares. Every file that differs, that is committed but no longer
+# report/, each comparison's README.md); regenerates them with bin/csb
+# summarize, bin/csb report and bin/csb compare -roots; and compares. Every file that differs, that is committed but no longer
 # generated, or generated but not committed is named, with the start of the
 # diff. Nothing in DIR is written. Needs bin/csb (make build).
 #
@@ -49,13 +50,13 @@ main() {
   local committed="${CG_TMP}/committed" regen="${CG_TMP}/regenerated"
   mkdir "${committed}" "${regen}"
   local -a files
-  mapfile -t files < <(git -C "${dir}" ls-files -- '0*/results/*' 'report/*')
+  mapfile -t files < <(git -C "${dir}" ls-files -- '0*/results/*' 'report/*' 'compare/*')
   ((${#files[@]})) || die "no committed reference results in ${dir} (0*/results/*/, report/)" 1
   (cd "${dir}" && tar -cf - -- "${files[@]}") | tar -xf - -C "${committed}"
   cp -a "${committed}/." "${regen}/"
 
   local -a runs
-  mapfile -t runs < <(cd "${regen}" && find . -path './0*/results/*/run.env' -printf '%h\n' | sort)
+  mapfile -t runs < <(cd "${regen}" && find . \( -path './0*/results/*/run.env' -o -path './compare/*/*/0*/*/run.env' \) -printf '%h\n' | sort)
   (
     cd "${regen}"
     local run
@@ -68,6 +69,16 @@ main() {
       "${csb}" summarize "${runs[@]}" >/dev/null
     fi
     "${csb}" report >/dev/null
+    local cmp a b
+    for cmp in compare/*-vs-*/; do
+      [[ -d "${cmp}" ]] || continue
+      cmp=${cmp%/}
+      a=${cmp#compare/}
+      b=${a#*-vs-}
+      a=${a%%-vs-*}
+      rm -f "${cmp}/README.md"
+      "${csb}" compare -roots -out "${cmp}/README.md" "${cmp}/${a}" "${cmp}/${b}" >/dev/null
+    done
   ) || die "bin/csb could not regenerate the reference results (see above)" 1
 
   local out rc=0
