@@ -141,7 +141,7 @@ need_nginx() {
     -s 'SERVER_CMD={bin} -addr {ip} -port {port} -sizes 1k,4k' -s PAYLOAD_PATHS=1k=/payload/4k
   [ "$status" -eq 2 ]
   [[ "$output" == *"answered GET /payload/4k with a 4096-byte body: expected 1024 bytes (1k)"* ]]
-  dir=$(run_dir 01-http-baseline)
+  dir=$(results_line "$output")
   [ "$(wc -l <"${dir}/cells.tsv")" -eq 1 ] # the header only: nothing measured
   nothing_left "${dir}"
   rm -rf "${RESULTS_ROOT:?}"/*
@@ -150,13 +150,13 @@ need_nginx() {
   run bash "${P1}" -l netns -p smoke -n nobind -s SERVER=cmd -s SERVER_WAIT=2 -s 'SERVER_CMD=sh -c exec_sleep_30'
   [ "$status" -eq 2 ]
   [[ "$output" == *"exited before it listened on 198.18.0.1:8080; its log (server/csb-server-1.log): "*"exec_sleep_30"* ]]
-  dir=$(run_dir 01-http-baseline)
+  dir=$(results_line "$output")
   nothing_left "${dir}"
   rm -rf "${RESULTS_ROOT:?}"/*
   run bash "${P1}" -l netns -p smoke -n slow -s SERVER=cmd -s SERVER_WAIT=2 -s 'SERVER_CMD=sleep 30'
   [ "$status" -eq 2 ]
   [[ "$output" == *"did not listen on 198.18.0.1:8080 within SERVER_WAIT=2 s; stopped it"* ]]
-  dir=$(run_dir 01-http-baseline)
+  dir=$(results_line "$output")
   nothing_left "${dir}"
   rm -rf "${RESULTS_ROOT:?}"/*
 
@@ -165,7 +165,7 @@ need_nginx() {
     -s SERVER_PORT=18383 -s 'SERVER_CMD={bin} -addr {ip} -sizes 1k'
   [ "$status" -eq 2 ]
   [[ "$output" == *"it listens on 198.18.0.1:8080 instead (SERVER_CMD has no {port}"* ]]
-  dir=$(run_dir 01-http-baseline)
+  dir=$(results_line "$output")
   nothing_left "${dir}"
   rm -rf "${RESULTS_ROOT:?}"/*
 
