@@ -202,3 +202,18 @@ func TestWrkUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossCheckBytesBelowOneUnit: "0.86GB read" has two significant digits;
+// the hook's 928351214 bytes (0.8646 GiB) agree with it (a real wrk run).
+func TestCrossCheckBytesBelowOneUnit(t *testing.T) {
+	j := &WrkResult{Requests: 812917, DurationUs: 10008635, Bytes: 928351214}
+	tx := &WrkText{Requests: 812917, ReadBytes: 0.86 * (1 << 30), DurationS: 10.01,
+		RequestsPerSecond: 81221.57, BytesPerSecond: 88.46 * (1 << 20)}
+	if err := CrossCheckWrk(j, tx); err != nil {
+		t.Fatalf("0.86GB against 928351214 bytes: %v", err)
+	}
+	tx.ReadBytes = 0.84 * (1 << 30)
+	if err := CrossCheckWrk(j, tx); err == nil || !strings.Contains(err.Error(), "bytes read") {
+		t.Fatalf("0.84GB against 928351214 bytes must disagree, got %v", err)
+	}
+}
