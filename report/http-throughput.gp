@@ -13,4 +13,4 @@ set label "line rate 1000 Mbit/s" at graph 0.01, first 1000 offset 0,0.7 front n
 set yrange [0:1100]
 plot 'http-throughput.dat' index 0 using 1:2 with linespoints pointtype 7 title "Phase 1 (wrk)", \
      'http-throughput.dat' index 1 using 1:2 with linespoints pointtype 7 title "Phase 2 (best over concurrency)", \
-     'http-throughput.dat' index 2 using 1:2 with linespoints pointtype 7 title "iperf3 s2c-1 955 Mbit/s"
+     'http-throughput.dat' index 2 using 1:2 with linespoints pointtype 7 title "iperf3 s2c-1 954 Mbit/s"
