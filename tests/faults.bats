@@ -53,7 +53,7 @@ fill_disk() {
 
 @test "a run whose results disk fills stops: disk full named, status partial, exit non-zero" {
   small_disk 32m
-  lab_up
+  lab_is_up || lab/netns.sh up
   export RESULTS_ROOT="${MNT}"
   local out="${BATS_TEST_TMPDIR}/out"
   bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s DURATION=2 >"${out}" 2>&1 &

@@ -18,18 +18,7 @@ common_setup() {
 
 common_teardown() {
   [[ -n "${RESULTS_ROOT:-}" && -d "${RESULTS_ROOT}" ]] && rm -rf "${RESULTS_ROOT}"
-  if [[ "${LAB_UP_BY_TEST:-0}" == 1 ]]; then
-    "${REPO}/lab/netns.sh" down >/dev/null 2>&1 || true
-  fi
   return 0
-}
-
-# lab_up: the netns lab up for this test; one the test brought up is taken
-# down again by common_teardown, so the suite leaves no namespaces behind.
-lab_up() {
-  lab_is_up && return 0
-  "${REPO}/lab/netns.sh" up >/dev/null
-  LAB_UP_BY_TEST=1
 }
 
 # need_root: skip a test that needs the netns lab when not root.

@@ -42,7 +42,7 @@ wait_log() { wait_for "$1" "$2" 60; }
 
 @test "lab lock: a second run on a busy lab is refused, naming the holder; the first is unharmed" {
   need_root
-  lab_up
+  lab/netns.sh up >/dev/null
   local log="${RESULTS_ROOT}/first.log"
   bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k,10k -s DURATION=3 >"${log}" 2>&1 &
   local first=$!
@@ -58,7 +58,7 @@ wait_log() { wait_for "$1" "$2" 60; }
 
 @test "lab lock: LAB_LOCK=wait queues behind the holder; a holder file left by a killed run is taken over" {
   need_root
-  lab_up
+  lab/netns.sh up >/dev/null
   local log="${RESULTS_ROOT}/first.log"
   bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k -s WARMUP=0 -s DURATION=4 >"${log}" 2>&1 &
   local first=$!
@@ -103,7 +103,7 @@ every_phase() {
 
 @test "two labs at once: every phase in both (one as an ordinary user on its server), both ok, monitors clean; down of one spares the other" {
   need_root
-  lab_up
+  lab/netns.sh up >/dev/null
   local la="${RESULTS_ROOT}/a.log" lb="${RESULTS_ROOT}/b.log"
   every_phase "${la}" -r "${RESULTS_ROOT}/a" &
   local a=$!
@@ -171,7 +171,7 @@ CASES
 
 @test "another user cannot get anything run: a watcher swapping binaries and directories in /tmp gets nowhere" {
   need_root
-  lab_up
+  lab/netns.sh up >/dev/null
   local evil
   evil=$(mktemp -d /tmp/csb-evil.XXXXXX)
   EVIL_DIR=${evil}
@@ -222,7 +222,7 @@ CASES
 
 @test "ssh lost mid-run: retried, then the run stops (4, partial) naming what it left; the next run stops those" {
   need_root
-  lab_up
+  lab/netns.sh up >/dev/null
   local log="${RESULTS_ROOT}/lost.log"
   bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k,10k -s WARMUP=0 -s DURATION=5 \
     -s SSH_RETRY=3 >"${log}" 2>&1 &

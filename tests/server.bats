@@ -115,7 +115,7 @@ need_nginx() {
 
 @test "server: SERVER=url measures a server the test started, and leaves it running" {
   need_root
-  lab_up
+  bash lab/netns.sh up >/dev/null
   local pid
   # shellcheck disable=SC2016 # $1 and $! expand in the namespace's shell
   pid=$(ip netns exec "${LAB_ID}-srv" bash -c 'setsid "$1" -addr 198.18.0.1 -port 18282 -sizes 1k </dev/null >/dev/null 2>&1 & echo $!' _ "${REPO}/bin/csb-server")
