@@ -24,7 +24,6 @@ CSB_RUN_DIR=""
 CSB_RUN_ID=""
 CSB_REMOTE_RUN=""
 CSB_RUN_ERROR=""
-CSB_CELLS_OK=0
 CSB_CELLS_FAILED=0
 CSB_CELLS_BEGUN=0
 declare -ga CSB_CLIENT_PIDS=() CSB_SERVER_PIDS=()
@@ -233,10 +232,7 @@ csb_cell_end() {
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "${CSB_CELL_NAME}" "${status}" "${CSB_CELL_START}" "${end}" \
     "${CSB_CELL_PARAMS}" "${err}" 2>/dev/null >>"${CSB_RUN_DIR}/cells.tsv" ||
     { csb_disk_note "${CSB_RUN_DIR}/cells.tsv"; full=1; }
-  case "${status}" in
-    ok) CSB_CELLS_OK=$((CSB_CELLS_OK + 1)) ;;
-    *) CSB_CELLS_FAILED=$((CSB_CELLS_FAILED + 1)) ;;
-  esac
+  [[ "${status}" == ok ]] || CSB_CELLS_FAILED=$((CSB_CELLS_FAILED + 1))
   log_info "cell ${CSB_CELL_NAME} ${status}${err:+: ${err}}"
   CSB_CELL_NAME=""
   if [[ -n "${full}" && -z "${CSB_EXITING:-}" ]]; then
