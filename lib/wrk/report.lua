@@ -2,11 +2,18 @@
 --
 -- Usage: wrk -t1 -c4 -d2s --latency -s lib/wrk/report.lua http://HOST:PORT/
 --
--- After wrk's own text summary, prints exactly one line to stdout:
+-- After wrk's own text summary, prints exactly two lines to stdout:
 --
 --   CSB_WRK_JSON {"schema":1,"requests":...,"duration_us":...,...}
+--   CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","values":[[v,count],...]}
 --
--- The line is parsed by csbench/internal/parse.ParseWrkJSON. Units are in the
+-- The first is parsed by csbench/internal/parse.ParseWrkJSON, the second by
+-- parse.ParseWrkDist: every latency value wrk recorded with its count, in
+-- increasing order (wrk's latency(i) for i = 1..#latency, see wrk's
+-- src/script.c), so that the distributions of several clients merge exactly
+-- (internal/dist). Each latency(i) walks wrk's histogram from its minimum, so
+-- the walk costs (distinct values) x (max - min) steps at worst; on a run
+-- whose maximum is seconds that is a second or so, once, after the run. Units are in the
 -- key names: every latency is in microseconds, as wrk records it. When wrk
 -- recorded no latency sample (every request failed), the latency fields are
 -- null, never 0: "not measured" must not read as "instant".
@@ -62,4 +69,11 @@ function done(summary, latency, requests)
     lat("latency_" .. p[1], function() return int(latency:percentile(p[2])) end)
   end
   io.write("CSB_WRK_JSON {" .. table.concat(f, ",") .. "}\n")
+  local v = {}
+  for i = 1, #latency do
+    local value, count = latency(i)
+    v[i] = "[" .. int(value) .. "," .. int(count) .. "]"
+  end
+  io.write('CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","values":[' ..
+    table.concat(v, ",") .. "]}\n")
 end
