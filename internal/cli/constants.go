@@ -23,6 +23,7 @@ func Constants() map[string]string {
 		"CSB_SIZE_K":               fmt.Sprint(server.KiB),
 		"CSB_SIZE_M":               fmt.Sprint(server.MiB),
 		"CSB_WRK_JSON_PREFIX":      parse.WrkJSONPrefix,
+		"CSB_WRK_DIST_PREFIX":      parse.WrkDistPrefix,
 		"C10K_FD_MARGIN":           fmt.Sprint(c10kplan.FDMargin),
 		"C10K_FD_FLOOR":            fmt.Sprint(c10kplan.FDFloor),
 		"C10K_PORT_MARGIN":         fmt.Sprint(c10kplan.PortMargin),
@@ -51,7 +52,7 @@ func ConstantsShell() string {
 	b.WriteString("# shellcheck shell=bash disable=SC2034 # each is read by a file that sources this one\n")
 	c := Constants()
 	for _, k := range []string{"CSB_FD_MARGIN", "CSB_SIZE_K", "CSB_SIZE_M", "CSB_WRK_JSON_PREFIX",
-		"CONNCLIENT_EVENT_PREFIX", "CONNCLIENT_EVENT_HOLDING", "CONNCLIENT_EVENT_RUNNING"} {
+		"CSB_WRK_DIST_PREFIX", "CONNCLIENT_EVENT_PREFIX", "CONNCLIENT_EVENT_HOLDING", "CONNCLIENT_EVENT_RUNNING"} {
 		fmt.Fprintf(&b, "%s=%s\n", k, shellQuote(c[k]))
 	}
 	return b.String()

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"csbench/internal/dist"
 	"csbench/internal/kv"
 	"csbench/internal/parse"
 	"csbench/internal/server"
@@ -47,9 +48,13 @@ type Load struct {
 	// StatusCodes is the status distribution: oha's per code; wrk only
 	// knows "2xx/3xx" and "non-2xx/3xx".
 	StatusCodes map[string]float64
-	// CrossCheck is "" when wrk's text and the hook's JSON agree, else
-	// the disagreement.
+	// CrossCheck is "" when wrk's text, the hook's JSON and its
+	// distribution line agree, else the disagreement.
 	CrossCheck string
+	// Dist is every latency value (us) wrk recorded with its count, from
+	// the hook's CSB_WRK_DIST line; nil for oha and for wrk runs made
+	// before the line existed. Several clients' Dists merge exactly.
+	Dist *dist.Dist
 }
 
 // LatencyKeys are the latency figures every cell reports, in order.
@@ -101,11 +106,31 @@ func ReadWrk(path string) (*Load, error) {
 	for _, v := range l.Errors {
 		l.ErrorsTotal += v
 	}
+	conns := 0
 	if _, err := f.Seek(0, 0); err == nil {
 		if t, err := parse.ParseWrkText(f); err != nil {
 			l.CrossCheck = "wrk's text could not be read: " + err.Error()
-		} else if err := parse.CrossCheckWrk(j, t); err != nil {
-			l.CrossCheck = err.Error()
+		} else {
+			conns = t.Connections
+			if err := parse.CrossCheckWrk(j, t); err != nil {
+				l.CrossCheck = err.Error()
+			}
+		}
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		return nil, fmt.Errorf("wrk output: %w", err)
+	}
+	d, found, err := parse.ParseWrkDist(f)
+	if err != nil {
+		return nil, err
+	}
+	if found {
+		l.Dist = &d
+		if err := parse.CrossCheckWrkDist(d, j, conns); err != nil {
+			if l.CrossCheck != "" {
+				l.CrossCheck += "; "
+			}
+			l.CrossCheck += "distribution line: " + err.Error()
 		}
 	}
 	return l, nil

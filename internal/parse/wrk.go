@@ -10,6 +10,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"csbench/internal/dist"
 )
 
 // WrkJSONPrefix starts the line that lib/wrk/report.lua prints from wrk's
@@ -385,4 +387,155 @@ func CrossCheckWrk(j *WrkResult, t *WrkText) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// WrkDistPrefix starts the line, after the WrkJSONPrefix one, in which
+// lib/wrk/report.lua prints every latency value wrk recorded with its count.
+const WrkDistPrefix = "CSB_WRK_DIST "
+
+// WrkDistSchema is the schema of the WrkDistPrefix line.
+const WrkDistSchema = "csb.wrkdist/v1"
+
+type wrkDistJSON struct {
+	Schema string     `json:"schema"`
+	Unit   string     `json:"unit"`
+	Values *dist.Dist `json:"values"`
+}
+
+// ParseWrkDist finds the one line of wrk's stdout that starts with
+// WrkDistPrefix and reads its distribution (values in microseconds). found
+// is false, with no error, when there is no such line: wrk ran with a hook
+// older than the line (every run made before it). It fails on several such
+// lines, an unknown field or schema, a unit other than "us", or values that
+// are not strictly increasing with counts above zero.
+func ParseWrkDist(r io.Reader) (d dist.Dist, found bool, err error) {
+	var line []byte
+	sc := bufio.NewScanner(r)
+	// One pair is at most ~40 bytes; wrk's histogram has at most one
+	// value per microsecond up to its timeout.
+	sc.Buffer(make([]byte, 64*1024), 256*1024*1024)
+	name := strings.TrimSpace(WrkDistPrefix)
+	for sc.Scan() {
+		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte(WrkDistPrefix)); ok {
+			if line != nil {
+				return dist.Dist{}, false, errors.New("wrk: more than one " + name + " line")
+			}
+			line = append([]byte(nil), rest...)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return dist.Dist{}, false, fmt.Errorf("wrk: %w", err)
+	}
+	if line == nil {
+		return dist.Dist{}, false, nil
+	}
+	var in wrkDistJSON
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return dist.Dist{}, false, fmt.Errorf("wrk: %s line: %w", name, err)
+	}
+	switch {
+	case in.Schema != WrkDistSchema:
+		return dist.Dist{}, false, fmt.Errorf("wrk: %s schema %q, want %q", name, in.Schema, WrkDistSchema)
+	case in.Unit != "us":
+		return dist.Dist{}, false, fmt.Errorf("wrk: %s unit %q, want \"us\"", name, in.Unit)
+	case in.Values == nil:
+		return dist.Dist{}, false, fmt.Errorf("wrk: %s line lacks values", name)
+	}
+	return *in.Values, true, nil
+}
+
+// WrkPercentiles are the percentiles the hook's JSON line carries, with
+// the JSON's value for each.
+func (r *WrkResult) WrkPercentiles() []struct {
+	P  float64
+	Us *float64
+} {
+	return []struct {
+		P  float64
+		Us *float64
+	}{
+		{50, r.LatencyP50Us}, {75, r.LatencyP75Us}, {90, r.LatencyP90Us},
+		{95, r.LatencyP95Us}, {99, r.LatencyP99Us}, {99.9, r.LatencyP999Us},
+	}
+}
+
+// CrossCheckWrkDist checks the distribution line against the hook's JSON
+// line of the same run, which wrk computed from the same histogram: min,
+// max and every percentile must be equal (dist.Percentile follows wrk's
+// rule), the mean equal to float precision. The count is checked too: wrk
+// records requests less timeouts, then (wrk 4, src/wrk.c) adds
+// stats_correct's synthetic samples for coordinated omission, at an
+// interval of duration / (requests / connections); connections is wrk's
+// -c (the text's "N connections"; 0 skips the count). Undoing that
+// correction must leave exactly requests - timeouts samples. It returns
+// nil or an error listing every disagreement.
+func CrossCheckWrkDist(d dist.Dist, j *WrkResult, connections int) error {
+	var errs []error
+	if j.LatencyMinUs == nil {
+		if d.Count() != 0 {
+			errs = append(errs, fmt.Errorf("distribution has %d samples, JSON none", d.Count()))
+		}
+		return errors.Join(errs...)
+	}
+	if d.Count() == 0 {
+		return errors.New("distribution empty, JSON has latencies")
+	}
+	mn, _ := d.Min()
+	mx, _ := d.Max()
+	if float64(mn) != *j.LatencyMinUs {
+		errs = append(errs, fmt.Errorf("min: distribution %d, JSON %v", mn, *j.LatencyMinUs))
+	}
+	if j.LatencyMaxUs != nil && float64(mx) != *j.LatencyMaxUs {
+		errs = append(errs, fmt.Errorf("max: distribution %d, JSON %v", mx, *j.LatencyMaxUs))
+	}
+	if mean, _ := d.Mean(); j.LatencyMeanUs != nil && math.Abs(mean-*j.LatencyMeanUs) > 1e-9*math.Max(1, *j.LatencyMeanUs) {
+		errs = append(errs, fmt.Errorf("mean: distribution %v, JSON %v", mean, *j.LatencyMeanUs))
+	}
+	for _, p := range j.WrkPercentiles() {
+		if p.Us == nil {
+			continue
+		}
+		if v, _ := d.Percentile(p.P); float64(v) != *p.Us {
+			errs = append(errs, fmt.Errorf("p%v: distribution %d, JSON %v", p.P, v, *p.Us))
+		}
+	}
+	if connections > 0 {
+		recorded := j.Requests - min(j.Errors.Timeout, j.Requests)
+		if n := uncorrectedCount(d, j.DurationUs, j.Requests, uint64(connections)); n != recorded {
+			errs = append(errs, fmt.Errorf("count: distribution %d samples (%d before wrk's correction), JSON requests - timeouts = %d",
+				d.Count(), n, recorded))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// uncorrectedCount undoes wrk's stats_correct: for every value n >= 2e
+// (e = duration / (requests / connections), integer division as in wrk),
+// the count n had before the correction was added at n-e, n-2e, ... while
+// above e. Walking down from the maximum, each value's added count is
+// known before it is read.
+func uncorrectedCount(d dist.Dist, durationUs, requests, connections uint64) uint64 {
+	if requests/connections == 0 {
+		return d.Count()
+	}
+	e := durationUs / (requests / connections)
+	if e == 0 {
+		return d.Count()
+	}
+	added := map[uint64]uint64{}
+	var n uint64
+	pairs := d.Pairs()
+	for i := len(pairs) - 1; i >= 0; i-- {
+		p := pairs[i]
+		orig := p.Count - min(added[p.Value], p.Count)
+		n += orig
+		if p.Value >= 2*e && orig > 0 {
+			for m := p.Value - e; m > e; m -= e {
+				added[m] += orig
+			}
+		}
+	}
+	return n
 }

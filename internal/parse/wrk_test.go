@@ -217,3 +217,78 @@ func TestCrossCheckBytesBelowOneUnit(t *testing.T) {
 		t.Fatalf("0.84GB against 928351214 bytes must disagree, got %v", err)
 	}
 }
+
+func TestParseWrkDist(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		conns int
+	}{
+		// wrk -t2 -c8 -d2s --latency -s lib/wrk/report.lua .../payload/1k
+		{"wrk-dist-200.txt", 8},
+		// wrk -t1 -c1 -d1s ... /healthz
+		{"wrk-dist-c1.txt", 1},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			d, found, err := ParseWrkDist(open(t, c.file))
+			if err != nil || !found {
+				t.Fatalf("found %v, err %v", found, err)
+			}
+			j, err := ParseWrkJSON(open(t, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every figure wrk computed from its histogram, the
+			// percentiles exactly, and the count once wrk's
+			// coordinated-omission correction is undone.
+			if err := CrossCheckWrkDist(d, j, c.conns); err != nil {
+				t.Fatal(err)
+			}
+			tx, err := ParseWrkText(open(t, c.file))
+			if err != nil || tx.Connections != c.conns {
+				t.Fatalf("text: %+v, %v", tx, err)
+			}
+			if err := CrossCheckWrk(j, tx); err != nil {
+				t.Fatal(err)
+			}
+			// A wrong count, min or percentile is caught.
+			bad := *j
+			bad.Requests++
+			if err := CrossCheckWrkDist(d, &bad, c.conns); err == nil || !strings.Contains(err.Error(), "count") {
+				t.Errorf("requests+1: %v", err)
+			}
+			p99 := *j.LatencyP99Us + 1
+			bad = *j
+			bad.LatencyP99Us = &p99
+			if err := CrossCheckWrkDist(d, &bad, c.conns); err == nil || !strings.Contains(err.Error(), "p99") {
+				t.Errorf("p99+1: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseWrkDistAbsent(t *testing.T) {
+	// Raw files from before the line: not an error, found is false.
+	for _, f := range []string{"wrk-200.txt", "wrk-timeout.txt"} {
+		if _, found, err := ParseWrkDist(open(t, f)); found || err != nil {
+			t.Errorf("%s: found %v, err %v", f, found, err)
+		}
+	}
+}
+
+func TestParseWrkDistBad(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`CSB_WRK_DIST {"schema":"csb.wrkdist/v2","unit":"us","values":[]}`, "schema"},
+		{`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"ms","values":[]}`, "unit"},
+		{`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us"}`, "lacks values"},
+		{`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","values":[[5,1],[4,1]]}`, "increase"},
+		{`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","values":[[5,0]]}`, "count 0"},
+		{`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","values":[],"x":1}`, "unknown field"},
+		{"CSB_WRK_DIST {\"schema\":\"csb.wrkdist/v1\",\"unit\":\"us\",\"values\":[]}\nCSB_WRK_DIST {}", "more than one"},
+		{`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","values":[[1,`, "CSB_WRK_DIST line"},
+	} {
+		_, _, err := ParseWrkDist(strings.NewReader(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want %q", c.in, err, c.want)
+		}
+	}
+}
