@@ -23,7 +23,10 @@ import (
 
 // Hosts holds what was recorded on the server and the client.
 type Hosts struct {
-	dir     string
+	dir string
+	// Names are the hosts monitored: "server" and "client", or with N
+	// clients "server", "client1", ..., "clientN" (monitors/<label>/).
+	Names   []string
 	Mpstat  map[string]*parse.MpstatReport  // "server", "client"
 	Pidstat map[string]*parse.PidstatReport // "server/csb-server", "client/connclient", ...
 	Sadf    map[string]*parse.SadfReport    // "server", "client"
@@ -38,7 +41,8 @@ type Hosts struct {
 func Load(dir string) *Hosts {
 	h := &Hosts{dir: dir, Mpstat: map[string]*parse.MpstatReport{}, Pidstat: map[string]*parse.PidstatReport{},
 		Sadf: map[string]*parse.SadfReport{}, AllProcs: map[string]*parse.PidstatReport{}}
-	for _, host := range []string{"server", "client"} {
+	h.Names = hostNames(dir)
+	for _, host := range h.Names {
 		nics := []string{host + "_nic_rx_mbps", host + "_nic_tx_mbps", host + "_nic_rx_pps", host + "_nic_tx_pps"}
 		p := filepath.Join(dir, "monitors", host, "sar.json")
 		if f, err := os.Open(p); err == nil {
@@ -100,6 +104,23 @@ func Load(dir string) *Hosts {
 	return h
 }
 
+// hostNames is "server", "client" for a one-client run; with N clients
+// (monitors/client1/ exists) "server" and every monitors/client<k>/, in
+// order of k.
+func hostNames(dir string) []string {
+	if st, err := os.Stat(filepath.Join(dir, "monitors", "client1")); err != nil || !st.IsDir() {
+		return []string{"server", "client"}
+	}
+	names := []string{"server"}
+	for k := 1; ; k++ {
+		l := fmt.Sprintf("client%d", k)
+		if st, err := os.Stat(filepath.Join(dir, "monitors", l)); err != nil || !st.IsDir() {
+			return names
+		}
+		names = append(names, l)
+	}
+}
+
 // problem notes a monitor file that is missing or broken, on one line (a
 // parser's message may quote raw bytes), with the metrics it leaves null.
 func (h *Hosts) problem(p, what string, nulls []string) {
@@ -128,7 +149,7 @@ func Window(c rundir.Cell) parse.Window {
 // core's mean, which shows a single-threaded bound that the mean hides).
 func (h *Hosts) CPU(c rundir.Cell, m map[string]*float64) {
 	w := Window(c)
-	for _, host := range []string{"server", "client"} {
+	for _, host := range h.Names {
 		m[host+"_cpu_pct"] = nil
 		m[host+"_cpu_max_core_pct"] = nil
 		r := h.Mpstat[host]
@@ -156,7 +177,7 @@ func (h *Hosts) CPU(c rundir.Cell, m map[string]*float64) {
 // packets per second. An independent check of what the tools report.
 func (h *Hosts) NIC(c rundir.Cell, nics map[string]string, m map[string]*float64) {
 	w := Window(c)
-	for _, host := range []string{"server", "client"} {
+	for _, host := range h.Names {
 		for _, k := range []string{"_nic_rx_mbps", "_nic_tx_mbps", "_nic_rx_pps", "_nic_tx_pps"} {
 			m[host+k] = nil
 		}
@@ -261,7 +282,7 @@ var counterMetrics = []struct{ counter, metric string }{
 // after it (server_time_wait, client_tcp_inuse).
 func (h *Hosts) Counters(c rundir.Cell, m map[string]*float64) []string {
 	var problems []string
-	for _, host := range []string{"server", "client"} {
+	for _, host := range h.Names {
 		base := filepath.Join(h.dir, "monitors", host, "counters", c.Name)
 		for _, cm := range counterMetrics {
 			m[host+"_"+cm.metric] = nil

@@ -44,7 +44,7 @@ func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir
 	}
 	var notes []string
 	hosts.CPU(rc, m)
-	hosts.NIC(rc, map[string]string{"server": s.Hosts["server"].NIC, "client": s.Hosts["client"].NIC}, m)
+	hosts.NIC(rc, NICs(s), m)
 	hosts.Procs(rc, "server/csb-server", "server", m)
 	// pidstat-loadgen-<cell>.txt watched this cell's load generator only,
 	// from its start to its end: every sample in it is the cell's, the
@@ -59,6 +59,9 @@ func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir
 	c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 	// The warm-up (WARMUP) ran before the cell: its whole window counts.
 	c.Trust = trust.Steady(c.Trust, hosts, rc, trust.Sender{Host: "server", NIC: s.Hosts["server"].NIC}, 0, trust.CVThreshold(r))
+	if set := s.Clients.Set(); set != nil {
+		return append(notes, measureClients(r, s, hosts, rc, c, set)...)
+	}
 	if rc.Status != "ok" {
 		return notes
 	}
@@ -119,6 +122,18 @@ func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir
 		fail(c, fmt.Sprintf("no response carried the payload (%.0f responses, %.0f errors)", l.Responses, l.ErrorsTotal))
 	}
 	return notes
+}
+
+// NICs maps each monitored host to its benchmark interface: "server",
+// "client", and with N clients "client1", ... from run.env.
+func NICs(s *summary.Summary) map[string]string {
+	nics := map[string]string{"server": s.Hosts["server"].NIC, "client": s.Hosts["client"].NIC}
+	if s.Clients != nil {
+		for _, h := range s.Clients.Hosts {
+			nics[h.Label] = h.NIC
+		}
+	}
+	return nics
 }
 
 func fail(c *summary.Cell, msg string) {

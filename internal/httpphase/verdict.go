@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"csbench/internal/clients"
 	"csbench/internal/report"
 	"csbench/internal/summary"
 )
@@ -61,6 +62,11 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 		return &summary.Verdict{Bound: BoundNone, Evidence: ev}
 	}
 	srvCPUs := summary.Val(s.Hosts["server"].CPUs)
+	if s.Clients != nil {
+		if n := clients.CPUCount(s.Clients.ServerCPUs); n > 0 {
+			srvCPUs = float64(n) // pinned: its cpuset is what it had
+		}
+	}
 	cliCPUs := summary.Val(s.Hosts["client"].CPUs)
 	cliLimit := cliCPUs
 	tool := c.Params["loadgen"]
@@ -93,8 +99,19 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 	if tool == "wrk" {
 		limit = fmt.Sprintf(", %s thread(s)", c.Params["threads"])
 	}
+	multi := len(c.Clients) > 0
+	var boundClients []string
+	if multi {
+		boundClients = ClientVerdicts(s, c)
+		limit = fmt.Sprintf(" summed over %d clients", len(c.Clients))
+	}
 	if !noCPU {
 		ev = append(ev, fmt.Sprintf("the server under test %s%%, %s %s%% of one CPU%s", report.N(m["server_proc_cpu_pct"], 0), tool, report.N(m["client_proc_cpu_pct"], 0), limit))
+	}
+	for _, cc := range c.Clients {
+		if cc.CPUBound {
+			ev = append(ev, fmt.Sprintf("%s is CPU-bound (%s)", cc.Label, cc.CPUBoundEvidence))
+		}
 	}
 	if shared {
 		// What the host was busy with beyond the two processes: the
@@ -120,6 +137,10 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 	if !shared {
 		srvSat = srvSat || ge(val(m, "server_cpu_pct"), CPUSaturated)
 		cliSat = cliSat || ge(val(m, "client_cpu_pct"), CPUSaturated)
+	}
+	if multi {
+		// Each client on its own: a sum over clients bounds nothing.
+		cliSat = len(boundClients) > 0
 	}
 	bound := BoundUnclear
 	switch {

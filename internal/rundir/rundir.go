@@ -20,7 +20,7 @@ type Run struct {
 	Env      map[string]string // run.env, last value of each key wins
 	Settings map[string]string // run.env's setting.* keys, prefix removed
 	Cells    []Cell
-	Hosts    map[string]Host // "server", "client"
+	Hosts    map[string]Host // "server", "client"; with N clients also "client1", ...
 }
 
 // Cell is one line of cells.tsv.
@@ -63,7 +63,16 @@ func Read(dir string) (*Run, error) {
 		return nil, err
 	}
 	r.Cells = cells
-	for _, h := range []string{"server", "client"} {
+	hosts := []string{"server", "client"}
+	// An N-client run (see internal/clients) captures each client's
+	// environment under env/<label>/.
+	if n, err := strconv.Atoi(env["clients"]); err == nil && n >= 2 {
+		hosts = hosts[:1]
+		for k := 1; k <= n; k++ {
+			hosts = append(hosts, fmt.Sprintf("client%d", k))
+		}
+	}
+	for _, h := range hosts {
 		d := filepath.Join(dir, "env", h)
 		facts, _ := readKV(filepath.Join(d, "facts.env"), "=")
 		sysctls, _ := readKV(filepath.Join(d, "sysctl.txt"), " = ")

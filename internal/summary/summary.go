@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"csbench/internal/atomicfile"
+	"csbench/internal/clients"
 	"csbench/internal/rundir"
 )
 
@@ -60,7 +61,55 @@ type Summary struct {
 	Link          Link              `json:"link"`
 	Server        *Server           `json:"server,omitempty"` // HTTP phases only
 	Hosts         map[string]Host   `json:"hosts"`
-	Cells         []Cell            `json:"cells"`
+	// Clients is set for a run with several client hosts (run.env
+	// clients >= 2) and absent for one client.
+	Clients *Clients `json:"clients,omitempty"`
+	Cells   []Cell   `json:"cells"`
+}
+
+// Clients is the client hosts of an N-client run, from run.env.
+type Clients struct {
+	N     int          `json:"n"`
+	Hosts []ClientHost `json:"hosts"`
+	// ServerCPUs is the server host's cpuset ("" = all CPUs).
+	ServerCPUs   string   `json:"server_cpus"`
+	ClockBoundMs *float64 `json:"clock_bound_ms"`
+}
+
+// ClientHost is one client host: its label (client<k>, the name of its
+// monitors/, env/ and raw/ directories), where it ran and on which CPUs.
+type ClientHost struct {
+	Label string   `json:"label"`
+	SSH   string   `json:"ssh"`
+	Addrs []string `json:"addrs"`
+	NIC   string   `json:"nic"`
+	CPUs  string   `json:"cpus"` // cpuset, "" = all
+	// ClockOffsetMs is the host's clock minus the controller's.
+	ClockOffsetMs *float64 `json:"clock_offset_ms"`
+}
+
+// ClientsFrom converts the run's client set (nil for one client).
+func ClientsFrom(set *clients.Set) *Clients {
+	if set == nil {
+		return nil
+	}
+	out := &Clients{N: set.N(), ServerCPUs: set.ServerCPUs, ClockBoundMs: set.ClockBoundMs}
+	for _, c := range set.Clients {
+		out.Hosts = append(out.Hosts, ClientHost{Label: c.Label, SSH: c.SSH, Addrs: c.Addrs, NIC: c.NIC, CPUs: c.CPUs, ClockOffsetMs: c.ClockOffsetMs})
+	}
+	return out
+}
+
+// Set converts back to the clients package's form.
+func (c *Clients) Set() *clients.Set {
+	if c == nil {
+		return nil
+	}
+	set := &clients.Set{ServerCPUs: c.ServerCPUs, ClockBoundMs: c.ClockBoundMs}
+	for i, h := range c.Hosts {
+		set.Clients = append(set.Clients, clients.Client{K: i + 1, Label: h.Label, SSH: h.SSH, Addrs: h.Addrs, NIC: h.NIC, CPUs: h.CPUs, ClockOffsetMs: h.ClockOffsetMs})
+	}
+	return set
 }
 
 // Git is the commit the run was made from.
@@ -176,11 +225,57 @@ type Cell struct {
 	Trust     *Trust `json:"trust,omitempty"`
 	StartedAt string `json:"started_at"`
 	EndedAt   string `json:"ended_at"`
+	// Clients are the per-client figures of a cell run from several
+	// client hosts (absent with one); Overlap the window in which every
+	// client was loading; LatencyMerge how the cell's latency figures
+	// were combined: LatencyMergeExact or LatencyMergeNone.
+	Clients      []ClientCell `json:"clients,omitempty"`
+	Overlap      *Overlap     `json:"overlap,omitempty"`
+	LatencyMerge string       `json:"latency_merge,omitempty"`
 	// Unparsed is the raw file (relative to the run directory) that is
 	// missing, unreadable or malformed, set by SetRawError; csb summarize
 	// then marks the run partial. Not part of summary.json: the cell's
 	// error says it.
 	Unparsed string `json:"-"`
+}
+
+// How an N-client cell's latency figures were combined.
+const (
+	// LatencyMergeExact: from the merge of every client's full
+	// distribution (wrk's CSB_WRK_DIST lines): the run's own figures.
+	LatencyMergeExact = "exact"
+	// LatencyMergeNone: some client's output carries no full
+	// distribution (oha's JSON, a wrk hook older than the line): only the
+	// maximum is exact, no percentile is given for the cell.
+	LatencyMergeNone = "not-mergeable"
+)
+
+// ClientCell is one client's share of a cell: its figures over its own
+// run, with the same metric names as the cell's (rps, throughput_mbps,
+// latency_p99_ms, loadgen_cpu_pct, ...).
+type ClientCell struct {
+	Label       string              `json:"label"`
+	Connections *float64            `json:"connections"`
+	Metrics     map[string]*float64 `json:"metrics"`
+	// StartMs and EndMs are its run on the controller's clock (its own
+	// timing less its clock offset); nil without a timing file.
+	StartMs *float64 `json:"start_ms"`
+	EndMs   *float64 `json:"end_ms"`
+	// CPUBound is true when this client's load generator or host was
+	// saturated (httpphase.CPUSaturated), with the evidence.
+	CPUBound         bool   `json:"cpu_bound"`
+	CPUBoundEvidence string `json:"cpu_bound_evidence,omitempty"`
+}
+
+// Overlap is the window in which every client of a cell was loading, on
+// the controller's clock: [latest start + warm-up, earliest end].
+type Overlap struct {
+	FromMs        float64 `json:"from_ms"`
+	ToMs          float64 `json:"to_ms"`
+	S             float64 `json:"s"`
+	StartSpreadMs float64 `json:"start_spread_ms"`
+	EndSpreadMs   float64 `json:"end_spread_ms"`
+	WarmupS       float64 `json:"warmup_s"`
 }
 
 // Trust is a cell's marks (internal/trust computes them).
@@ -393,6 +488,11 @@ func New(r *rundir.Run, generatedBy string) *Summary {
 			NIC: h.Facts["nic"], NICMTU: num(h.Facts["nic_mtu"]), NICSpeed: num(h.Facts["nic_speed_mbps"]),
 			NICDriver: h.Facts["nic_driver"], Sysctls: h.Sysctls, Tools: h.Tools,
 		}
+	}
+	if set, err := clients.FromRun(r); err != nil {
+		s.Notes = append(s.Notes, err.Error())
+	} else {
+		s.Clients = ClientsFrom(set)
 	}
 	s.Link = LinkFor(r.Settings["LINK_RATE"], s.Lab)
 	if r.Get("server.kind") != "" || httpPhase(s.Phase) {
