@@ -13,6 +13,7 @@ import (
 	"csbench/internal/dist"
 	"csbench/internal/hostdata"
 	"csbench/internal/kv"
+	"csbench/internal/report"
 	"csbench/internal/rundir"
 	"csbench/internal/server"
 	"csbench/internal/summary"
@@ -41,7 +42,7 @@ var ClientMetricKeys = []string{
 // figures from the merge of the clients' full distributions, the counts
 // summed, and every client's own figures in c.Clients. set is the run's
 // clients; m already holds the server's figures.
-func measureClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell, set *clients.Set) []string {
+func measureClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell, set *clients.Set, basis Basis) []string {
 	m := c.Metrics
 	var notes []string
 	lg := rc
@@ -151,6 +152,9 @@ func measureClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc
 		m["throughput_mbps"] = summary.F(round(tput, 2))
 	}
 	m["goodput_mbps"] = summary.F(round(good, 2))
+	if basis.Mbps != nil && m["throughput_mbps"] != nil {
+		m["link_utilization"] = summary.F(round(*m["throughput_mbps"] / *basis.Mbps, 3))
+	}
 	m["clients"] = summary.F(float64(set.N()))
 	for _, k := range LatencyKeys {
 		m["latency_"+k+"_ms"] = rounded(agg.Latency[k], 3)
@@ -287,4 +291,44 @@ func ClientVerdicts(s *summary.Summary, c *summary.Cell) []string {
 	}
 	sort.Strings(bound)
 	return bound
+}
+
+// ClientsSection writes an N-client run's per-client table: every cell's
+// share of each client, how far apart the clients started and ended, and
+// how the latencies were combined. Nothing for a one-client run.
+func ClientsSection(d *report.Doc, s *summary.Summary) {
+	if s.Clients == nil {
+		return
+	}
+	d.H(2, fmt.Sprintf("Per client (%d client hosts)", s.Clients.N))
+	var rows [][]string
+	merged := map[string]bool{}
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		merged[c.LatencyMerge] = true
+		spread := "—"
+		if o := c.Overlap; o != nil {
+			spread = fmt.Sprintf("start %s ms, end %s ms apart; overlap %s s", report.N(&o.StartSpreadMs, 0), report.N(&o.EndSpreadMs, 0), report.N(&o.S, 3))
+		}
+		for _, cc := range c.Clients {
+			m := cc.Metrics
+			bound := "—"
+			if cc.CPUBound {
+				bound = "**CPU-bound**: " + cc.CPUBoundEvidence
+			}
+			rows = append(rows, []string{"`" + c.Name + "`", cc.Label, report.N(cc.Connections, 0), report.N(m["rps"], 0),
+				report.N(m["throughput_mbps"], 1), report.N(m["latency_p50_ms"], 2), report.N(m["latency_p99_ms"], 2),
+				report.N(m["latency_max_ms"], 2), report.N(m["errors_total"], 0), report.N(m["loadgen_cpu_pct"], 0),
+				report.N(m["host_cpu_pct"], 0), bound, spread})
+		}
+	}
+	d.Table([]string{"cell", "client", "connections", "RPS", "throughput Mbit/s", "p50 ms", "p99 ms", "max ms", "errors",
+		"load generator % of one CPU", "host %", "bound", "clients apart"}, rows)
+	d.P("Each client ran the same load generator at one agreed moment (`csb start-at`); its figures are over its own run. The cell's RPS and throughput are the **sum of the clients' rates**, each over its own run (wrk and oha report one total per run, not per second), so they stand for the window in which all were loading only as far as the clients started and ended together: the last column says how far apart they were (on the controller's clock: each client's times less its clock offset), and the overlap, the window in which every client was loading.")
+	switch {
+	case merged[summary.LatencyMergeNone]:
+		d.P("**Latency not merged exactly** for the cells marked so in `summary.json` (`latency_merge: %s`): a client's output carries no full distribution (oha's JSON has percentiles and a coarse histogram only; a wrk hook older than its `CSB_WRK_DIST` line has none). Those cells give only the exact maximum over the clients; their percentiles are per client, above. Percentiles are never averaged.", summary.LatencyMergeNone)
+	case merged[summary.LatencyMergeExact]:
+		d.P("Latency percentiles of the cells are **exact**: computed from the merge of every client's full distribution (wrk's `CSB_WRK_DIST` line: every recorded value with its count), by wrk's own rule, so they are what one wrk would have said had it made every request. Percentiles are never averaged.")
+	}
 }

@@ -60,7 +60,7 @@ func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir
 	// The warm-up (WARMUP) ran before the cell: its whole window counts.
 	c.Trust = trust.Steady(c.Trust, hosts, rc, trust.Sender{Host: "server", NIC: s.Hosts["server"].NIC}, 0, trust.CVThreshold(r))
 	if set := s.Clients.Set(); set != nil {
-		return append(notes, measureClients(r, s, hosts, rc, c, set)...)
+		return append(notes, measureClients(r, s, hosts, rc, c, set, basis)...)
 	}
 	if rc.Status != "ok" {
 		return notes

@@ -42,6 +42,10 @@ func Rules(s *summary.Summary) string {
 	if SharedCPUs(s.Lab) {
 		shared = fmt.Sprintf(" In this lab (%s) server and client are one machine: when its CPUs are ≥ %.0f%% busy (mpstat) and neither process alone is saturated, the verdict is **%s**, as it is: the two compete for the same cores.", s.Lab, CPUSaturated, BoundShared)
 	}
+	if s.Clients != nil {
+		shared += fmt.Sprintf(" With %d client hosts each client is judged on its own (a sum over clients bounds nothing): **%s** when one client's load generator uses ≥ %.0f%% of what it can (wrk: its threads, at most the CPUs that client had) or, on a host of its own, that host is ≥ %.0f%% busy; the evidence names the client (\"client2 is CPU-bound\").",
+			s.Clients.N, BoundClient, CPUSaturated, CPUSaturated)
+	}
 	return fmt.Sprintf("Verdict rules, in order: **%s** when throughput (HTTP bytes incl. headers) is ≥ %.0f%% of the basis (the Phase 0 baseline, else the TCP ceiling of LINK_RATE); **%s** when the server under test (its processes, pidstat) uses ≥ %.0f%% of the server's CPUs, or — on separate hosts — the server host is ≥ %.0f%% busy (mpstat); **%s** likewise for the load generator (wrk can use at most one CPU per thread) or the client host; otherwise **%s**.%s",
 		BoundNetwork, AtLink*100, BoundServer, CPUSaturated, CPUSaturated, BoundClient, BoundUnclear, shared)
 }

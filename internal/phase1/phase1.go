@@ -64,6 +64,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		"p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "errors", "status"}, rows)
 	d.P("Throughput counts every HTTP byte wrk read (status lines, headers, bodies), as iperf3 counts TCP payload, so the two compare directly; goodput counts the bodies of 2xx/3xx responses only. Throughput is compared with %s. Latencies are wrk's (from the `done()` hook, `lib/wrk/report.lua`; wrk's own text is kept beside it in `raw/<payload>.txt` and cross-checked); %s %s",
 		basis.What, httpphase.WrkLatencyNote, warmupNote(s))
+	httpphase.ClientsSection(&d, s)
 	trust.Section(&d, s.Cells)
 	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)
 

@@ -165,6 +165,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 			"server host CPU %", "client host CPU %", "csb-server % of 1 CPU", tool(r, s) + " % of 1 CPU", "TIME_WAIT after (server / client)", "bound by", "status"}, rows)
 	}
 	d.P("Host CPU: mpstat's mean busy share of all CPUs over the cell; process CPU: pidstat, in %% of one CPU. TIME_WAIT: `/proc/net/sockstat` on each host right after the cell.")
+	httpphase.ClientsSection(&d, s)
 	trust.Section(&d, s.Cells)
 	movingSection(&d, plateaus)
 	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)

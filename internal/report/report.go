@@ -137,6 +137,13 @@ func short(c string) string {
 func labDescription(s *summary.Summary) string {
 	srv, cli := s.Hosts["server"], s.Hosts["client"]
 	cores := N(srv.CPUs, 0)
+	if c := s.Clients; c != nil {
+		var names []string
+		for _, h := range c.Hosts {
+			names = append(names, fmt.Sprintf("%s (`%s`, CPUs %s)", h.Label, h.SSH, cpuset(h.CPUs)))
+		}
+		return fmt.Sprintf("%s — %d client hosts: %s; server on CPUs %s", s.Lab, c.N, strings.Join(names, ", "), cpuset(c.ServerCPUs))
+	}
 	switch s.Lab {
 	case "netns":
 		return fmt.Sprintf("netns — emulated: two network namespaces on one %s-core host (%s), a veth pair shaped by tbf to LINK_RATE=%s; server and client share the CPUs", cores, srv.CPUModel, s.Link.Rate)
@@ -181,39 +188,79 @@ var sysctlsShown = []string{
 	"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.default_qdisc",
 }
 
-// Environment writes both hosts' facts side by side.
+// Environment writes the hosts' facts side by side: server and client, or
+// with N clients the server and every client<k>.
 func Environment(d *Doc, s *summary.Summary) {
 	d.H(2, "Environment")
-	srv, cli := s.Hosts["server"], s.Hosts["client"]
-	row := func(k, a, b string) []string { return []string{k, a, b} }
+	names := []string{"server", "client"}
+	if s.Clients != nil {
+		names = names[:1]
+		for _, h := range s.Clients.Hosts {
+			names = append(names, h.Label)
+		}
+	}
+	hs := make([]summary.Host, len(names))
+	for i, n := range names {
+		hs[i] = s.Hosts[n]
+	}
+	row := func(k string, f func(h summary.Host) string) []string {
+		r := []string{k}
+		for _, h := range hs {
+			r = append(r, f(h))
+		}
+		return r
+	}
 	rows := [][]string{
-		row("hostname", srv.Hostname, cli.Hostname),
-		row("kernel", srv.Kernel, cli.Kernel),
-		row("OS", srv.OS, cli.OS),
-		row("CPU", srv.CPUModel, cli.CPUModel),
-		row("CPUs", N(srv.CPUs, 0), N(cli.CPUs, 0)),
-		row("memory MB", N(srv.MemTotalMB, 0), N(cli.MemTotalMB, 0)),
-		row("ulimit -n soft/hard", srv.UlimitNSoft+" / "+srv.UlimitNHard, cli.UlimitNSoft+" / "+cli.UlimitNHard),
-		row("NIC", srv.NIC, cli.NIC),
-		row("NIC MTU", N(srv.NICMTU, 0), N(cli.NICMTU, 0)),
-		row("NIC speed Mbit/s", N(srv.NICSpeed, 0), N(cli.NICSpeed, 0)),
-		row("NIC driver", srv.NICDriver, cli.NICDriver),
+		row("hostname", func(h summary.Host) string { return h.Hostname }),
+		row("kernel", func(h summary.Host) string { return h.Kernel }),
+		row("OS", func(h summary.Host) string { return h.OS }),
+		row("CPU", func(h summary.Host) string { return h.CPUModel }),
+		row("CPUs", func(h summary.Host) string { return N(h.CPUs, 0) }),
 	}
+	if c := s.Clients; c != nil {
+		r := []string{"CPUs it had (cpuset)", cpuset(c.ServerCPUs)}
+		o := []string{"clock offset ms (host − controller)", "0 (the controller's reference)"}
+		for _, h := range c.Hosts {
+			r = append(r, cpuset(h.CPUs))
+			o = append(o, N(h.ClockOffsetMs, 1))
+		}
+		rows = append(rows, r, o)
+	}
+	rows = append(rows,
+		row("memory MB", func(h summary.Host) string { return N(h.MemTotalMB, 0) }),
+		row("ulimit -n soft/hard", func(h summary.Host) string { return h.UlimitNSoft + " / " + h.UlimitNHard }),
+		row("NIC", func(h summary.Host) string { return h.NIC }),
+		row("NIC MTU", func(h summary.Host) string { return N(h.NICMTU, 0) }),
+		row("NIC speed Mbit/s", func(h summary.Host) string { return N(h.NICSpeed, 0) }),
+		row("NIC driver", func(h summary.Host) string { return h.NICDriver }),
+	)
 	for _, k := range sysctlsShown {
-		rows = append(rows, row("`"+k+"`", srv.Sysctls[k], cli.Sysctls[k]))
+		rows = append(rows, row("`"+k+"`", func(h summary.Host) string { return h.Sysctls[k] }))
 	}
-	for _, k := range rundir.SortedKeys(srv.Tools) {
-		rows = append(rows, row(k, srv.Tools[k], cli.Tools[k]))
+	for _, k := range rundir.SortedKeys(hs[0].Tools) {
+		rows = append(rows, row(k, func(h summary.Host) string { return h.Tools[k] }))
 	}
 	for i, r := range rows {
-		for j := 1; j < 3; j++ {
+		for j := 1; j < len(r); j++ {
 			if r[j] == "" || r[j] == " / " {
 				rows[i][j] = "—"
 			}
 		}
 	}
-	d.Table([]string{"", "server", "client"}, rows)
+	d.Table(append([]string{""}, names...), rows)
+	if s.Clients != nil {
+		d.P("Full captures (addresses, routes, qdisc, ethtool, every sysctl listed) are in `env/server/` and `env/<client>/`. Clock offsets were measured by the runner before the run, within its bound of %s ms.", N(s.Clients.ClockBoundMs, 0))
+		return
+	}
 	d.P("Full captures (addresses, routes, qdisc, ethtool, every sysctl listed) are in `env/server/` and `env/client/`.")
+}
+
+// cpuset describes a host's CPU set: "all" when it was not pinned.
+func cpuset(c string) string {
+	if c == "" {
+		return "all"
+	}
+	return c
 }
 
 // Files lists where the raw data of this run lives.
