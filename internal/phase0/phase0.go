@@ -56,10 +56,18 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		for _, k := range []string{"throughput_mbps", "sender_mbps", "retransmits", "iperf3_client_cpu_pct", "iperf3_server_cpu_pct", "link_utilization"} {
 			m[k] = nil
 		}
-		raw := filepath.Join(r.Dir, "raw", rc.Name+".json")
-		res, err := readIperf3(raw)
-		if err != nil {
-			c.SetRawError(r.Dir, raw, err)
+		set := s.Clients.Set()
+		var res *parse.Iperf3Result
+		if set != nil {
+			hosts.CPU(rc, m)
+			s.Notes = append(s.Notes, summarizeClients(r, s, hosts, rc, &c, set)...)
+		} else {
+			raw := filepath.Join(r.Dir, "raw", rc.Name+".json")
+			var err error
+			res, err = readIperf3(raw)
+			if err != nil {
+				c.SetRawError(r.Dir, raw, err)
+			}
 		}
 		if res != nil {
 			m["throughput_mbps"] = mbps(res.ReceiverBitsPerSecond)
@@ -82,18 +90,23 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 			}
 		}
 		hosts.CPU(rc, m)
-		hosts.NIC(rc, map[string]string{"server": s.Hosts["server"].NIC, "client": s.Hosts["client"].NIC}, m)
+		hosts.NIC(rc, nics(s), m)
 		for _, p := range hosts.Counters(rc, m) {
 			s.Notes = append(s.Notes, "cell "+rc.Name+": "+p)
 		}
 		c.Verdict = verdict(s, &c)
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 		snd := trust.Sender{Host: "client", NIC: s.Hosts["client"].NIC}
+
 		if rc.Params["reverse"] == "1" {
 			snd = trust.Sender{Host: "server", NIC: s.Hosts["server"].NIC}
 		}
 		omit, _ := strconv.Atoi(rc.Params["omit_s"])
-		c.Trust = trust.Steady(c.Trust, hosts, rc, snd, omit, trust.CVThreshold(r))
+		// With N clients sending (no -R) there is no one sender's NIC
+		// to judge: steadiness is judged on the server's when it sends.
+		if set == nil || rc.Params["reverse"] == "1" {
+			c.Trust = trust.Steady(c.Trust, hosts, rc, snd, omit, trust.CVThreshold(r))
+		}
 		if res != nil && c.Trust != nil && c.Trust.Steadiness != nil {
 			for _, iv := range res.Intervals {
 				if !iv.Omitted {
@@ -149,9 +162,26 @@ func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
 	}
 }
 
+// nics maps each monitored host to its benchmark interface.
+func nics(s *summary.Summary) map[string]string {
+	n := map[string]string{"server": s.Hosts["server"].NIC, "client": s.Hosts["client"].NIC}
+	if s.Clients != nil {
+		for _, h := range s.Clients.Hosts {
+			n[h.Label] = h.NIC
+		}
+	}
+	return n
+}
+
 func maxCore(m map[string]*float64) float64 {
 	v := 0.0
-	for _, k := range []string{"server_cpu_max_core_pct", "client_cpu_max_core_pct"} {
+	keys := []string{"server_cpu_max_core_pct", "client_cpu_max_core_pct"}
+	for k := range m {
+		if strings.HasPrefix(k, "client") && strings.HasSuffix(k, "_cpu_max_core_pct") && k != "client_cpu_max_core_pct" {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
 		if p := m[k]; p != nil && *p > v {
 			v = *p
 		}
@@ -187,6 +217,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	}
 	d.Table([]string{"cell", "streams", "direction", "time", "receiver Mbit/s", "sender Mbit/s", "retransmits",
 		"of TCP ceiling", "iperf3 CPU client %", "iperf3 CPU server %", "client host CPU %", "server host CPU %", "status"}, rows)
+	clientsSection(&d, s)
 	trust.Section(&d, s.Cells)
 	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)
 	d.P("Receiver throughput is the figure quoted (iperf3's `sum_received`), after the first %s s were omitted (`-O`). iperf3's CPU columns are its own measure of each end (`cpu_utilization_percent`, %% of one CPU summed over user and system); the host CPU columns are mpstat's mean busy %% of all CPUs over the cell.", omit(s))

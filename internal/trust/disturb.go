@@ -83,10 +83,18 @@ func Disturb(h *hostdata.Hosts, c rundir.Cell, lab string, threshold float64) *s
 	t := &summary.Trust{DisturbThresholdPct: threshold}
 	type view struct{ name, procs, cpu string }
 	var views []view
+	names := h.Names // "server", "client"; or with N clients "server", "client1", ...
+	if len(names) < 2 {
+		names = []string{"server", "client"}
+	}
 	if SharedKernel(lab) {
-		views = []view{{"machine", "client", "client"}}
+		// One kernel: the (first) client's pidstat of all processes sees
+		// the machine.
+		views = []view{{"machine", names[1], names[1]}}
 	} else {
-		views = []view{{"server", "server", "server"}, {"client", "client", "client"}}
+		for _, n := range names {
+			views = append(views, view{n, n, n})
+		}
 	}
 	for _, v := range views {
 		all := h.AllProcs[v.procs]
@@ -95,7 +103,7 @@ func Disturb(h *hostdata.Hosts, c rundir.Cell, lab string, threshold float64) *s
 		}
 		hosts := []string{v.name}
 		if v.name == "machine" {
-			hosts = []string{"server", "client"}
+			hosts = names
 		}
 		ol := otherLoad(all, runPIDs(h, hosts...), h.Mpstat[v.cpu], h.Sadf[v.cpu], hostdata.Window(c))
 		ol.Host = v.name

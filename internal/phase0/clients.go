@@ -1,0 +1,171 @@
+package phase0
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+
+	"csbench/internal/clients"
+	"csbench/internal/hostdata"
+	"csbench/internal/parse"
+	"csbench/internal/report"
+	"csbench/internal/rundir"
+	"csbench/internal/summary"
+)
+
+// clientMetricKeys are the figures kept per client of an N-client cell.
+var clientMetricKeys = []string{
+	"throughput_mbps", "overlap_mbps", "sender_mbps", "retransmits", "iperf3_client_cpu_pct", "iperf3_server_cpu_pct",
+	"host_cpu_pct", "host_cpu_max_core_pct",
+}
+
+// span is one client's measured intervals on the controller's clock.
+type span struct {
+	ivs    []parse.Iperf3Interval
+	t0Ms    float64 // its measured time 0 (after -O)
+	firstMs float64 // when its first measured interval began
+	lastMs  float64 // when its last one ended
+}
+
+// summarizeClients fills an N-client cell (one iperf3 per client, all at
+// once): every client's own figures, and the aggregate: the sum over the
+// clients of the bytes each received (its iperf3 intervals) within the
+// window in which every client was measuring, over that window. An
+// interval cut by the window counts in proportion (iperf3 reports per
+// second, nothing finer).
+func summarizeClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell, set *clients.Set) []string {
+	m := c.Metrics
+	var notes []string
+	omitS, _ := strconv.ParseFloat(rc.Params["omit_s"], 64)
+	spans := make([]span, set.N())
+	var timings []clients.Timing
+	var sumOwn, sumSender, sumRetr float64
+	ok := true
+	for i, cl := range set.Clients {
+		cc := summary.ClientCell{Label: cl.Label, Metrics: map[string]*float64{}}
+		for _, k := range clientMetricKeys {
+			cc.Metrics[k] = nil
+		}
+		cc.Metrics["host_cpu_pct"], cc.Metrics["host_cpu_max_core_pct"] = m[cl.Label+"_cpu_pct"], m[cl.Label+"_cpu_max_core_pct"]
+		c.Clients = append(c.Clients, cc)
+		t, err := clients.ReadTiming(clients.TimingPath(r.Dir, cl.Label, rc.Name))
+		if err != nil {
+			ok = false
+			notes = append(notes, fmt.Sprintf("cell %s: %s: no timing: %s", rc.Name, cl.Label, summary.OneLine(err.Error(), summary.MaxErrorLen)))
+		} else {
+			timings = append(timings, t)
+		}
+		raw := filepath.Join(r.Dir, "raw", cl.Label, rc.Name+".json")
+		res, err := readIperf3(raw)
+		if err != nil {
+			c.SetRawError(r.Dir, raw, err)
+			ok = false
+			continue
+		}
+		cm := cc.Metrics
+		cm["throughput_mbps"] = mbps(res.ReceiverBitsPerSecond)
+		cm["sender_mbps"] = mbps(res.SenderBitsPerSecond)
+		cm["retransmits"] = i64(res.Retransmits)
+		cm["iperf3_client_cpu_pct"] = round1(res.HostCPUTotalPercent)
+		cm["iperf3_server_cpu_pct"] = round1(res.RemoteCPUTotalPercent)
+		sumOwn += summary.Val(res.ReceiverBitsPerSecond)
+		sumSender += summary.Val(res.SenderBitsPerSecond)
+		sumRetr += summary.Val(i64(res.Retransmits))
+		omitted := 0.0
+		for _, iv := range res.Intervals {
+			if iv.Omitted {
+				omitted += iv.EndS - iv.StartS
+			} else {
+				spans[i].ivs = append(spans[i].ivs, iv)
+			}
+		}
+		if len(spans[i].ivs) == 0 {
+			ok = false
+			notes = append(notes, fmt.Sprintf("cell %s: %s: iperf3 printed no measured interval", rc.Name, cl.Label))
+			continue
+		}
+		if t.StartMs != nil {
+			off := 0.0
+			if cl.ClockOffsetMs != nil {
+				off = *cl.ClockOffsetMs
+			}
+			spans[i].t0Ms = float64(*t.StartMs) - off + omitted*1000
+			spans[i].firstMs = spans[i].t0Ms + spans[i].ivs[0].StartS*1000
+			spans[i].lastMs = spans[i].t0Ms + spans[i].ivs[len(spans[i].ivs)-1].EndS*1000
+		}
+	}
+	m["clients"] = summary.F(float64(set.N()))
+	if len(timings) == set.N() {
+		if w, err := clients.Overlap(set.Clients, timings, omitS*1000); err != nil {
+			notes = append(notes, "cell "+rc.Name+": "+err.Error())
+			ok = false
+		} else {
+			c.Overlap = &summary.Overlap{FromMs: w.FromMs, ToMs: w.ToMs, S: math.Round(w.S()*1000) / 1000,
+				StartSpreadMs: math.Round(w.StartSpreadMs*10) / 10, EndSpreadMs: math.Round(w.EndSpreadMs*10) / 10, WarmupS: omitS}
+			for i, sp := range w.Spans {
+				c.Clients[i].StartMs, c.Clients[i].EndMs = summary.F(sp.StartMs), summary.F(sp.EndMs)
+			}
+		}
+	}
+	if !ok || c.Overlap == nil || rc.Status != "ok" {
+		return notes
+	}
+	// The window in which every client was measuring: from the latest
+	// first interval to the earliest last one.
+	from, to := math.Inf(-1), math.Inf(1)
+	for _, sp := range spans {
+		from, to = math.Max(from, sp.firstMs), math.Min(to, sp.lastMs)
+	}
+	if to <= from {
+		notes = append(notes, fmt.Sprintf("cell %s: the clients' measured intervals do not overlap", rc.Name))
+		return notes
+	}
+	total := 0.0
+	for i, sp := range spans {
+		bits := 0.0
+		for _, iv := range sp.ivs {
+			a, b := sp.t0Ms+iv.StartS*1000, sp.t0Ms+iv.EndS*1000
+			if cut := math.Min(b, to) - math.Max(a, from); cut > 0 && b > a {
+				bits += float64(iv.Bytes) * 8 * cut / (b - a)
+			}
+		}
+		rate := bits / ((to - from) / 1000)
+		c.Clients[i].Metrics["overlap_mbps"] = mbps(&rate)
+		total += rate
+	}
+	c.Overlap.FromMs, c.Overlap.ToMs, c.Overlap.S = from, to, math.Round(to-from)/1000
+	m["throughput_mbps"] = mbps(&total)
+	m["throughput_own_runs_mbps"] = mbps(&sumOwn)
+	m["sender_mbps"] = mbps(&sumSender)
+	m["retransmits"] = summary.F(sumRetr)
+	if ceiling := s.Link.TCPCeilingMbps; ceiling != nil && m["throughput_mbps"] != nil {
+		m["link_utilization"] = summary.F(math.Round(*m["throughput_mbps"] / *ceiling * 1000) / 1000)
+	}
+	return notes
+}
+
+// clientsSection is the per-client table of an N-client run.
+func clientsSection(d *report.Doc, s *summary.Summary) {
+	if s.Clients == nil {
+		return
+	}
+	d.H(2, fmt.Sprintf("Per client (%d client hosts, one iperf3 each, all at once)", s.Clients.N))
+	var rows [][]string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		spread := "—"
+		if o := c.Overlap; o != nil {
+			spread = fmt.Sprintf("start %s ms, end %s ms apart; window %s s", report.N(&o.StartSpreadMs, 0), report.N(&o.EndSpreadMs, 0), report.N(&o.S, 3))
+		}
+		for _, cc := range c.Clients {
+			m := cc.Metrics
+			rows = append(rows, []string{"`" + c.Name + "`", cc.Label, report.N(m["overlap_mbps"], 1), report.N(m["throughput_mbps"], 1),
+				report.N(m["sender_mbps"], 1), report.N(m["retransmits"], 0), report.N(m["iperf3_client_cpu_pct"], 1),
+				report.N(m["host_cpu_max_core_pct"], 0), spread})
+		}
+	}
+	d.Table([]string{"cell", "client", "in the window Mbit/s", "own run Mbit/s (receiver)", "own run sender Mbit/s", "retransmits",
+		"iperf3 CPU client %", "host busiest core %", "clients apart"}, rows)
+	d.P("A cell's receiver throughput is the **sum over the clients of what each moved within the window in which every client was measuring** (from the latest first measured interval, after `-O`, to the earliest last one; each client's times on the controller's clock: its own less its clock offset), over that window: never over the union of the clients' runs. The bytes are iperf3's per-second intervals as each client measured them (the receiver with `-R`, the sender without); an interval cut by the window counts in proportion. Each interval is placed from the moment `csb start-at` started iperf3, so iperf3's connection setup (milliseconds) shifts it by that much. `throughput_own_runs_mbps` in `summary.json` is the plain sum of the clients' own whole-run figures, for comparison.")
+}
