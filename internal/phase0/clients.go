@@ -22,7 +22,7 @@ var clientMetricKeys = []string{
 
 // span is one client's measured intervals on the controller's clock.
 type span struct {
-	ivs    []parse.Iperf3Interval
+	ivs     []parse.Iperf3Interval
 	t0Ms    float64 // its measured time 0 (after -O)
 	firstMs float64 // when its first measured interval began
 	lastMs  float64 // when its last one ended
