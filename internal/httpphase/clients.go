@@ -272,7 +272,7 @@ func ClientVerdicts(s *summary.Summary, c *summary.Cell) []string {
 		}
 		limit := cpus
 		what := "its CPUs"
-		if th := Param(c, "threads"); c.Params["loadgen"] == "wrk" && !math.IsNaN(th) && (math.IsNaN(limit) || th < limit) {
+		if th := Param(c, "threads"); c.Params["loadgen"] == "wrk" && !math.IsNaN(th) && (math.IsNaN(limit) || th <= limit) {
 			limit, what = th, c.Params["threads"]+" thread(s)"
 		}
 		proc := summary.Val(cc.Metrics["loadgen_cpu_pct"])

@@ -115,3 +115,40 @@ func TestResponseBytes(t *testing.T) {
 		t.Errorf("no capture: %v, want nil", *v)
 	}
 }
+
+// With N clients each client is judged on its own: client2's wrk at its
+// two threads' limit makes the cell client-CPU-bound, named; the same
+// load spread evenly (sum 180 % of one CPU over two 2-thread clients)
+// does not.
+func TestVerdictClients(t *testing.T) {
+	two := summary.F(2)
+	hosts := map[string]summary.Host{"server": {CPUs: two}, "client1": {CPUs: two}, "client2": {CPUs: two}}
+	basis := Basis{Mbps: summary.F(940), What: "Phase 0 s2c-1 940.0 Mbit/s"}
+	cl := &summary.Clients{N: 2, Hosts: []summary.ClientHost{{Label: "client1", CPUs: "1"}, {Label: "client2"}}}
+	for _, tc := range []struct {
+		name     string
+		lab      string
+		p1, p2   float64
+		want     string
+		evidence string
+	}{
+		{"client2 saturated", "ssh", 40, 185, BoundClient, "client2 is CPU-bound (wrk 185% of one CPU, limit 2 thread(s))"},
+		{"client1 at its one CPU", "netns", 95, 40, BoundClient, "client1 is CPU-bound (wrk 95% of one CPU, limit its CPUs)"},
+		{"spread evenly", "ssh", 85, 170, BoundUnclear, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &summary.Summary{Lab: tc.lab, Hosts: hosts, Clients: cl}
+			c := &summary.Cell{Status: "ok", Params: map[string]string{"loadgen": "wrk", "threads": "2"}, Metrics: map[string]*float64{
+				"throughput_mbps": summary.F(500), "link_utilization": summary.F(0.53), "server_proc_cpu_pct": summary.F(30),
+				"client_proc_cpu_pct": summary.F(tc.p1 + tc.p2), "server_cpu_pct": summary.F(50)}}
+			c.Clients = []summary.ClientCell{
+				{Label: "client1", Metrics: map[string]*float64{"loadgen_cpu_pct": summary.F(tc.p1), "host_cpu_pct": summary.F(50)}},
+				{Label: "client2", Metrics: map[string]*float64{"loadgen_cpu_pct": summary.F(tc.p2), "host_cpu_pct": summary.F(50)}},
+			}
+			v := Verdict(s, c, basis)
+			if v.Bound != tc.want || !strings.Contains(v.Evidence, tc.evidence) {
+				t.Errorf("bound %q, want %q; evidence: %s", v.Bound, tc.want, v.Evidence)
+			}
+		})
+	}
+}

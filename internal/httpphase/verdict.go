@@ -95,6 +95,8 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 		ev = append(ev, "CPU not measured (no mpstat or pidstat data for the cell)")
 	case shared:
 		ev = append(ev, fmt.Sprintf("CPUs %s%% busy (%s shared by server and client)", report.N(m["server_cpu_pct"], 0), report.N(s.Hosts["server"].CPUs, 0)))
+	case len(c.Clients) > 0:
+		ev = append(ev, fmt.Sprintf("server host %s%% busy of %s CPUs (each client's host: per client)", report.N(m["server_cpu_pct"], 0), report.N(summary.F(srvCPUs), 0)))
 	default:
 		ev = append(ev, fmt.Sprintf("server host %s%% busy of %s CPUs, client host %s%% of %s",
 			report.N(m["server_cpu_pct"], 0), report.N(s.Hosts["server"].CPUs, 0), report.N(m["client_cpu_pct"], 0), report.N(s.Hosts["client"].CPUs, 0)))
