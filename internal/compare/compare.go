@@ -209,6 +209,15 @@ func Runs(a, b *summary.Summary, metrics []string) (*Result, error) {
 	return r, nil
 }
 
+// ClientCount is how many client hosts drove a run: 1 unless its
+// summary lists several.
+func ClientCount(s *summary.Summary) int {
+	if s.Clients != nil && s.Clients.N > 1 {
+		return s.Clients.N
+	}
+	return 1
+}
+
 // serverLabel: the server under test of a run, in a few words; a summary
 // without one (Phase 0, or written before SERVER) says "csb".
 func serverLabel(s *summary.Summary) string {
@@ -251,6 +260,12 @@ func (r *Result) Markdown() string {
 	if la != lb {
 		colA, colB = "A: "+la, "B: "+lb
 		fmt.Fprintf(&b, "The runs measured different servers under test: A is %s, B is %s; a ratio is B's server against A's on the same path.\n\n", la, lb)
+	}
+	if na, nb := ClientCount(r.A), ClientCount(r.B); na > 1 || nb > 1 {
+		fmt.Fprintf(&b, "Client hosts: A %d, B %d. With several, a cell's rates and throughputs are the clients' sum and its latency percentiles come from their merged distributions (see each run's report).\n\n", na, nb)
+		if na != nb {
+			b.WriteString("**The runs drove the server from different numbers of client hosts: a change may be the clients', not the server's.**\n\n")
+		}
 	}
 	if r.A.Lab != r.B.Lab || r.A.Profile != r.B.Profile {
 		b.WriteString("**The runs differ in lab or profile: read the changes as differences of setup, not of the system.**\n\n")

@@ -92,3 +92,27 @@ func TestDifferentServersLabelColumns(t *testing.T) {
 		t.Errorf("same server, labelled columns:\n%s", r.Markdown())
 	}
 }
+
+// A run from two client hosts against a one-client run: the aggregate
+// figures are compared as they are, and the comparison says the client
+// count differs. Two one-client runs say nothing of clients.
+func TestClientCounts(t *testing.T) {
+	m := func(rps float64) map[string]*float64 { return map[string]*float64{"rps": summary.F(rps)} }
+	a := &summary.Summary{Phase: "01-http-baseline", RunID: "a", Cells: []summary.Cell{{Name: "1k", Status: "ok", Metrics: m(20000)}}}
+	b := &summary.Summary{Phase: "01-http-baseline", RunID: "b", Clients: &summary.Clients{N: 2},
+		Cells: []summary.Cell{{Name: "1k", Status: "ok", Metrics: m(38000)}}}
+	r, err := Runs(a, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := r.Markdown()
+	for _, want := range []string{"Client hosts: A 1, B 2.", "different numbers of client hosts", "| `1k` | rps | 20000 | 38000 | +18000 | 1.900× | — |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	b.Clients = nil
+	if r, _ = Runs(a, b, nil); strings.Contains(r.Markdown(), "Client hosts") {
+		t.Errorf("one client each, yet:\n%s", r.Markdown())
+	}
+}

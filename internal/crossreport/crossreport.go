@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"csbench/internal/chart"
+	"csbench/internal/compare"
 	"csbench/internal/phase2"
 	"csbench/internal/report"
 	"csbench/internal/server"
@@ -235,9 +236,22 @@ func Findings(in *Inputs) []Finding {
 		case "03-c10k":
 			f.Text = phase3Finding(rs)
 		}
+		if n := maxClients(rs); n > 1 {
+			f.Text = fmt.Sprintf("**%d client hosts** (rates and throughputs summed over the clients, latency percentiles from their merged distributions): %s", n, f.Text)
+		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// maxClients is the most client hosts any of rs was driven from (1 for
+// one-client runs).
+func maxClients(rs []Run) int {
+	n := 1
+	for _, r := range rs {
+		n = max(n, compare.ClientCount(r.Summary))
+	}
+	return n
 }
 
 // Charts are the cross-phase charts that the inputs can fill.
@@ -404,20 +418,39 @@ func Write(in *Inputs, out, generatedBy string) error {
 	}
 	d.H(2, "Runs used")
 	var runRows [][]string
+	multi := false
+	for _, p := range Phases {
+		multi = multi || maxClients(in.Runs[p.Name]) > 1
+	}
 	for _, p := range Phases {
 		for _, r := range in.Runs[p.Name] {
-			runRows = append(runRows, []string{"`" + p.Name + "`", "`" + rel(out, r.Dir) + "`", r.Summary.Status, r.Summary.Lab, r.Summary.Profile, r.Summary.StartedAt, "`" + shortCommit(r.Summary.Git.Commit) + "`"})
+			row := []string{"`" + p.Name + "`", "`" + rel(out, r.Dir) + "`", r.Summary.Status, r.Summary.Lab, r.Summary.Profile, r.Summary.StartedAt, "`" + shortCommit(r.Summary.Git.Commit) + "`"}
+			if multi {
+				row = append(row, strconv.Itoa(compare.ClientCount(r.Summary)))
+			}
+			runRows = append(runRows, row)
 		}
 	}
-	d.Table([]string{"phase", "run directory", "status", "lab", "profile", "started (UTC)", "commit"}, runRows)
+	head := []string{"phase", "run directory", "status", "lab", "profile", "started (UTC)", "commit"}
+	if multi {
+		head = append(head, "client hosts")
+	}
+	d.Table(head, runRows)
 	return report.Write(out, "README.md", &d)
 }
 
 func emulatedNote(in *Inputs) string {
+	clients := 1
+	for _, rs := range in.Runs {
+		clients = max(clients, maxClients(rs))
+	}
 	for _, rs := range in.Runs {
 		for _, r := range rs {
 			if r.Summary.Lab != "ssh" {
 				h := r.Summary.Hosts["server"]
+				if n := clients; n > 1 {
+					return fmt.Sprintf(" These were made on an emulated lab: the server and %d clients share one %s-CPU host (%s), each pinned to its own CPUs where the run says so (see each report's Environment), so CPU-bound figures are this host's, not separate machines'.", n, report.N(h.CPUs, 0), h.CPUModel)
+				}
 				return fmt.Sprintf(" These were made on an emulated lab: server and client share one %s-CPU host (%s), so CPU-bound figures are this host's, not two machines'.", report.N(h.CPUs, 0), h.CPUModel)
 			}
 		}

@@ -80,3 +80,36 @@ func TestUnknownSchemaVersionRefused(t *testing.T) {
 		t.Fatalf("err = %v, want the file and both versions named", err)
 	}
 }
+
+// A Phase 1 run from two client hosts: its finding says so, and the runs
+// table gains a client count; the other phases read as before.
+func TestReportTwoClients(t *testing.T) {
+	t.Setenv("PATH", "")
+	root := golden.CopyTree(t, "testdata/root", "root")
+	sums, _ := filepath.Glob(filepath.Join(root, "01-http-baseline", "*", "summary.json"))
+	if len(sums) != 1 {
+		t.Fatalf("phase 1 summaries: %v", sums)
+	}
+	b, _ := os.ReadFile(sums[0])
+	b = []byte(strings.Replace(string(b), `"cells":`, `"clients": {"n": 2, "hosts": [{"label": "client1"}, {"label": "client2"}]}, "cells":`, 1))
+	if err := os.WriteFile(sums[0], b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in, err := Find(root, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "report")
+	if err := Write(in, out, "bin/csb report -root <results root>"); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "README.md"))
+	for _, want := range []string{"**2 client hosts** (rates and throughputs summed", "| client hosts |", "the server and 2 clients share one"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("README lacks %q", want)
+		}
+	}
+	if n := strings.Count(string(md), "**2 client hosts**"); n != 1 {
+		t.Errorf("%d findings say 2 client hosts, want 1 (phase 1)", n)
+	}
+}
