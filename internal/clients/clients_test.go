@@ -64,7 +64,7 @@ func TestReadTiming(t *testing.T) {
 	}
 }
 
-func i64(v int64) *int64 { return &v }
+func i64(v int64) *int64     { return &v }
 func f64(v float64) *float64 { return &v }
 
 func TestOverlap(t *testing.T) {
