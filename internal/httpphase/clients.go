@@ -92,6 +92,9 @@ func measureClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc
 		if l.CrossCheck != "" {
 			notes = append(notes, "cell "+rc.Name+": "+cl.Label+": wrk's text and the hook's lines disagree: "+l.CrossCheck)
 		}
+		if l.DistMissing != "" {
+			notes = append(notes, "cell "+rc.Name+": "+cl.Label+": latency percentiles not merged exactly: "+l.DistMissing)
+		}
 		loads[i] = l
 	}
 	if !math.IsNaN(sumProc) {

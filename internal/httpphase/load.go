@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"csbench/internal/dist"
 	"csbench/internal/kv"
@@ -55,6 +56,9 @@ type Load struct {
 	// the hook's CSB_WRK_DIST line; nil for oha and for wrk runs made
 	// before the line existed. Several clients' Dists merge exactly.
 	Dist *dist.Dist
+	// DistMissing says why a wrk run has no Dist ("" for oha, which has
+	// none by nature, and when Dist is set).
+	DistMissing string
 }
 
 // LatencyKeys are the latency figures every cell reports, in order.
@@ -120,11 +124,17 @@ func ReadWrk(path string) (*Load, error) {
 	if _, err := f.Seek(0, 0); err != nil {
 		return nil, fmt.Errorf("wrk output: %w", err)
 	}
-	d, found, err := parse.ParseWrkDist(f)
+	wd, err := parse.ParseWrkDist(f)
 	if err != nil {
 		return nil, err
 	}
-	if found {
+	switch {
+	case wd == nil:
+		l.DistMissing = "wrk's output has no " + strings.TrimSpace(parse.WrkDistPrefix) + " line (a hook older than it)"
+	case !wd.Complete:
+		l.DistMissing = fmt.Sprintf("the hook could not hand over wrk's distribution (%d distinct values) within its budget", wd.Distinct)
+	default:
+		d := wd.Dist
 		l.Dist = &d
 		if err := parse.CrossCheckWrkDist(d, j, conns); err != nil {
 			if l.CrossCheck != "" {

@@ -397,18 +397,29 @@ const WrkDistPrefix = "CSB_WRK_DIST "
 const WrkDistSchema = "csb.wrkdist/v1"
 
 type wrkDistJSON struct {
-	Schema string     `json:"schema"`
-	Unit   string     `json:"unit"`
-	Values *dist.Dist `json:"values"`
+	Schema   string     `json:"schema"`
+	Unit     string     `json:"unit"`
+	Complete *bool      `json:"complete"`
+	Distinct *uint64    `json:"distinct"`
+	Values   *dist.Dist `json:"values"`
+}
+
+// WrkDist is the WrkDistPrefix line: the distribution (values in
+// microseconds), or, when the hook could not read wrk's histogram cheaply
+// and its walk ran past its budget, Complete false and no values.
+type WrkDist struct {
+	Dist     dist.Dist
+	Complete bool
+	Distinct uint64 // with Complete false: how many distinct values wrk had
 }
 
 // ParseWrkDist finds the one line of wrk's stdout that starts with
-// WrkDistPrefix and reads its distribution (values in microseconds). found
-// is false, with no error, when there is no such line: wrk ran with a hook
-// older than the line (every run made before it). It fails on several such
-// lines, an unknown field or schema, a unit other than "us", or values that
-// are not strictly increasing with counts above zero.
-func ParseWrkDist(r io.Reader) (d dist.Dist, found bool, err error) {
+// WrkDistPrefix and reads it. It returns nil, with no error, when there is
+// no such line: wrk ran with a hook older than the line (every run made
+// before it). It fails on several such lines, an unknown field or schema, a
+// unit other than "us", values that are not strictly increasing with counts
+// above zero, or "complete":false with values.
+func ParseWrkDist(r io.Reader) (*WrkDist, error) {
 	var line []byte
 	sc := bufio.NewScanner(r)
 	// One pair is at most ~40 bytes; wrk's histogram has at most one
@@ -418,32 +429,39 @@ func ParseWrkDist(r io.Reader) (d dist.Dist, found bool, err error) {
 	for sc.Scan() {
 		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte(WrkDistPrefix)); ok {
 			if line != nil {
-				return dist.Dist{}, false, errors.New("wrk: more than one " + name + " line")
+				return nil, errors.New("wrk: more than one " + name + " line")
 			}
 			line = append([]byte(nil), rest...)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return dist.Dist{}, false, fmt.Errorf("wrk: %w", err)
+		return nil, fmt.Errorf("wrk: %w", err)
 	}
 	if line == nil {
-		return dist.Dist{}, false, nil
+		return nil, nil
 	}
 	var in wrkDistJSON
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return dist.Dist{}, false, fmt.Errorf("wrk: %s line: %w", name, err)
+		return nil, fmt.Errorf("wrk: %s line: %w", name, err)
 	}
 	switch {
 	case in.Schema != WrkDistSchema:
-		return dist.Dist{}, false, fmt.Errorf("wrk: %s schema %q, want %q", name, in.Schema, WrkDistSchema)
+		return nil, fmt.Errorf("wrk: %s schema %q, want %q", name, in.Schema, WrkDistSchema)
 	case in.Unit != "us":
-		return dist.Dist{}, false, fmt.Errorf("wrk: %s unit %q, want \"us\"", name, in.Unit)
+		return nil, fmt.Errorf("wrk: %s unit %q, want \"us\"", name, in.Unit)
 	case in.Values == nil:
-		return dist.Dist{}, false, fmt.Errorf("wrk: %s line lacks values", name)
+		return nil, fmt.Errorf("wrk: %s line lacks values", name)
 	}
-	return *in.Values, true, nil
+	out := &WrkDist{Dist: *in.Values, Complete: in.Complete == nil || *in.Complete}
+	if !out.Complete {
+		if in.Values.Count() != 0 || in.Distinct == nil {
+			return nil, fmt.Errorf("wrk: %s line says complete:false but has values or no distinct count", name)
+		}
+		out.Distinct = *in.Distinct
+	}
+	return out, nil
 }
 
 // WrkPercentiles are the percentiles the hook's JSON line carries, with

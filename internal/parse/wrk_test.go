@@ -227,12 +227,16 @@ func TestParseWrkDist(t *testing.T) {
 		{"wrk-dist-200.txt", 8},
 		// wrk -t1 -c1 -d1s ... /healthz
 		{"wrk-dist-c1.txt", 1},
+		// wrk -t2 -c3000 -d2s ... /payload/1k: a tail to 1.74 s, read
+		// through the FFI (walking latency(i) took 37 s).
+		{"wrk-dist-c3000.txt", 3000},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			d, found, err := ParseWrkDist(open(t, c.file))
-			if err != nil || !found {
-				t.Fatalf("found %v, err %v", found, err)
+			wd, err := ParseWrkDist(open(t, c.file))
+			if err != nil || wd == nil || !wd.Complete {
+				t.Fatalf("%+v, err %v", wd, err)
 			}
+			d := wd.Dist
 			j, err := ParseWrkJSON(open(t, c.file))
 			if err != nil {
 				t.Fatal(err)
@@ -269,8 +273,8 @@ func TestParseWrkDist(t *testing.T) {
 func TestParseWrkDistAbsent(t *testing.T) {
 	// Raw files from before the line: not an error, found is false.
 	for _, f := range []string{"wrk-200.txt", "wrk-timeout.txt"} {
-		if _, found, err := ParseWrkDist(open(t, f)); found || err != nil {
-			t.Errorf("%s: found %v, err %v", f, found, err)
+		if wd, err := ParseWrkDist(open(t, f)); wd != nil || err != nil {
+			t.Errorf("%s: %+v, err %v", f, wd, err)
 		}
 	}
 }
@@ -285,10 +289,21 @@ func TestParseWrkDistBad(t *testing.T) {
 		{`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","values":[],"x":1}`, "unknown field"},
 		{"CSB_WRK_DIST {\"schema\":\"csb.wrkdist/v1\",\"unit\":\"us\",\"values\":[]}\nCSB_WRK_DIST {}", "more than one"},
 		{`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","values":[[1,`, "CSB_WRK_DIST line"},
+		{`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","complete":false,"distinct":3,"values":[[1,1]]}`, "complete:false"},
+		{`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","complete":false,"values":[]}`, "complete:false"},
 	} {
-		_, _, err := ParseWrkDist(strings.NewReader(c.in))
+		_, err := ParseWrkDist(strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want %q", c.in, err, c.want)
 		}
+	}
+}
+
+func TestParseWrkDistIncomplete(t *testing.T) {
+	// What the hook prints when it could not read the histogram through
+	// the FFI and its walk ran past its budget.
+	wd, err := ParseWrkDist(strings.NewReader(`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","complete":false,"distinct":55324,"values":[]}`))
+	if err != nil || wd.Complete || wd.Distinct != 55324 || wd.Dist.Count() != 0 {
+		t.Fatalf("%+v, %v", wd, err)
 	}
 }
