@@ -48,8 +48,8 @@ func phase0Roots(r *rundir.Run) []string {
 
 // FindBaseline picks the Phase 0 run this run is compared with: the latest
 // one that started before this run, in the same lab, with the same
-// LINK_RATE and SERVER_IP, whose status is ok or partial and whose s2c-1
-// cell measured a throughput. It records the choice in s.Link and returns
+// LINK_RATE and SERVER_IP and as many client hosts, whose status is ok or
+// partial and whose s2c-1 cell measured a throughput. It records the choice in s.Link and returns
 // the basis: that throughput, or, without such a run, the TCP ceiling of
 // LINK_RATE. A lab without a link (loopback, LINK_RATE=none) has no basis.
 func FindBaseline(r *rundir.Run, s *summary.Summary) Basis {
@@ -117,8 +117,20 @@ func comparable(s, p *summary.Summary) bool {
 	if s.StartedAt != "" && p.StartedAt > s.StartedAt {
 		return false
 	}
+	// An N-client run is compared with the aggregate of as many clients,
+	// a one-client run with one client.
+	if clientCount(s) != clientCount(p) {
+		return false
+	}
 	c := p.Cell(BaselineCell)
 	return c != nil && c.Status == "ok" && c.Metrics["throughput_mbps"] != nil
+}
+
+func clientCount(s *summary.Summary) int {
+	if s.Clients != nil && s.Clients.N > 1 {
+		return s.Clients.N
+	}
+	return 1
 }
 
 func relPath(from, to string) string {

@@ -328,6 +328,7 @@ func ClientsSection(d *report.Doc, s *summary.Summary) {
 	d.Table([]string{"cell", "client", "connections", "RPS", "throughput Mbit/s", "p50 ms", "p99 ms", "max ms", "errors",
 		"load generator % of one CPU", "host %", "bound", "clients apart"}, rows)
 	d.P("Each client ran the same load generator at one agreed moment (`csb start-at`); its figures are over its own run. The cell's RPS and throughput are the **sum of the clients' rates**, each over its own run (wrk and oha report one total per run, not per second), so they stand for the window in which all were loading only as far as the clients started and ended together: the last column says how far apart they were (on the controller's clock: each client's times less its clock offset), and the overlap, the window in which every client was loading.")
+	d.P("Each client host has its own directories: `raw/<client>/` (its load generator's output and `<cell>.timing.json`, when `csb start-at` started and ended it, on that host's clock), `monitors/<client>/` and `env/<client>/`.")
 	switch {
 	case merged[summary.LatencyMergeNone]:
 		d.P("**Latency not merged exactly** for the cells marked so in `summary.json` (`latency_merge: %s`): a client's output carries no full distribution (oha's JSON has percentiles and a coarse histogram only; a wrk hook older than its `CSB_WRK_DIST` line has none). Those cells give only the exact maximum over the clients; their percentiles are per client, above. Percentiles are never averaged.", summary.LatencyMergeNone)

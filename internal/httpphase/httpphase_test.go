@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -150,5 +151,51 @@ func TestVerdictClients(t *testing.T) {
 				t.Errorf("bound %q, want %q; evidence: %s", v.Bound, tc.want, v.Evidence)
 			}
 		})
+	}
+}
+
+// Two real wrk runs (internal/parse/testdata) merged: counts add up, the
+// latency figures are those of all their samples together.
+func TestMergeLoads(t *testing.T) {
+	a, err := ReadWrk("../parse/testdata/wrk-dist-200.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadWrk("../parse/testdata/wrk-dist-c1.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Dist == nil || b.Dist == nil || a.CrossCheck != "" || b.CrossCheck != "" {
+		t.Fatalf("dists %v %v, cross-checks %q %q", a.Dist != nil, b.Dist != nil, a.CrossCheck, b.CrossCheck)
+	}
+	m := mergeLoads([]*Load{a, b})
+	if m.Responses != a.Responses+b.Responses || m.ErrorsTotal != a.ErrorsTotal+b.ErrorsTotal {
+		t.Errorf("responses %v, errors %v", m.Responses, m.ErrorsTotal)
+	}
+	var all []uint64
+	for _, d := range []*Load{a, b} {
+		for _, p := range d.Dist.Pairs() {
+			for i := uint64(0); i < p.Count; i++ {
+				all = append(all, p.Value)
+			}
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	n := float64(len(all))
+	for k, p := range map[string]float64{"p50": 50, "p90": 90, "p99": 99, "p99_9": 99.9} {
+		// wrk's rank, round(p/100*n + 0.5), is exact here in float64.
+		rank := int(math.Round(p/100*n + 0.5))
+		if want := float64(all[rank-1]) / 1000; m.Latency[k] == nil || *m.Latency[k] != want {
+			t.Errorf("%s = %v, want %v", k, summary.Val(m.Latency[k]), want)
+		}
+	}
+	if want := float64(all[len(all)-1]) / 1000; *m.Latency["max"] != want {
+		t.Errorf("max %v, want %v", *m.Latency["max"], want)
+	}
+	// Without one client's distribution: the maximum only.
+	b.Dist = nil
+	m = mergeLoads([]*Load{a, b})
+	if m.Dist != nil || m.Latency["p99"] != nil || m.Latency["max"] == nil || m.Latency["mean"] != nil {
+		t.Errorf("not mergeable, yet %+v", m.Latency)
 	}
 }
