@@ -144,7 +144,8 @@ func Window(c rundir.Cell) parse.Window {
 	return parse.Window{From: c.Start.Add(time.Second), To: c.End}
 }
 
-// CPU adds server_cpu_pct and client_cpu_pct (mean busy % of all CPUs of
+// CPU adds server_cpu_pct and client_cpu_pct (with N clients
+// client1_cpu_pct, ...: one per monitored host; mean busy % of all CPUs of
 // that host, mpstat) and per-CPU maxima (…_cpu_max_core_pct: the busiest
 // core's mean, which shows a single-threaded bound that the mean hides).
 func (h *Hosts) CPU(c rundir.Cell, m map[string]*float64) {
