@@ -1,6 +1,7 @@
 package phase2_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -73,4 +74,33 @@ func TestOhaTwoClients(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+}
+
+// Two wrk clients (testdata/clients2, from real netns smoke runs, see its
+// README): rates summed, latencies from the merged distributions, a
+// per-client table; golden summary and report.
+func TestWrkTwoClients(t *testing.T) {
+	t.Setenv("PATH", "")
+	root := golden.CopyTree(t, "testdata/clients2/results", "results")
+	dirs, _ := filepath.Glob(filepath.Join(root, "02-http-matrix", "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("runs: %v", dirs)
+	}
+	s, report := summarize(t, dirs[0])
+	if s.Clients == nil || len(s.Cells) != 2 || s.Link.BaselineMbps == nil {
+		t.Fatalf("clients %v, %d cells, baseline %v", s.Clients, len(s.Cells), s.Link.BaselineMbps)
+	}
+	for _, c := range s.Cells {
+		var rps float64
+		for _, cc := range c.Clients {
+			rps += summary.Val(cc.Metrics["requests"]) / summary.Val(cc.Metrics["duration_s"])
+		}
+		// Per-client durations are rounded to ms: the sum agrees to 0.1 %.
+		if got := summary.Val(c.Metrics["rps"]); c.LatencyMerge != summary.LatencyMergeExact || math.Abs(got-rps) > rps/1000 {
+			t.Errorf("%s: rps %v, per-client sum %v, merge %q", c.Name, got, rps, c.LatencyMerge)
+		}
+	}
+	b, _ := json.MarshalIndent(s, "", "  ")
+	golden.Check(t, "clients2-summary.json", string(b)+"\n")
+	golden.Check(t, "clients2-Report_02-http-matrix.md", report)
 }

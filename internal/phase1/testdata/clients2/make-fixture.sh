@@ -5,13 +5,16 @@
 # runner writes such runs itself. Real tool output throughout; what is made
 # up is said in README.md beside this script.
 #
-# Usage: bash make-fixture.sh P0_RUN RUN_A RUN_B OUT_ROOT
+# Usage: bash make-fixture.sh P0_RUN RUN_A RUN_B OUT_ROOT [PHASE [KEY]]
+#   PHASE  01-http-baseline (default) or 02-http-matrix
+#   KEY    the cell's connection count: connections (default) or concurrency
+# P0_RUN is a summarized Phase 0 run directory (only its summary.json is kept).
 set -Eeuo pipefail
 
 main() {
-  local p0=$1 a=$2 b=$3 out=$4
+  local p0=$1 a=$2 b=$3 out=$4 phase=${5:-01-http-baseline} key=${6:-connections}
   local dst
-  dst="${out}/01-http-baseline/$(basename "${a}")"
+  dst="${out}/${phase}/$(basename "${a}")"
   mkdir -p "${out}/00-iperf3/$(basename "${p0}")" "${dst}"
   cp "${p0}/summary.json" "${out}/00-iperf3/$(basename "${p0}")/"
   cp "${a}/run.env" "${a}/cells.tsv" "${dst}/"
@@ -51,9 +54,9 @@ main() {
   # clients and per-client connections added.
   local line params c out_rows=()
   while IFS= read -r line; do
-    if [[ "${line}" =~ ^(.*)connections=([0-9]+)\;(.*)$ ]]; then
+    if [[ "${line}" =~ ^(.*)${key}=([0-9]+)\;(.*)$ ]]; then
       c=${BASH_REMATCH[2]}
-      params="connections=$((c * 2));clients=2;client1.connections=${c};client2.connections=${c};"
+      params="${key}=$((c * 2));clients=2;client1.connections=${c};client2.connections=${c};"
       line="${BASH_REMATCH[1]}${params}${BASH_REMATCH[3]}"
     fi
     out_rows+=("${line}")
