@@ -146,6 +146,13 @@ func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
 		return &summary.Verdict{Bound: "none (failed)", Evidence: "no throughput was measured"}
 	}
 	cpu := fmt.Sprintf("busiest core: server %s%%, client %s%%", report.N(m["server_cpu_max_core_pct"], 0), report.N(m["client_cpu_max_core_pct"], 0))
+	if s.Clients != nil {
+		parts := []string{"server " + report.N(m["server_cpu_max_core_pct"], 0) + "%"}
+		for _, h := range s.Clients.Hosts {
+			parts = append(parts, h.Label+" "+report.N(m[h.Label+"_cpu_max_core_pct"], 0)+"%")
+		}
+		cpu = "busiest core: " + strings.Join(parts, ", ")
+	}
 	retr := fmt.Sprintf("%s retransmits", report.N(m["retransmits"], 0))
 	if s.Link.TCPCeilingMbps == nil {
 		return &summary.Verdict{Bound: "cpu (no link)", Evidence: fmt.Sprintf("%s Mbit/s over %s; %s; %s", report.N(tp, 0), s.Link.CeilingBasis, cpu, retr)}
