@@ -142,7 +142,10 @@ function done(summary, latency, requests)
   end
   io.write("CSB_WRK_JSON {" .. table.concat(f, ",") .. "}\n")
   local n = #latency
-  local v = n > 0 and histogram(latency, n) or {}
+  local v = {}
+  if n > 0 then
+    v = histogram(latency, n) -- nil when the FFI read cannot be trusted
+  end
   local complete = true
   if not v then
     v, complete = walk(latency, n)
