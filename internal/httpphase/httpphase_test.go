@@ -199,3 +199,35 @@ func TestMergeLoads(t *testing.T) {
 		t.Errorf("not mergeable, yet %+v", m.Latency)
 	}
 }
+
+// A distribution line that disagrees with the JSON line, or cannot be
+// read, is not merged: the run's own figures stand, the reason is noted.
+func TestReadWrkBadDistribution(t *testing.T) {
+	raw, err := os.ReadFile("../parse/testdata/wrk-dist-c1.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func(string) string{
+		"empty": func(l string) string {
+			return `CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","values":[]}`
+		},
+		"malformed": func(l string) string { return l[:len(l)/2] },
+	} {
+		var lines []string
+		for _, l := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(l, "CSB_WRK_DIST ") {
+				l = edit(l)
+			}
+			lines = append(lines, l)
+		}
+		p := filepath.Join(t.TempDir(), "w.txt")
+		os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
+		l, err := ReadWrk(p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if l.Dist != nil || l.DistMissing == "" || !strings.Contains(l.CrossCheck, "distribution line") || l.Latency["p99"] == nil {
+			t.Errorf("%s: dist %v, missing %q, cross-check %q", name, l.Dist != nil, l.DistMissing, l.CrossCheck)
+		}
+	}
+}

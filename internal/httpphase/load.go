@@ -124,23 +124,30 @@ func ReadWrk(path string) (*Load, error) {
 	if _, err := f.Seek(0, 0); err != nil {
 		return nil, fmt.Errorf("wrk output: %w", err)
 	}
-	wd, err := parse.ParseWrkDist(f)
-	if err != nil {
-		return nil, err
+	// The distribution line serves merging only: when it is malformed or
+	// disagrees with the JSON line, the run keeps its own figures and the
+	// line is not merged (DistMissing says why), never merged unchecked.
+	note := func(what string) {
+		l.DistMissing = what
+		if l.CrossCheck != "" {
+			l.CrossCheck += "; "
+		}
+		l.CrossCheck += what
 	}
+	wd, err := parse.ParseWrkDist(f)
 	switch {
+	case err != nil:
+		note("its distribution line is unreadable: " + err.Error())
 	case wd == nil:
 		l.DistMissing = "wrk's output has no " + strings.TrimSpace(parse.WrkDistPrefix) + " line (a hook older than it)"
 	case !wd.Complete:
 		l.DistMissing = fmt.Sprintf("the hook could not hand over wrk's distribution (%d distinct values) within its budget", wd.Distinct)
 	default:
-		d := wd.Dist
-		l.Dist = &d
-		if err := parse.CrossCheckWrkDist(d, j, conns); err != nil {
-			if l.CrossCheck != "" {
-				l.CrossCheck += "; "
-			}
-			l.CrossCheck += "distribution line: " + err.Error()
+		if err := parse.CrossCheckWrkDist(wd.Dist, j, conns); err != nil {
+			note("its distribution line disagrees with the JSON line: " + err.Error())
+		} else {
+			d := wd.Dist
+			l.Dist = &d
 		}
 	}
 	return l, nil
