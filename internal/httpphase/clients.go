@@ -70,6 +70,8 @@ func measureClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc
 			notes = append(notes, fmt.Sprintf("cell %s: %s: no timing: %s", rc.Name, cl.Label, summary.OneLine(err.Error(), summary.MaxErrorLen)))
 		} else {
 			timings = append(timings, t)
+			lag := float64(*t.StartMs - *t.DueMs)
+			cc.StartLagMs = &lag
 			if *t.Exit != 0 {
 				notes = append(notes, fmt.Sprintf("cell %s: %s: the load generator exited %d", rc.Name, cl.Label, *t.Exit))
 			}
@@ -322,11 +324,11 @@ func ClientsSection(d *report.Doc, s *summary.Summary) {
 			rows = append(rows, []string{"`" + c.Name + "`", cc.Label, report.N(cc.Connections, 0), report.N(m["rps"], 0),
 				report.N(m["throughput_mbps"], 1), report.N(m["latency_p50_ms"], 2), report.N(m["latency_p99_ms"], 2),
 				report.N(m["latency_max_ms"], 2), report.N(m["errors_total"], 0), report.N(m["loadgen_cpu_pct"], 0),
-				report.N(m["host_cpu_pct"], 0), bound, spread})
+				report.N(m["host_cpu_pct"], 0), bound, report.N(cc.StartLagMs, 0), spread})
 		}
 	}
 	d.Table([]string{"cell", "client", "connections", "RPS", "throughput Mbit/s", "p50 ms", "p99 ms", "max ms", "errors",
-		"load generator % of one CPU", "host %", "bound", "clients apart"}, rows)
+		"load generator % of one CPU", "host %", "bound", "started after the agreed moment, ms", "clients apart"}, rows)
 	d.P("Each client ran the same load generator at one agreed moment (`csb start-at`); its figures are over its own run. The cell's RPS and throughput are the **sum of the clients' rates**, each over its own run (wrk and oha report one total per run, not per second), so they stand for the window in which all were loading only as far as the clients started and ended together: the last column says how far apart they were (on the controller's clock: each client's times less its clock offset), and the overlap, the window in which every client was loading.")
 	d.P("Each client host has its own directories: `raw/<client>/` (its load generator's output and `<cell>.timing.json`, when `csb start-at` started and ended it, on that host's clock), `monitors/<client>/` and `env/<client>/`.")
 	switch {

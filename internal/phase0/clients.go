@@ -55,6 +55,8 @@ func summarizeClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, 
 			notes = append(notes, fmt.Sprintf("cell %s: %s: no timing: %s", rc.Name, cl.Label, summary.OneLine(err.Error(), summary.MaxErrorLen)))
 		} else {
 			timings = append(timings, t)
+			lag := float64(*t.StartMs - *t.DueMs)
+			c.Clients[len(c.Clients)-1].StartLagMs = &lag
 		}
 		raw := filepath.Join(r.Dir, "raw", cl.Label, rc.Name+".json")
 		res, err := readIperf3(raw)
@@ -162,10 +164,10 @@ func clientsSection(d *report.Doc, s *summary.Summary) {
 			m := cc.Metrics
 			rows = append(rows, []string{"`" + c.Name + "`", cc.Label, report.N(m["overlap_mbps"], 1), report.N(m["throughput_mbps"], 1),
 				report.N(m["sender_mbps"], 1), report.N(m["retransmits"], 0), report.N(m["iperf3_client_cpu_pct"], 1),
-				report.N(m["host_cpu_max_core_pct"], 0), spread})
+				report.N(m["host_cpu_max_core_pct"], 0), report.N(cc.StartLagMs, 0), spread})
 		}
 	}
 	d.Table([]string{"cell", "client", "in the window Mbit/s", "own run Mbit/s (receiver)", "own run sender Mbit/s", "retransmits",
-		"iperf3 CPU client %", "host busiest core %", "clients apart"}, rows)
+		"iperf3 CPU client %", "host busiest core %", "started after the agreed moment, ms", "clients apart"}, rows)
 	d.P("A cell's receiver throughput is the **sum over the clients of what each moved within the window in which every client was measuring** (from the latest first measured interval, after `-O`, to the earliest last one; each client's times on the controller's clock: its own less its clock offset), over that window: never over the union of the clients' runs. The bytes are iperf3's per-second intervals as each client measured them (the receiver with `-R`, the sender without); an interval cut by the window counts in proportion. Each interval is placed from the moment `csb start-at` started iperf3, so iperf3's connection setup (milliseconds) shifts it by that much. `throughput_own_runs_mbps` in `summary.json` is the plain sum of the clients' own whole-run figures, for comparison.")
 }

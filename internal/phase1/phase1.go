@@ -181,6 +181,9 @@ func headline(s *summary.Summary, basis httpphase.Basis) string {
 		return "No cell was measured: see the status above and `logs/console.log`."
 	}
 	line := strings.Join(parts, "; ") + ". Throughput is compared with " + basis.What + "."
+	if s.Clients != nil {
+		line = fmt.Sprintf("From %d client hosts at once (RPS and throughput summed over the clients, latencies from their merged distributions): ", s.Clients.N) + line
+	}
 	atLink, gs := 0, groups(s)
 	for _, g := range gs {
 		for _, c := range g.Cells {

@@ -261,6 +261,9 @@ type ClientCell struct {
 	// timing less its clock offset); nil without a timing file.
 	StartMs *float64 `json:"start_ms"`
 	EndMs   *float64 `json:"end_ms"`
+	// StartLagMs is how long after the agreed moment (due_ms) the tool
+	// started, on the client's own clock; nil without a timing file.
+	StartLagMs *float64 `json:"start_lag_ms"`
 	// CPUBound is true when this client's load generator or host was
 	// saturated (httpphase.CPUSaturated), with the evidence.
 	CPUBound         bool   `json:"cpu_bound"`
