@@ -36,6 +36,7 @@ CSB_NETNS_STATE="/tmp/${CSB_LAB_ID}-netns"
 CSB_NETNS_SWITCH=${CSB_LAB_ID}-sw
 # shellcheck disable=SC2034 # read by lab/netns.sh
 CSB_NETNS_LAN_PREFIX=16
+# shellcheck disable=SC2034 # read by lab/netns.sh and lib/clients.sh
 CSB_NETNS_MAX_CLIENTS=8
 
 # csb_netns_client_ns K / _ip K / _nic K: client K's namespace, address, NIC.

@@ -40,6 +40,7 @@ csb_ssh_base() {
 
 # csb_ssh_open: start the per-run master connection (a no-op for LAB=local).
 csb_ssh_open() {
+  csb_cpu_pin_self
   csb_lab_is_remote || return 0
   CSB_SSH_CTL_DIR="$(mktemp -d /tmp/csb-ssh.XXXXXX)"
   # A refusal in preflight, before csb_run_begin adds the run's exit step,
@@ -52,6 +53,7 @@ csb_ssh_open() {
     CSB_SSH_CTL_DIR=""
     die "cannot reach the server over ssh as ${SERVER_SSH} (BatchMode: needs key auth). Check: ssh ${SERVER_SSH} true" 4
   fi
+  csb_clients_open
 }
 
 # csb_ssh_close: stop the master connection.
@@ -78,8 +80,11 @@ csb_quote() {
 # seconds and the script run again; when it stays lost the run stops
 # (csb_ssh_lost). CSB_SSH_ONCE=1 (on_server_bg) never runs a script twice.
 on_server_sh() {
-  local script="${CSB_REMOTE_PRELUDE}
-$1" rc=0
+  local script pin rc=0
+  pin=$(csb_cpu_pin_line "${CSB_CPUS_SERVER}")
+  script="${CSB_REMOTE_PRELUDE}
+${pin}
+$1"
   if ! csb_lab_is_remote; then
     # (The status is passed on explicitly: a bare return inside an exit
     # step would return the status the shell is exiting with.)
