@@ -94,7 +94,7 @@ iperf3_cell_multi() {
     params+=("${CSB_CL_LABEL[k]}.port=$((IPERF_PORT + k - 1))" "${CSB_CL_LABEL[k]}.streams=${streams}")
   done
   csb_cell_begin "${name}" "${params[@]}"
-  if ! csb_clients_cell "${name}" "" json same iperf3_build "${streams}" "${reverse}" "${duration}" "${omit}"; then
+  if ! csb_clients_cell "${name}" "" json same "iperf3-${name}" iperf3_build "${streams}" "${reverse}" "${duration}" "${omit}"; then
     csb_cell_end failed "iperf3 failed: $(csb_clients_failures); see raw/<client>/${name}.json"
     return 0
   fi

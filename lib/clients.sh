@@ -604,21 +604,22 @@ csb_clients_split() {
   echo $((total / n + (k <= total % n ? 1 : 0)))
 }
 
-# csb_clients_cell NAME SUBDIR EXT ERR BUILDER [ARGS...]: run one cell's
-# tool on every client at one due time (csb start-at), pidstat on each
-# one's process, and wait for all. BUILDER K ARRAY ARGS... fills client K's
-# command. Output: raw/SUBDIR<label>/NAME.EXT, the timing beside it
-# (NAME.timing.json); stderr into the same file (ERR=same) or
-# logs/<label>/NAME.stderr (ERR=apart). Sets CSB_CLIENTS_RC[k] (the tool's
+# csb_clients_cell NAME SUBDIR EXT ERR MON BUILDER [ARGS...]: run one
+# cell's tool on every client at one due time (csb start-at), pidstat on
+# each one's process (monitors/<label>/pidstat-MON.txt), and wait for all.
+# BUILDER K ARRAY ARGS... fills client K's command. Output:
+# raw/SUBDIR<label>/NAME.EXT, the timing beside it (NAME.timing.json);
+# stderr into the same file (ERR=same) or logs/<label>/NAME.stderr
+# (ERR=apart). Sets CSB_CLIENTS_RC[k] (the tool's
 # exit status, 255 when no timing was written) and returns 0 when every
 # client's tool exited 0.
 declare -ga CSB_CLIENTS_RC=()
 csb_clients_cell() {
-  local name=$1 sub=$2 ext=$3 errmode=$4 builder=$5
-  shift 5
+  local name=$1 sub=$2 ext=$3 errmode=$4 monname=$5 builder=$6
+  shift 6
   local k n=${CSB_CLIENTS_N} due lead_ms label dir bin out err tim mon script
   local -a cmd launched=() waiters=()
-  lead_ms=$((1500 + 250 * n))
+  lead_ms=$((1000 + 250 * n))
   due=$(($(csb_epoch_ms) + lead_ms))
   CSB_CLIENTS_RC=()
   for ((k = 1; k <= n; k++)); do
@@ -627,7 +628,7 @@ csb_clients_cell() {
     out="${dir}/raw/${sub}${label}/${name}.${ext}" tim="${dir}/raw/${sub}${label}/${name}.timing.json"
     err=${out}
     [[ "${errmode}" == same ]] || err="${dir}/logs/${label}/${name}.stderr"
-    mon="${dir}/monitors/${label}/pidstat-${sub:+warmup-}loadgen-${name}.txt"
+    mon="${dir}/monitors/${label}/pidstat-${monname}.txt"
     local -a full=("${bin}/csb" start-at -due "${due}" -out "${tim}" -- "${cmd[@]}")
     log_cmd "${full[@]}"
     local record_p="" record_m=""
