@@ -272,8 +272,8 @@ csb_config_load() {
   done
   csb_config_validate || exit 2
   csb_lab_defaults
-  csb_lab_validate || exit 2
   csb_clients_resolve || exit 2
+  csb_lab_validate || exit 2
   for key in "${CSB_KEYS[@]}"; do
     export "${key?}"
   done
