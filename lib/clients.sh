@@ -72,6 +72,7 @@ CSB_CLIENT_LABEL=client
 declare -ga CSB_CL_LABEL=() CSB_CL_SSH=() CSB_CL_ADDRS=() CSB_CL_NIC=() CSB_CL_WORK=() CSB_CL_OFFSET=()
 declare -ga CSB_CL_PIDS=() CSB_CL_CLOCK_ERR=()
 CSB_SERVER_CLOCK_ERR=""
+CSB_CLIENTS_MAX_RTT_US=0
 CSB_CPUS_SERVER=""
 CSB_CPUS_CLIENT=""
 CSB_SERVER_OFFSET=""
@@ -432,6 +433,7 @@ csb_clients_clock() {
       label=${CSB_CL_LABEL[k]}
       read -r off rtt < <(csb_clock_offset_us on_client_sh "${k}") || die "cannot read the clock of ${label} (${CSB_CL_SSH[k]})" 4
     fi
+    ((rtt <= CSB_CLIENTS_MAX_RTT_US)) || CSB_CLIENTS_MAX_RTT_US=${rtt}
     off=$((off + $(csb_test_offset "${label}") * 1000))
     # Refused only when the whole interval the offset may lie in (the
     # midpoint +- half the round trip, ssh on a busy host is slow) is
@@ -619,7 +621,12 @@ csb_clients_cell() {
   shift 6
   local k n=${CSB_CLIENTS_N} due lead_ms label dir bin out err tim mon script
   local -a cmd launched=() waiters=()
-  lead_ms=$((1000 + 250 * n))
+  # Time to launch every client before the due time: a second, and per
+  # client twice the slowest ssh round trip of the clock check (at least
+  # 250 ms): a loaded controller's ssh is slow.
+  local per=$((CSB_CLIENTS_MAX_RTT_US / 500))
+  ((per >= 250)) || per=250
+  lead_ms=$((1000 + per * n))
   due=$(($(csb_epoch_ms) + lead_ms))
   CSB_CLIENTS_RC=()
   for ((k = 1; k <= n; k++)); do

@@ -137,7 +137,7 @@ pids_gone_all() {
   local dir
   dir=$(results_line "$output")
   check_clients_run "${dir}" 100k
-  grep -qP '\tconnections=5;.*client1\.connections=3;.*client2\.connections=2' "${dir}/cells.tsv"
+  grep -qP ';connections=5;.*client1\.connections=3;.*client2\.connections=2' "${dir}/cells.tsv"
   grep -q -- '-c 2 ' "${dir}/logs/console.log"
   grep -q '^CSB_WRK_JSON ' "${dir}/raw/client2/100k.txt"
   [ -s "${dir}/monitors/client2/pidstat-loadgen-100k.txt" ]
@@ -157,7 +157,9 @@ pids_gone_all() {
 @test "multiclient: Ctrl-C mid-cell stops everything on the server and both clients" {
   need_root
   local log="${BATS_TEST_TMPDIR}/run.log"
-  DURATION=20 bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s SERVER_PORT=18383 -s PAYLOADS=1k >"${log}" 2>&1 &
+  # A background job of a non-interactive shell starts with SIGINT ignored;
+  # env --default-signal gives the runner the SIGINT a terminal would.
+  DURATION=20 env --default-signal=INT bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s SERVER_PORT=18383 -s PAYLOADS=1k >"${log}" 2>&1 &
   local pid=$!
   wait_for "${log}" 'CMD .*/csb-run\.[^ ]*/bin/csb start-at' 60
   sleep 2
