@@ -474,6 +474,7 @@ csb_clients_begin() {
     ((CSB_CLIENTS_N > 1)) || continue
     mkdir -p "${CSB_RUN_DIR}/raw/${label}" "${CSB_RUN_DIR}/monitors/${label}" "${CSB_RUN_DIR}/env/${label}" "${CSB_RUN_DIR}/logs/${label}"
     [[ "${CSB_CL_SSH[k]}" != local ]] || continue
+    csb_reap_leftovers "${k}"
     out=$(on_client_sh "${k}" "set -- $(csb_quote "${REMOTE_DIR}")
 $(csb_remote_workdir_script)" 2>&1) || true
     dir=$(sed -n 's/^csb-workdir=//p' <<<"${out}")
