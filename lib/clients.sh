@@ -243,13 +243,15 @@ $2"
   return "${rc}"
 }
 
-# csb_client_put K LOCAL_FILE REMOTE_PATH MODE: copy one file to client K.
-csb_client_put() {
-  local k=$1 src=$2 dst=$3 mode=$4
+# csb_client_put_bin K: bin/csb and lib/wrk/report.lua into client K's
+# work directory's bin/ (one tar stream, after the guard).
+csb_client_put_bin() {
+  local k=$1
   local -a ssh
   mapfile -t ssh < <(csb_client_ssh "${k}")
-  "${ssh[@]}" "${CSB_CL_SSH[k]}" "$(csb_remote_guard "${CSB_CL_WORK[k]}")
-cat >$(csb_quote "${dst}.tmp") && chmod ${mode} $(csb_quote "${dst}.tmp") && mv -f $(csb_quote "${dst}.tmp") $(csb_quote "${dst}")" <"${src}"
+  tar -cf - -C "${CSB_ROOT}/bin" csb -C "${CSB_LIB}/wrk" report.lua |
+    "${ssh[@]}" "${CSB_CL_SSH[k]}" "$(csb_remote_guard "${CSB_CL_WORK[k]}")
+cd $(csb_quote "${CSB_CL_WORK[k]}/bin") && tar -xf - && chmod 0755 csb && chmod 0644 report.lua"
 }
 
 # csb_client_record K PID NAME: a process started on client K, recorded in
@@ -475,8 +477,12 @@ csb_clients_begin() {
     mkdir -p "${CSB_RUN_DIR}/raw/${label}" "${CSB_RUN_DIR}/monitors/${label}" "${CSB_RUN_DIR}/env/${label}" "${CSB_RUN_DIR}/logs/${label}"
     [[ "${CSB_CL_SSH[k]}" != local ]] || continue
     csb_reap_leftovers "${k}"
+    # The work directory script, then its layout for this client.
     out=$(on_client_sh "${k}" "set -- $(csb_quote "${REMOTE_DIR}")
-$(csb_remote_workdir_script)" 2>&1) || true
+$(csb_remote_workdir_script | sed '$d')
+cd \"\$d\" && mkdir -p bin $(csb_quote "raw/${label}" "raw/warmup/${label}" "monitors/${label}/counters" "env/${label}" "logs/${label}") &&
+printf '%s\\n' $(csb_quote "lab=$(csb_lock_key)" "controller=$(hostname)" "runner_pid=$$" "run_dir=${CSB_RUN_DIR}") >run.state &&
+printf 'csb-workdir=%s\\n' \"\$d\"" 2>&1) || true
     dir=$(sed -n 's/^csb-workdir=//p' <<<"${out}")
     if [[ "${out}" == *csb-refused=* ]]; then
       die "${label} (${CSB_CL_SSH[k]}): $(sed -n 's/^csb-refused=//p' <<<"${out}" | sed 's/the server host/that client host/g')" 2
@@ -484,10 +490,7 @@ $(csb_remote_workdir_script)" 2>&1) || true
     [[ "${dir}" == /* ]] || die "cannot create a work directory under ${REMOTE_DIR} on ${label} (${CSB_CL_SSH[k]}): $(tail -n 1 <<<"${out}")" 1
     CSB_CL_WORK[k]=${dir}
     csb_run_set "client.${k}.workdir" "${dir}"
-    on_client_sh "${k}" "cd $(csb_quote "${dir}") && rmdir server monitors/server env/server && mkdir -p $(csb_quote "raw/${label}" "raw/warmup/${label}" "monitors/${label}/counters" "env/${label}" "logs/${label}") && printf '%s\\n' $(csb_quote "lab=$(csb_lock_key)" "controller=$(hostname)" "runner_pid=$$" "run_dir=${CSB_RUN_DIR}") >run.state" ||
-      die "cannot prepare ${dir} on ${label}" 1
-    csb_client_put "${k}" "${CSB_ROOT}/bin/csb" "${dir}/bin/csb" 0755 || die "could not copy bin/csb to ${label}" 1
-    csb_client_put "${k}" "${CSB_LIB}/wrk/report.lua" "${dir}/bin/report.lua" 0644 || die "could not copy report.lua to ${label}" 1
+    csb_client_put_bin "${k}" || die "could not copy bin/csb and lib/wrk/report.lua to ${dir}/bin on ${label}" 1
   done
   ((CSB_CLIENTS_N < 2)) || log_info "clients: $(for ((k = 1; k <= CSB_CLIENTS_N; k++)); do printf '%s=%s ' "${CSB_CL_LABEL[k]}" "${CSB_CL_SSH[k]}"; done)"
 }
@@ -542,10 +545,11 @@ csb_clients_monitors_stop() {
       script+="( $(csb_kill_script "${pid}" "${name}" 5 INT "${group}")
 ) & "
     done
-    [[ -z "${script}" ]] || on_client_sh "${k}" "${script} wait" >/dev/null 2>&1 || true
+    local convert=""
     [[ -z "${CSB_CL_WORK[k]}" ]] ||
-      on_client_sh "${k}" "cd $(csb_quote "${CSB_CL_WORK[k]}/monitors/${CSB_CL_LABEL[k]}") && [ -f sar.bin ] && $(csb_quote "${sadf[@]}") >sar.json" ||
-      log_warn "sadf on ${CSB_CL_LABEL[k]} failed"
+      convert="cd $(csb_quote "${CSB_CL_WORK[k]}/monitors/${CSB_CL_LABEL[k]}") && { [ ! -f sar.bin ] || $(csb_quote "${sadf[@]}") >sar.json; }"
+    [[ -z "${script}${convert}" ]] || on_client_sh "${k}" "${script} wait
+${convert:-true}" >/dev/null 2>&1 || log_warn "stopping the monitors or sadf on ${CSB_CL_LABEL[k]} failed"
   done
 }
 
@@ -685,7 +689,10 @@ ${script}"
     if [[ "${CSB_CL_SSH[k]}" == local ]]; then
       bash -c "${poll}" &
     else
-      on_client_sh "${k}" "${poll}" &
+      # The same call then sends the cell's raw files and logs back.
+      on_client_sh "${k}" "${poll}
+cd $(csb_quote "${CSB_CL_WORK[k]}") && tar -cf - $(csb_quote "raw/${sub}${CSB_CL_LABEL[k]}" "logs/${CSB_CL_LABEL[k]}")" |
+        tar -C "${CSB_RUN_DIR}" -xf - &
     fi
     waiters+=($!)
   done
@@ -699,8 +706,8 @@ ${script}"
       csb_untrack_client "${launched[k]}"
     else
       csb_untrack_cl "${k}" "${launched[k]}"
-      csb_clients_fetch "${k}" "raw/${sub}${label}" "logs/${label}" ||
-        log_warn "could not copy ${name}'s raw files from ${label} yet (copied at the end)"
+      [[ -e "${CSB_RUN_DIR}/raw/${sub}${label}/${name}.timing.json" ]] ||
+        log_warn "${name}'s timing from ${label} is not here yet (its files are copied again at the end)"
     fi
     rc=$(sed -n 's/.*"exit":\([0-9]*\).*/\1/p' "${CSB_RUN_DIR}/raw/${sub}${label}/${name}.timing.json" 2>/dev/null)
     CSB_CLIENTS_RC[k]=${rc:-255}

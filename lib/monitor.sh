@@ -103,12 +103,17 @@ csb_monitors_stop() {
 
 # csb_snapshot_counters CELL WHEN: nstat and sockstat on both hosts.
 csb_snapshot_counters() {
-  local cell=$1 when=$2
+  local cell=$1 when=$2 others=""
+  # The other clients' snapshots are taken meanwhile (each over its own ssh).
+  if ((CSB_CLIENTS_N > 1)); then
+    csb_clients_snapshot "${cell}" "${when}" &
+    others=$!
+  fi
   local rd="${CSB_REMOTE_RUN}/monitors/server/counters" ld="${CSB_RUN_DIR}/monitors/${CSB_CLIENT_LABEL}/counters"
   mkdir -p "${ld}"
   nstat -a -s -z -j >"${ld}/${cell}.${when}.nstat.json" 2>/dev/null || log_warn "nstat failed on the client"
   cat /proc/net/sockstat >"${ld}/${cell}.${when}.sockstat" 2>/dev/null || true
   on_server_sh "mkdir -p $(csb_quote "${rd}") && nstat -a -s -z -j >$(csb_quote "${rd}/${cell}.${when}.nstat.json") && cat /proc/net/sockstat >$(csb_quote "${rd}/${cell}.${when}.sockstat")" ||
     log_warn "counter snapshot failed on the server"
-  csb_clients_snapshot "${cell}" "${when}"
+  [[ -z "${others}" ]] || wait "${others}" || true
 }
