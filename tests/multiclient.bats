@@ -113,7 +113,17 @@ pids_gone_all() {
   run env -u CLIENTS CLIENT_HOSTS="local/192.0.2.2/eth0 me@c2/192.0.2.x/eth0" bash 00-iperf3/run_iperf3_baseline.sh -l ssh -p smoke -s SERVER_SSH=root@192.0.2.1 -s SERVER_IP=192.0.2.1
   [ "$status" -eq 2 ]
   [[ "$output" == *"error: CLIENT_HOSTS="*"DEST/ADDR[+ADDR...]/NIC"* ]]
+  run env -u CLIENTS CPU_PIN=1 bash 00-iperf3/run_iperf3_baseline.sh -l ssh -p smoke -s SERVER_SSH=root@192.0.2.1 -s SERVER_IP=192.0.2.1 -s CLIENT_IP=192.0.2.2
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"CPU_PIN=1 with LAB=ssh"* ]]
   [ -z "$(ls -A "${RESULTS_ROOT}")" ]
+  # Accepted: CLIENTS follows CLIENT_HOSTS, client 1 gives CLIENT_IP and CLIENT_NIC.
+  # shellcheck disable=SC2016 # expanded by the inner bash
+  run env -u CLIENTS CLIENT_HOSTS="local/192.0.2.2/eth0 me@c2/192.0.2.3+192.0.2.4/eth1" bash -c 'source lib/init.sh
+csb_config_load -l ssh -s SERVER_SSH=root@192.0.2.1 -s SERVER_IP=192.0.2.1
+echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_CL_LABEL[1]} ${CSB_CL_SSH[2]} ${CSB_CL_ADDRS[2]} ${CSB_CL_NIC[2]} ${CSB_CL_LABEL[2]} ${CSB_CPUS_SERVER:-unpinned}"'
+  [ "$status" -eq 0 ]
+  [ "$output" = "2 192.0.2.2 eth0 client1 me@c2 192.0.2.3,192.0.2.4 eth1 client2 unpinned" ]
 }
 
 @test "multiclient phase 0 (netns, smoke, CLIENTS=2): an iperf3 per client, all at once" {
