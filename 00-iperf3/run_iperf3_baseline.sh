@@ -15,6 +15,13 @@
 # per cell: smoke 3, quick 10, full 30 (DURATION overrides); the first
 # second (smoke) or two is omitted from the figures (-O).
 #
+# With CLIENTS=N >= 2 (netns: N client namespaces behind a switch; ssh:
+# CLIENT_HOSTS), one iperf3 server per client on its own port (IPERF_PORT,
+# IPERF_PORT+1, ...) and every cell runs on all clients at once, started at
+# one due time by `csb start-at`: raw/<label>/<cell>.json and
+# <cell>.timing.json per client; the aggregate is the sum over the window in
+# which every client was sending (csb summarize).
+#
 # Options:
 #   -c FILE         config file (default: lab.env at the repo root, if any)
 #   -l LAB          local | netns | ssh
@@ -67,6 +74,62 @@ iperf3_cell() {
   fi
 }
 
+# iperf3_build K ARRAY STREAMS REVERSE DURATION OMIT: client K's iperf3
+# (csb_clients_cell's builder), against the server on its own port.
+iperf3_build() {
+  local k=$1 streams=$3 reverse=$4 duration=$5 omit=$6
+  # shellcheck disable=SC2178 # a nameref to the caller's array
+  local -n _c=$2
+  _c=(iperf3 --client "${SERVER_IP}" --port "$((IPERF_PORT + k - 1))" --bind "${CSB_CL_ADDRS[k]%%,*}"
+    --time "${duration}" --omit "${omit}" --parallel "${streams}" --json)
+  ((reverse)) && _c+=(--reverse)
+  return 0
+}
+
+# iperf3_cell_multi NAME STREAMS REVERSE DURATION OMIT: one cell on every client.
+iperf3_cell_multi() {
+  local name=$1 streams=$2 reverse=$3 duration=$4 omit=$5 k label err bad=""
+  local -a params=("streams=${streams}" "reverse=${reverse}" "duration_s=${duration}" "omit_s=${omit}" "clients=${CSB_CLIENTS_N}")
+  for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+    params+=("${CSB_CL_LABEL[k]}.port=$((IPERF_PORT + k - 1))" "${CSB_CL_LABEL[k]}.streams=${streams}")
+  done
+  csb_cell_begin "${name}" "${params[@]}"
+  if ! csb_clients_cell "${name}" "" json same "iperf3-${name}" iperf3_build "${streams}" "${reverse}" "${duration}" "${omit}"; then
+    csb_cell_end failed "iperf3 failed: $(csb_clients_failures); see raw/<client>/${name}.json"
+    return 0
+  fi
+  for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+    label=${CSB_CL_LABEL[k]}
+    err=$("${CSB_ROOT}/bin/csb" check iperf3 "${CSB_RUN_DIR}/raw/${label}/${name}.json" 2>&1) || bad+="${label}: ${err#error: }; "
+  done
+  if [[ -n "${bad}" ]]; then
+    csb_cell_end failed "${bad%; }"
+  else
+    csb_cell_end ok
+  fi
+}
+
+# iperf3_servers_multi: one iperf3 server per client, each on its own port.
+iperf3_servers_multi() {
+  local k port pid pids=""
+  ((IPERF_PORT + CSB_CLIENTS_N - 1 <= 65535)) ||
+    usage_error "IPERF_PORT=${IPERF_PORT}: the ${CSB_CLIENTS_N} clients need ports up to $((IPERF_PORT + CSB_CLIENTS_N - 1)); choose a lower one"
+  for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+    port=$((IPERF_PORT + k - 1))
+    pid=$(on_server_bg "${CSB_REMOTE_RUN}/server/iperf3-server-${CSB_CL_LABEL[k]}.log" \
+      iperf3 --server --bind "${SERVER_IP}" --port "${port}") ||
+      die "could not start iperf3 on the server host (port ${port})" 1
+    csb_track_server "${pid}" iperf3
+    pids+="${pid},"
+  done
+  csb_monitor_pids iperf3 "${pids%,}"
+  for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+    port=$((IPERF_PORT + k - 1))
+    csb_wait_listen "${port}" 10 ||
+      die "iperf3 on the server did not listen on ${SERVER_IP}:${port} within 10 s; see server/iperf3-server-${CSB_CL_LABEL[k]}.log" 1
+  done
+}
+
 main() {
   csb_config_load "$@"
   csb_lab_enter "${BASH_SOURCE[0]}" "$@"
@@ -82,6 +145,16 @@ main() {
   csb_capture_env
   csb_monitors_start
 
+  local cell
+  if ((CSB_CLIENTS_N > 1)); then
+    iperf3_servers_multi
+    for cell in "${CELLS[@]}"; do
+      # shellcheck disable=SC2086 # a cell row is whitespace-separated fields
+      iperf3_cell_multi ${cell} "${duration}" "${omit}"
+    done
+    return 0
+  fi
+
   local pid
   pid=$(on_server_bg "${CSB_REMOTE_RUN}/server/iperf3-server.log" \
     iperf3 --server --bind "${SERVER_IP}" --port "${IPERF_PORT}") ||
@@ -91,7 +164,6 @@ main() {
   csb_wait_listen "${IPERF_PORT}" 10 ||
     die "iperf3 on the server did not listen on ${SERVER_IP}:${IPERF_PORT} within 10 s; see server/iperf3-server.log" 1
 
-  local cell
   for cell in "${CELLS[@]}"; do
     # shellcheck disable=SC2086 # a cell row is whitespace-separated fields
     iperf3_cell ${cell} "${duration}" "${omit}"

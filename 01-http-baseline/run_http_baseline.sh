@@ -21,6 +21,15 @@
 # same lab (its s2c-1 cell), else against the TCP ceiling of LINK_RATE; and a
 # verdict: network-, server-CPU-, client-CPU-bound or unclear, with evidence.
 #
+# With CLIENTS=N >= 2 (netns: N client namespaces behind a switch; ssh:
+# CLIENT_HOSTS), a cell's CONNECTIONS are split across the clients (the
+# first CONNECTIONS % N get one more; THREADS per client, at most its
+# connections) and every client's wrk is started at one due time by `csb
+# start-at`: raw/<label>/<size>.txt and <size>.timing.json per client,
+# warm-ups in raw/warmup/<label>/. RPS and throughput are summed over the
+# window in which every client was loading; latency percentiles come from
+# the merged distribution (csb summarize).
+#
 # Profiles (each setting below overrides its part):
 #   smoke  2 s per cell, 1 s warm-up, wrk -t 2 -c 16
 #   quick  10 s per cell, 2 s warm-up, wrk -t 2 -c 64
@@ -115,6 +124,59 @@ http_cell() {
   fi
 }
 
+# http_build K ARRAY THREADS CONNECTIONS SECONDS URL: client K's wrk, with
+# its share of the connections (csb_clients_cell's builder).
+http_build() {
+  local k=$1 threads=$3 conns=$4 secs=$5 url=$6 i script
+  # shellcheck disable=SC2178 # a nameref to the caller's array
+  local -n _h=$2
+  csb_wrk_cmd "$2" "${threads}" "$(csb_clients_split "${conns}" "${k}")" "${secs}" "${url}"
+  script=$(csb_client_wrk_script "${k}")
+  for i in "${!_h[@]}"; do
+    [[ "${_h[i]}" != "${CSB_LIB}/wrk/report.lua" ]] || _h[i]=${script}
+  done
+}
+
+# http_cell_multi SIZE REP THREADS CONNECTIONS SECONDS WARMUP: one payload,
+# one repetition, on every client at once.
+http_cell_multi() {
+  local size=$1 rep=$2 threads=$3 conns=$4 secs=$5 warmup=$6
+  local name=${size} k label ck
+  ((REPEAT > 1)) && name+="-r${rep}"
+  local url
+  url=$(csb_payload_url "${size}")
+  if [[ ! -s "${CSB_RUN_DIR}/raw/headers/${size}.txt" ]]; then
+    csb_capture_response "${size}" "${CSB_RUN_DIR}/raw/headers/${size}.txt" ||
+      log_warn "could not fetch one /payload/${size} response with curl"
+  fi
+  local -a params=("payload=${size}" "payload_bytes=$(csb_size_bytes "${size}")" "rep=${rep}" "loadgen=wrk"
+    "threads=${threads}" "connections=${conns}" "duration_s=${secs}" "warmup_s=${warmup}" "clients=${CSB_CLIENTS_N}")
+  for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+    label=${CSB_CL_LABEL[k]} ck=$(csb_clients_split "${conns}" "${k}")
+    params+=("${label}.connections=${ck}" "${label}.threads=$((threads < ck ? threads : ck))")
+  done
+  if ((warmup > 0)); then
+    log_info "warm-up for ${name}: ${warmup} s on every client, not recorded (raw/warmup/<client>/${name}.txt)"
+    csb_clients_cell "${name}" warmup/ txt same "warmup-${name}" http_build "${threads}" "${conns}" "${warmup}" "${url}" ||
+      log_warn "warm-up wrk failed: $(csb_clients_failures); see raw/warmup/<client>/${name}.txt"
+  fi
+  csb_cell_begin "${name}" "${params[@]}"
+  if ! csb_clients_cell "${name}" "" txt same "loadgen-${name}" http_build "${threads}" "${conns}" "${secs}" "${url}"; then
+    csb_cell_end failed "wrk failed: $(csb_clients_failures); see raw/<client>/${name}.txt"
+    return 0
+  fi
+  local nojson=""
+  for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+    grep -q "^${CSB_WRK_JSON_PREFIX}" "${CSB_RUN_DIR}/raw/${CSB_CL_LABEL[k]}/${name}.txt" 2>/dev/null ||
+      nojson+="raw/${CSB_CL_LABEL[k]}/${name}.txt "
+  done
+  if [[ -n "${nojson}" ]]; then
+    csb_cell_end failed "wrk printed no ${CSB_WRK_JSON_PREFIX% } line; see ${nojson% }"
+  else
+    csb_cell_end ok
+  fi
+}
+
 main() {
   csb_config_load "$@"
   check_settings
@@ -124,6 +186,10 @@ main() {
   warmup=${WARMUP:-$(csb_profile 1 2 5)}
   threads=${THREADS:-$(csb_profile 2 2 4)}
   conns=${CONNECTIONS:-$(csb_profile 16 64 128)}
+
+  if ((conns < CSB_CLIENTS_N)); then
+    usage_error "CONNECTIONS=${conns} cannot be split across CLIENTS=${CSB_CLIENTS_N} clients: give at least one connection per client"
+  fi
 
   csb_build_all
   csb_ssh_open
@@ -151,7 +217,11 @@ main() {
   fi
   for cell in "${cells[@]}"; do
     read -r size rep <<<"${cell}"
-    http_cell "${size}" "${rep}" "${threads}" "${conns}" "${duration}" "${warmup}"
+    if ((CSB_CLIENTS_N > 1)); then
+      http_cell_multi "${size}" "${rep}" "${threads}" "${conns}" "${duration}" "${warmup}"
+    else
+      http_cell "${size}" "${rep}" "${threads}" "${conns}" "${duration}" "${warmup}"
+    fi
   done
   csb_http_stop
 }

@@ -42,6 +42,13 @@
 #                 nginx, cmd (SERVER_CMD) or url (already running); see README
 #   PAYLOAD_PATHS SIZE=PATH,... on that server (default /payload/<size>)
 #
+# With CLIENTS=N >= 2 (netns: N client namespaces behind a switch; ssh:
+# CLIENT_HOSTS), each cell's concurrency is split across the clients (the
+# first CONCURRENCY % N get one more) and every client's load generator is
+# started at one due time by `csb start-at`: raw/<label>/<cell>.<ext> and
+# <cell>.timing.json per client; rates are summed over the overlap, latency
+# percentiles come from the merged distribution (csb summarize).
+#
 # Options:
 #   -c FILE         config file (default: lab.env at the repo root, if any)
 #   -l LAB          local | netns | ssh
@@ -149,6 +156,75 @@ matrix_cell() {
 }
 
 # loadgen_cmd ARRAY THREADS CONNECTIONS SECONDS URL: the resolved tool's command.
+# matrix_build K ARRAY THREADS CONCURRENCY SECONDS URL: client K's load
+# generator with its share of the connections (csb_clients_cell's builder).
+matrix_build() {
+  local k=$1 threads=$3 conc secs=$5 url=$6 i script
+  conc=$(csb_clients_split "$4" "${k}")
+  # shellcheck disable=SC2178 # a nameref to the caller's array
+  local -n _m=$2
+  loadgen_cmd "$2" "${threads:-1}" "${conc}" "${secs}" "${url}"
+  script=$(csb_client_wrk_script "${k}")
+  for i in "${!_m[@]}"; do
+    [[ "${_m[i]}" != "${CSB_LIB}/wrk/report.lua" ]] || _m[i]=${script}
+  done
+}
+
+# matrix_cell_multi SIZE CONCURRENCY REP SECONDS WARMUP: one cell on every client.
+matrix_cell_multi() {
+  local size=$1 conc=$((10#$2)) rep=$3 secs=$4 warmup=$5
+  local name="${size}-c${conc}" url threads="" k label ck
+  ((REPEAT > 1)) && name+="-r${rep}"
+  url=$(csb_payload_url "${size}")
+  local -a params=("payload=${size}" "payload_bytes=$(csb_size_bytes "${size}")" "concurrency=${conc}" "rep=${rep}"
+    "loadgen=${CSB_LOADGEN}")
+  if [[ "${CSB_LOADGEN}" == wrk ]]; then
+    threads=${THREADS:-$(nproc)}
+    params+=("threads=${threads}")
+  fi
+  params+=("duration_s=${secs}" "warmup_s=${warmup}" "clients=${CSB_CLIENTS_N}" "connections=${conc}")
+  for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+    label=${CSB_CL_LABEL[k]} ck=$(csb_clients_split "${conc}" "${k}")
+    params+=("${label}.connections=${ck}")
+  done
+  local refusal
+  if refusal=$(csb_fd_refusal "$(csb_clients_split "${conc}" 1)"); then
+    csb_cell_begin "${name}" "${params[@]}"
+    csb_cell_end refused "${refusal}"
+    return 0
+  fi
+  if ((conc < CSB_CLIENTS_N)); then
+    csb_cell_begin "${name}" "${params[@]}"
+    csb_cell_end refused "concurrency ${conc} cannot be split across ${CSB_CLIENTS_N} clients (at least one connection each)"
+    return 0
+  fi
+  local ext=txt errmode=same
+  [[ "${CSB_LOADGEN}" == oha ]] && ext=json errmode=apart
+  if ((warmup > 0)); then
+    csb_clients_cell "${name}" warmup/ "${ext}" "${errmode}" "warmup-${name}" matrix_build "${threads}" "${conc}" "${warmup}" "${url}" ||
+      log_warn "warm-up ${CSB_LOADGEN} failed: $(csb_clients_failures); see raw/warmup/<client>/${name}.*"
+  fi
+  csb_cell_begin "${name}" "${params[@]}"
+  if ! csb_clients_cell "${name}" "" "${ext}" "${errmode}" "loadgen-${name}" matrix_build "${threads}" "${conc}" "${secs}" "${url}"; then
+    csb_cell_end failed "${CSB_LOADGEN} failed: $(csb_clients_failures); see raw/<client>/${name}.${ext}"
+    return 0
+  fi
+  local bad="" raw
+  for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+    raw="raw/${CSB_CL_LABEL[k]}/${name}.${ext}"
+    if [[ ! -s "${CSB_RUN_DIR}/${raw}" ]]; then
+      bad+="${raw} is empty; "
+    elif [[ "${CSB_LOADGEN}" == wrk ]] && ! grep -q "^${CSB_WRK_JSON_PREFIX}" "${CSB_RUN_DIR}/${raw}"; then
+      bad+="${raw} has no ${CSB_WRK_JSON_PREFIX% } line; "
+    fi
+  done
+  if [[ -n "${bad}" ]]; then
+    csb_cell_end failed "${bad%; }"
+  else
+    csb_cell_end ok
+  fi
+}
+
 loadgen_cmd() {
   if [[ "${CSB_LOADGEN}" == oha ]]; then
     csb_oha_cmd "$1" "$3" "$4" "$5"
@@ -219,8 +295,13 @@ main() {
   fi
   local cell
   for cell in "${cells[@]}"; do
-    # shellcheck disable=SC2086 # a cell is "size concurrency rep"
-    matrix_cell ${cell} "${duration}" "${warmup}"
+    if ((CSB_CLIENTS_N > 1)); then
+      # shellcheck disable=SC2086 # a cell is "size concurrency rep"
+      matrix_cell_multi ${cell} "${duration}" "${warmup}"
+    else
+      # shellcheck disable=SC2086 # a cell is "size concurrency rep"
+      matrix_cell ${cell} "${duration}" "${warmup}"
+    fi
   done
   csb_http_stop
 }

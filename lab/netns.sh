@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lab/netns.sh: two emulated hosts on this machine, joined by a shaped link.
+# lab/netns.sh: emulated hosts on this machine, joined by shaped links.
 #
 # Usage: lab/netns.sh up|down|status [-h]
 #
@@ -8,17 +8,27 @@
 #           tbf at LINK_RATE on both ends (none: unshaped), and a real sshd in
 #           the server namespace (own hostname via unshare --uts) with a key
 #           pair made for the lab. Idempotent: an existing healthy lab is kept.
+#           With CLIENTS=N (2 to 8): a switch instead of the pair, a bridge
+#           in namespace csb-sw with one port per host, every host on
+#           198.18.0.0/16: the server 198.18.0.1 (csbs0), client 1 csb-cli
+#           198.18.0.2 (csbc0), client k csb-cli<k> 198.18.<k>.2 (csbc<k-1>);
+#           tbf at LINK_RATE on every host's NIC and on every switch port
+#           toward a host, so the clients share the server's link as behind
+#           a real switch; an sshd in every client namespace but the first
+#           (the runner runs there). Up with another N rebuilds the lab.
 #   down    remove every namespace, link, process and key that `up` made.
-#   status  exit 0 when the lab is up and its sshd answers; 1 otherwise,
+#   status  exit 0 when the lab is up and its sshds answer; 1 otherwise,
 #           saying why (a namespace missing, sshd not running, /run/sshd
-#           missing, sshd refusing the lab's key).
+#           missing, sshd refusing the lab's key, CLIENTS set to another N
+#           than the lab has).
 #
 # While a run holds the lab (lib/lock.sh), `down` and a rebuild by `up` are
 # refused (exit 7) naming that run; `up` on a lab whose namespaces stand but
 # whose sshd is gone restarts sshd alone.
 #
-# Settings (environment): LINK_RATE (default 1gbit); CSB_LAB_ID (default csb)
-# names the instance: namespaces <id>-srv and <id>-cli. State (keys, sshd
+# Settings (environment): LINK_RATE (default 1gbit); CLIENTS (default 1; for
+# status: unset accepts the lab's own N); CSB_LAB_ID (default csb) names the
+# instance: namespaces <id>-srv, <id>-cli[<k>], <id>-sw. State (keys, sshd
 # config, PID) lives in /tmp/<id>-netns, outside the repo: a directory of
 # root's own, mode 0711 (one owned by another user is refused), private keys
 # 0600, the authorized keys 0644 so an ordinary user can log in too.
@@ -45,28 +55,55 @@ netns_exists() {
   grep -qxF -- "$1" <<<"${names}"
 }
 
+# The lab's sshds: "" is the server's (sshd_config, sshd.pid), "c<k>" client
+# k's (sshd_config.c<k>, sshd.c<k>.pid).
 netns_sshd_pid() {
-  local pidfile="${CSB_NETNS_STATE}/sshd.pid" pid
+  local sfx=${1:+.$1}
+  local pidfile="${CSB_NETNS_STATE}/sshd${sfx}.pid" pid
   [[ -r "${pidfile}" ]] || return 1
   pid=$(<"${pidfile}")
   [[ "${pid}" =~ ^[0-9]+$ ]] || return 1
-  [[ -r /proc/${pid}/cmdline ]] && tr '\0' ' ' <"/proc/${pid}/cmdline" | grep -qF "${CSB_NETNS_STATE}/sshd_config" || return 1
+  [[ -r /proc/${pid}/cmdline ]] && tr '\0' ' ' <"/proc/${pid}/cmdline" | grep -qF "${CSB_NETNS_STATE}/sshd_config${sfx} " || return 1
   echo "${pid}"
 }
 
-# netns_ssh_check: can the lab's key log in to the server namespace as root?
-# Prints ssh's own complaint when it cannot.
+# netns_ssh_check [IP]: can the lab's key log in as root to the sshd on IP
+# (default: the server's)? Prints ssh's own complaint when it cannot.
 netns_ssh_check() {
   ip netns exec "${CSB_NETNS_CLIENT}" ssh -F /dev/null -o BatchMode=yes -o ConnectTimeout=3 \
     -o "UserKnownHostsFile=${CSB_NETNS_STATE}/known_hosts" -o StrictHostKeyChecking=yes \
     -o IdentitiesOnly=yes -o LogLevel=ERROR -i "${CSB_NETNS_STATE}/id_ed25519" \
-    "root@${CSB_NETNS_SERVER_IP}" true </dev/null 2>&1 >/dev/null
+    "root@${1:-${CSB_NETNS_SERVER_IP}}" true </dev/null 2>&1 >/dev/null
 }
 
-# netns_why_down: why the lab is not usable, in one line (nothing when it is).
+# netns_lab_clients: the number of clients of the lab that stands (1 when
+# its state says nothing).
+netns_lab_clients() {
+  local n=1
+  [[ -r "${CSB_NETNS_STATE}/clients" ]] && n=$(<"${CSB_NETNS_STATE}/clients")
+  [[ "${n}" =~ ^[1-9]$ ]] || n=1
+  echo "${n}"
+}
+
+# netns_namespaces N: every namespace of a lab with N clients.
+netns_namespaces() {
+  local k
+  echo "${CSB_NETNS_SERVER}"
+  for ((k = 1; k <= $1; k++)); do csb_netns_client_ns "${k}"; done
+  (($1 < 2)) || echo "${CSB_NETNS_SWITCH}"
+}
+
+# netns_why_down [N]: why the lab is not usable with N clients (default:
+# the lab's own N), in one line (nothing when it is).
 netns_why_down() {
-  local ns out
-  for ns in "${CSB_NETNS_SERVER}" "${CSB_NETNS_CLIENT}"; do
+  local have want ns out k
+  have=$(netns_lab_clients)
+  want=${1:-${have}}
+  if [[ "${want}" != "${have}" ]] && netns_exists "${CSB_NETNS_SERVER}"; then
+    echo "the lab has ${have} client(s), CLIENTS=${want} asks for ${want}; lab/netns.sh up rebuilds it"
+    return
+  fi
+  for ns in $(netns_namespaces "${want}"); do
     netns_exists "${ns}" || { echo "namespace ${ns} does not exist"; return; }
   done
   if [[ ! -d /run/sshd ]]; then
@@ -75,9 +112,15 @@ netns_why_down() {
   fi
   netns_sshd_pid >/dev/null || { echo "the lab's sshd is not running (no live PID in ${CSB_NETNS_STATE}/sshd.pid)"; return; }
   out=$(netns_ssh_check) || { echo "the lab's sshd runs but refuses the lab's key: ${out:-ssh failed}" | tr '\n' ' '; return; }
+  for ((k = 2; k <= want; k++)); do
+    netns_sshd_pid "c${k}" >/dev/null ||
+      { echo "the sshd of client ${k} ($(csb_netns_client_ns "${k}")) is not running (no live PID in ${CSB_NETNS_STATE}/sshd.c${k}.pid)"; return; }
+    out=$(netns_ssh_check "$(csb_netns_client_ip "${k}")") ||
+      { echo "the sshd of client ${k} runs but refuses the lab's key: ${out:-ssh failed}" | tr '\n' ' '; return; }
+  done
 }
 
-netns_status() { [[ -z "$(netns_why_down)" ]]; }
+netns_status() { [[ -z "$(netns_why_down "$@")" ]]; }
 
 # netns_state_dir: make the state directory (0711: the authorized keys file
 # inside must be readable by an ordinary user the lab's sshd logs in as) or
@@ -100,8 +143,13 @@ netns_lock_guard() {
   fi
 }
 
-# netns_start_sshd: sshd in the server namespace, with its own hostname.
+# netns_start_sshd [K]: the lab's sshd in the server namespace (or, with K,
+# in client K's), with its own hostname.
 netns_start_sshd() {
+  local k=${1:-} ns=${CSB_NETNS_SERVER} host=csb-server sfx=""
+  if [[ -n "${k}" ]]; then
+    ns=$(csb_netns_client_ns "${k}") host=csb-client${k} sfx=.c${k}
+  fi
   # sshd's privilege-separation directory is shared by every lab on this
   # machine (and by the host's own sshd): made when missing, never removed.
   if [[ ! -d /run/sshd ]]; then
@@ -109,30 +157,54 @@ netns_start_sshd() {
     chmod 0755 /run/sshd
   fi
   # sshd -D stays in the foreground of its own session; every stream is
-  # redirected so nothing waits on it.
-  # shellcheck disable=SC2016 # $0 and $1 expand in the inner bash, by design
-  setsid ip netns exec "${CSB_NETNS_SERVER}" unshare --uts \
-    bash -c 'hostname csb-server && exec "$0" -D -e -f "$1"' "$(command -v sshd)" \
-    "${CSB_NETNS_STATE}/sshd_config" </dev/null >"${CSB_NETNS_STATE}/sshd.log" 2>&1 &
+  # redirected so nothing waits on it. (The trailing space after the config
+  # file's name lets netns_sshd_pid tell sshd_config from sshd_config.c2.)
+  # shellcheck disable=SC2016 # $0, $1 and $2 expand in the inner bash, by design
+  setsid ip netns exec "${ns}" unshare --uts \
+    bash -c 'hostname "$2" && exec "$0" -D -e -f "$1"' "$(command -v sshd)" \
+    "${CSB_NETNS_STATE}/sshd_config${sfx}" "${host}" </dev/null >"${CSB_NETNS_STATE}/sshd${sfx}.log" 2>&1 &
   local i
   for ((i = 0; i < 50; i++)); do
-    netns_status && return 0
+    if [[ -z "${k}" ]]; then
+      netns_sshd_pid >/dev/null && netns_ssh_check >/dev/null && return 0
+    else
+      netns_sshd_pid "c${k}" >/dev/null && netns_ssh_check "$(csb_netns_client_ip "${k}")" >/dev/null && return 0
+    fi
     sleep 0.1
   done
-  die "sshd in ${CSB_NETNS_SERVER} did not answer within 5 s: $(netns_why_down); see ${CSB_NETNS_STATE}/sshd.log" 1
+  die "sshd in ${ns} did not answer within 5 s: $(netns_why_down); see ${CSB_NETNS_STATE}/sshd${sfx}.log" 1
 }
 
-# netns_stop_sshd: stop the lab's sshd (by the PID in its own PID file,
+# netns_stop_sshd [K]: stop the lab's sshd (by the PID in its own PID file,
 # after checking its command line).
 netns_stop_sshd() {
   local pid i
-  pid=$(netns_sshd_pid) || return 0
+  pid=$(netns_sshd_pid ${1:+"c$1"}) || return 0
   kill -TERM "${pid}" 2>/dev/null || true
   for ((i = 0; i < 30; i++)); do
     kill -0 "${pid}" 2>/dev/null || break
     sleep 0.1
   done
   kill -KILL "${pid}" 2>/dev/null || true
+}
+
+# netns_stop_sshds: every sshd of the lab (the server's and each client's).
+netns_stop_sshds() {
+  local f k
+  netns_stop_sshd
+  for f in "${CSB_NETNS_STATE}"/sshd.c*.pid; do
+    [[ -e "${f}" ]] || continue
+    k=${f##*/sshd.c}
+    k=${k%.pid}
+    [[ "${k}" =~ ^[0-9]+$ ]] && netns_stop_sshd "${k}"
+  done
+}
+
+# netns_start_sshds N: the server's sshd and those of clients 2..N.
+netns_start_sshds() {
+  local k
+  netns_start_sshd
+  for ((k = 2; k <= $1; k++)); do netns_start_sshd "${k}"; done
 }
 
 netns_shape() {
@@ -147,76 +219,14 @@ netns_shape() {
     burst 256kb latency 20ms
 }
 
-netns_up() {
-  [[ ${EUID} -eq 0 ]] || die "lab/netns.sh up needs root" 2
-  need_tool ip iproute2
-  need_tool tc iproute2
-  need_tool sshd openssh-server
-  need_tool ssh openssh-client
-  need_tool ssh-keygen openssh-client
-  need_tool unshare util-linux
-  local why
-  why=$(netns_why_down)
-  if [[ -z "${why}" ]]; then
-    log_info "netns lab already up (${CSB_NETNS_SERVER} ${CSB_NETNS_SERVER_IP} <-> ${CSB_NETNS_CLIENT} ${CSB_NETNS_CLIENT_IP})"
-    netns_shape "${CSB_NETNS_SERVER}" "${CSB_NETNS_SERVER_NIC}"
-    netns_shape "${CSB_NETNS_CLIENT}" "${CSB_NETNS_CLIENT_NIC}"
-    return 0
-  fi
-  # Namespaces and keys in place, only sshd down (killed, or /run/sshd
-  # removed): restart sshd alone, so whatever runs in the namespaces (and a
-  # run's leftovers, which its next run stops) is kept.
-  if netns_exists "${CSB_NETNS_SERVER}" && netns_exists "${CSB_NETNS_CLIENT}" &&
-    [[ -f "${CSB_NETNS_STATE}/sshd_config" && -f "${CSB_NETNS_STATE}/id_ed25519" ]]; then
-    netns_state_dir
-    log_info "netns lab: ${why}: restarting its sshd"
-    netns_stop_sshd
-    netns_start_sshd
-    log_info "netns lab up again: sshd restarted"
-    return 0
-  fi
-  netns_lock_guard rebuild
-  # A half-built lab (a crash, a kill -9) is removed first, then rebuilt.
-  netns_down quiet
-
-  log_info "creating namespaces ${CSB_NETNS_SERVER} and ${CSB_NETNS_CLIENT}"
-  ip netns add "${CSB_NETNS_SERVER}"
-  ip netns add "${CSB_NETNS_CLIENT}"
-  ip link add "${CSB_NETNS_SERVER_NIC}" netns "${CSB_NETNS_SERVER}" type veth \
-    peer name "${CSB_NETNS_CLIENT_NIC}" netns "${CSB_NETNS_CLIENT}"
-  local ns dev ip
-  for ns in "${CSB_NETNS_SERVER}" "${CSB_NETNS_CLIENT}"; do
-    if [[ "${ns}" == "${CSB_NETNS_SERVER}" ]]; then
-      dev=${CSB_NETNS_SERVER_NIC} ip=${CSB_NETNS_SERVER_IP}
-    else
-      dev=${CSB_NETNS_CLIENT_NIC} ip=${CSB_NETNS_CLIENT_IP}
-    fi
-    ip -n "${ns}" link set lo up
-    ip -n "${ns}" link set "${dev}" mtu 1500
-    ip -n "${ns}" addr add "${ip}/${CSB_NETNS_PREFIX}" dev "${dev}"
-    ip -n "${ns}" link set "${dev}" up
-    netns_shape "${ns}" "${dev}"
-  done
-
-  log_info "starting sshd in ${CSB_NETNS_SERVER} on ${CSB_NETNS_SERVER_IP}:${SSHD_PORT}"
-  netns_state_dir
-  (
-    umask 077
-    ssh-keygen -q -t ed25519 -N '' -C csb-netns-lab -f "${CSB_NETNS_STATE}/id_ed25519"
-    ssh-keygen -q -t ed25519 -N '' -C csb-netns-host -f "${CSB_NETNS_STATE}/ssh_host_ed25519_key"
-  )
-  # The lab's public key logs in as root or as any ordinary user (sshd reads
-  # the authorized keys file as that user: it is world-readable, the private
-  # keys are root's alone).
-  install -m 0644 "${CSB_NETNS_STATE}/id_ed25519.pub" "${CSB_NETNS_STATE}/authorized_keys"
-  printf '%s %s\n' "${CSB_NETNS_SERVER_IP}" "$(cut -d' ' -f1-2 "${CSB_NETNS_STATE}/ssh_host_ed25519_key.pub")" \
-    >"${CSB_NETNS_STATE}/known_hosts"
-  cat >"${CSB_NETNS_STATE}/sshd_config" <<EOF
+# netns_sshd_config FILE LISTEN_IP SUFFIX: one sshd's configuration.
+netns_sshd_config() {
+  cat >"$1" <<EOF
 # Written by lab/netns.sh for the CS Benchmark netns lab; removed by 'down'.
-ListenAddress ${CSB_NETNS_SERVER_IP}
+ListenAddress $2
 Port ${SSHD_PORT}
 HostKey ${CSB_NETNS_STATE}/ssh_host_ed25519_key
-PidFile ${CSB_NETNS_STATE}/sshd.pid
+PidFile ${CSB_NETNS_STATE}/sshd$3.pid
 AuthorizedKeysFile ${CSB_NETNS_STATE}/authorized_keys
 PermitRootLogin prohibit-password
 PubkeyAuthentication yes
@@ -228,8 +238,126 @@ MaxStartups 100:30:200
 MaxSessions 64
 LogLevel ERROR
 EOF
-  netns_start_sshd
-  log_info "netns lab up: server ${CSB_NETNS_SERVER_IP} (${CSB_NETNS_SERVER_NIC}), client ${CSB_NETNS_CLIENT_IP} (${CSB_NETNS_CLIENT_NIC}), link ${LINK_RATE}"
+}
+
+# netns_host_link NS DEV IP PREFIX: address, MTU and shaping of a host's NIC.
+netns_host_link() {
+  local ns=$1 dev=$2 ip=$3 prefix=$4
+  ip -n "${ns}" link set lo up
+  ip -n "${ns}" link set "${dev}" mtu 1500
+  ip -n "${ns}" addr add "${ip}/${prefix}" dev "${dev}"
+  ip -n "${ns}" link set "${dev}" up
+  netns_shape "${ns}" "${dev}"
+}
+
+# netns_switch_port NS DEV PORT: a veth pair from host namespace NS (DEV) to
+# the switch (PORT, on the bridge, shaped toward the host).
+netns_switch_port() {
+  local ns=$1 dev=$2 port=$3
+  ip link add "${dev}" netns "${ns}" type veth peer name "${port}" netns "${CSB_NETNS_SWITCH}"
+  ip -n "${CSB_NETNS_SWITCH}" link set "${port}" mtu 1500
+  ip -n "${CSB_NETNS_SWITCH}" link set "${port}" master br0
+  ip -n "${CSB_NETNS_SWITCH}" link set "${port}" up
+  netns_shape "${CSB_NETNS_SWITCH}" "${port}"
+}
+
+# netns_reshape N: LINK_RATE on every NIC and switch port of a lab with N clients.
+netns_reshape() {
+  local n=$1 k
+  netns_shape "${CSB_NETNS_SERVER}" "${CSB_NETNS_SERVER_NIC}"
+  for ((k = 1; k <= n; k++)); do
+    netns_shape "$(csb_netns_client_ns "${k}")" "$(csb_netns_client_nic "${k}")"
+  done
+  if ((n >= 2)); then
+    netns_shape "${CSB_NETNS_SWITCH}" p-srv
+    for ((k = 1; k <= n; k++)); do netns_shape "${CSB_NETNS_SWITCH}" "p-c${k}"; done
+  fi
+}
+
+netns_up() {
+  [[ ${EUID} -eq 0 ]] || die "lab/netns.sh up needs root" 2
+  need_tool ip iproute2
+  need_tool tc iproute2
+  need_tool sshd openssh-server
+  need_tool ssh openssh-client
+  need_tool ssh-keygen openssh-client
+  need_tool unshare util-linux
+  local n=${CLIENTS:-1} why
+  why=$(netns_why_down "${n}")
+  if [[ -z "${why}" ]]; then
+    log_info "netns lab already up (${CSB_NETNS_SERVER} ${CSB_NETNS_SERVER_IP} <-> ${n} client(s), ${CSB_NETNS_CLIENT} ${CSB_NETNS_CLIENT_IP} first)"
+    netns_reshape "${n}"
+    return 0
+  fi
+  # Namespaces and keys in place, only an sshd down (killed, or /run/sshd
+  # removed): restart the sshds alone, so whatever runs in the namespaces
+  # (and a run's leftovers, which its next run stops) is kept.
+  local ns all=1
+  for ns in $(netns_namespaces "${n}"); do netns_exists "${ns}" || all=0; done
+  if ((all)) && [[ "$(netns_lab_clients)" == "${n}" ]] &&
+    [[ -f "${CSB_NETNS_STATE}/sshd_config" && -f "${CSB_NETNS_STATE}/id_ed25519" ]]; then
+    netns_state_dir
+    log_info "netns lab: ${why}: restarting its sshd(s)"
+    netns_stop_sshds
+    netns_start_sshds "${n}"
+    log_info "netns lab up again: sshd(s) restarted"
+    return 0
+  fi
+  netns_lock_guard rebuild
+  # A half-built lab (a crash, a kill -9), or one with another number of
+  # clients, is removed first, then rebuilt.
+  netns_down quiet
+
+  local k prefix=${CSB_NETNS_PREFIX}
+  log_info "creating namespaces $(netns_namespaces "${n}" | tr '\n' ' ')"
+  for ns in $(netns_namespaces "${n}"); do ip netns add "${ns}"; done
+  if ((n == 1)); then
+    ip link add "${CSB_NETNS_SERVER_NIC}" netns "${CSB_NETNS_SERVER}" type veth \
+      peer name "${CSB_NETNS_CLIENT_NIC}" netns "${CSB_NETNS_CLIENT}"
+  else
+    # The switch: a bridge in its own namespace (nothing in the root one).
+    prefix=${CSB_NETNS_LAN_PREFIX}
+    ip -n "${CSB_NETNS_SWITCH}" link set lo up
+    ip -n "${CSB_NETNS_SWITCH}" link add br0 type bridge
+    ip -n "${CSB_NETNS_SWITCH}" link set br0 up
+    netns_switch_port "${CSB_NETNS_SERVER}" "${CSB_NETNS_SERVER_NIC}" p-srv
+    for ((k = 1; k <= n; k++)); do
+      netns_switch_port "$(csb_netns_client_ns "${k}")" "$(csb_netns_client_nic "${k}")" "p-c${k}"
+    done
+  fi
+  netns_host_link "${CSB_NETNS_SERVER}" "${CSB_NETNS_SERVER_NIC}" "${CSB_NETNS_SERVER_IP}" "${prefix}"
+  for ((k = 1; k <= n; k++)); do
+    netns_host_link "$(csb_netns_client_ns "${k}")" "$(csb_netns_client_nic "${k}")" "$(csb_netns_client_ip "${k}")" "${prefix}"
+  done
+
+  log_info "starting sshd in ${CSB_NETNS_SERVER} on ${CSB_NETNS_SERVER_IP}:${SSHD_PORT}$( ((n < 2)) || echo " and in clients 2..${n}")"
+  netns_state_dir
+  echo "${n}" >"${CSB_NETNS_STATE}/clients"
+  (
+    umask 077
+    ssh-keygen -q -t ed25519 -N '' -C csb-netns-lab -f "${CSB_NETNS_STATE}/id_ed25519"
+    ssh-keygen -q -t ed25519 -N '' -C csb-netns-host -f "${CSB_NETNS_STATE}/ssh_host_ed25519_key"
+  )
+  # The lab's public key logs in as root or as any ordinary user (sshd reads
+  # the authorized keys file as that user: it is world-readable, the private
+  # keys are root's alone). Every sshd of the lab has the same host key.
+  install -m 0644 "${CSB_NETNS_STATE}/id_ed25519.pub" "${CSB_NETNS_STATE}/authorized_keys"
+  local hostkey
+  hostkey=$(cut -d' ' -f1-2 "${CSB_NETNS_STATE}/ssh_host_ed25519_key.pub")
+  {
+    printf '%s %s\n' "${CSB_NETNS_SERVER_IP}" "${hostkey}"
+    for ((k = 2; k <= n; k++)); do printf '%s %s\n' "$(csb_netns_client_ip "${k}")" "${hostkey}"; done
+  } >"${CSB_NETNS_STATE}/known_hosts"
+  netns_sshd_config "${CSB_NETNS_STATE}/sshd_config" "${CSB_NETNS_SERVER_IP}" ""
+  for ((k = 2; k <= n; k++)); do
+    netns_sshd_config "${CSB_NETNS_STATE}/sshd_config.c${k}" "$(csb_netns_client_ip "${k}")" ".c${k}"
+  done
+  netns_start_sshds "${n}"
+  if ((n == 1)); then
+    log_info "netns lab up: server ${CSB_NETNS_SERVER_IP} (${CSB_NETNS_SERVER_NIC}), client ${CSB_NETNS_CLIENT_IP} (${CSB_NETNS_CLIENT_NIC}), link ${LINK_RATE}"
+  else
+    log_info "netns lab up: server ${CSB_NETNS_SERVER_IP} (${CSB_NETNS_SERVER_NIC}) and ${n} clients $(for ((k = 1; k <= n; k++)); do printf '%s ' "$(csb_netns_client_ip "${k}")"; done)on switch ${CSB_NETNS_SWITCH}, every port ${LINK_RATE}"
+  fi
 }
 
 # netns_is_ancestor PID: is PID this process or one of its parents?
@@ -244,6 +372,14 @@ netns_is_ancestor() {
   return 1
 }
 
+# netns_lab_namespaces: every namespace of this lab that exists, whatever
+# its number of clients (<id>-srv, <id>-cli, <id>-cli<k>, <id>-sw).
+netns_lab_namespaces() {
+  local names
+  names=$(ip -j netns list 2>/dev/null | csb_ipj netns) || return 0
+  grep -xE -- "(${CSB_NETNS_SERVER}|${CSB_NETNS_CLIENT}[0-9]*|${CSB_NETNS_SWITCH})" <<<"${names}" || true
+}
+
 netns_down() {
   local quiet=${1:-}
   [[ ${EUID} -eq 0 ]] || die "lab/netns.sh down needs root" 2
@@ -253,18 +389,16 @@ netns_down() {
   if [[ -e "${CSB_NETNS_STATE}" || -L "${CSB_NETNS_STATE}" ]]; then
     csb_dir_is_mine "${CSB_NETNS_STATE}" || exit 2
   fi
-  netns_stop_sshd
+  netns_stop_sshds
   local ns
-  for ns in "${CSB_NETNS_SERVER}" "${CSB_NETNS_CLIENT}"; do
-    if netns_exists "${ns}"; then
-      # Anything a run left inside the namespace was started by this lab;
-      # the runner that calls `down` from inside it (and its parents) is spared.
-      local p
-      for p in $(ip netns pids "${ns}" 2>/dev/null); do
-        netns_is_ancestor "${p}" || kill -TERM "${p}" 2>/dev/null || true
-      done
-      ip netns del "${ns}"
-    fi
+  for ns in $(netns_lab_namespaces); do
+    # Anything a run left inside the namespace was started by this lab;
+    # the runner that calls `down` from inside it (and its parents) is spared.
+    local p
+    for p in $(ip netns pids "${ns}" 2>/dev/null); do
+      netns_is_ancestor "${p}" || kill -TERM "${p}" 2>/dev/null || true
+    done
+    ip netns del "${ns}"
   done
   if [[ -e "${CSB_NETNS_STATE}" || -L "${CSB_NETNS_STATE}" ]]; then
     rm -rf "${CSB_NETNS_STATE}"
@@ -282,13 +416,19 @@ main() {
   (($# == 1)) || usage_error "unexpected argument: $2"
   : "${LINK_RATE:=1gbit}"
   csb_check_rate "${LINK_RATE}" || usage_error "LINK_RATE=${LINK_RATE} is not valid: expected a tc rate such as 1gbit, or none"
+  if [[ -n "${CLIENTS:-}" ]] && { [[ ! "${CLIENTS}" =~ ^[1-9]$ ]] || ((CLIENTS > CSB_NETNS_MAX_CLIENTS)); }; then
+    usage_error "CLIENTS=${CLIENTS} is not valid: expected a number of client hosts from 1 to ${CSB_NETNS_MAX_CLIENTS}"
+  fi
   case "$1" in
     up) netns_up ;;
     down) netns_down ;;
     status)
-      local why
-      why=$(netns_why_down)
-      if [[ -z "${why}" ]]; then
+      local why n k
+      why=$(netns_why_down "${CLIENTS:-}")
+      n=$(netns_lab_clients)
+      if [[ -z "${why}" ]] && ((n > 1)); then
+        echo "up: ${CSB_NETNS_SERVER} ${CSB_NETNS_SERVER_IP} <-> ${n} clients on ${CSB_NETNS_SWITCH}: $(for ((k = 1; k <= n; k++)); do printf '%s %s ' "$(csb_netns_client_ns "${k}")" "$(csb_netns_client_ip "${k}")"; done)"
+      elif [[ -z "${why}" ]]; then
         echo "up: ${CSB_NETNS_SERVER} ${CSB_NETNS_SERVER_IP} <-> ${CSB_NETNS_CLIENT} ${CSB_NETNS_CLIENT_IP}"
       else
         echo "down: ${why}"

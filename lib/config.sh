@@ -132,6 +132,8 @@ csb_check() {
   local key=$1 value=$2 check=${CSB_CHECK[$1]}
   local ok=1 max=${CSB_MAX_VALUE_LEN} what="setting"
   [[ "${check}" != path* ]] || { max=${CSB_MAX_PATH_LEN}; what="path"; }
+  # A list of up to 8 client hosts, each with its addresses, is longer.
+  [[ "${check}" != client_hosts ]] || max=${CSB_MAX_PATH_LEN}
   local LC_ALL=C
   if ((${#value} > max)); then
     printf 'error: %s is %d bytes long (from %s): the limit is %d bytes for a %s\n' "${key}" "${#value}" \
@@ -270,6 +272,7 @@ csb_config_load() {
   done
   csb_config_validate || exit 2
   csb_lab_defaults
+  csb_clients_resolve || exit 2
   csb_lab_validate || exit 2
   for key in "${CSB_KEYS[@]}"; do
     export "${key?}"

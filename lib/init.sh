@@ -13,6 +13,8 @@
 #   remote.sh    run a command on the server or client host, quoted once
 #   lock.sh      one run per lab at a time; private directories
 #   lab.sh       the three labs (local, netns, ssh) and entering the netns lab
+#   clients.sh   N client hosts: settings, ssh, preflight, clocks, CPU pinning,
+#                one cell started on every client at one due time
 #   rundir.sh    run directories, cells.tsv, run.env, the run's exit step
 #   server.sh    build, deploy, start, wait for, stop the fixed-payload server
 #   monitor.sh   sar, mpstat, pidstat, nstat and sockstat on both hosts
@@ -44,6 +46,8 @@ source "${CSB_LIB}/remote.sh"
 source "${CSB_LIB}/lock.sh"
 # shellcheck source=lib/lab.sh
 source "${CSB_LIB}/lab.sh"
+# shellcheck source=lib/clients.sh
+source "${CSB_LIB}/clients.sh"
 # shellcheck source=lib/rundir.sh
 source "${CSB_LIB}/rundir.sh"
 # shellcheck source=lib/server.sh

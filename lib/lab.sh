@@ -26,6 +26,23 @@ CSB_NETNS_CLIENT_IP=198.18.0.2
 # shellcheck disable=SC2034 # read by lab/netns.sh and lib/c10k.sh
 CSB_NETNS_PREFIX=24
 CSB_NETNS_STATE="/tmp/${CSB_LAB_ID}-netns"
+# With CLIENTS=N >= 2 (lab/netns.sh), a switch: a bridge in namespace
+# <id>-sw with one port per host; every host on 198.18.0.0/16. Client 1 is
+# <id>-cli at 198.18.0.2 on csbc0 as with one client (and keeps 198.18.0.3-
+# .254 for Phase 3's source addresses); client k >= 2 is <id>-cli<k> at
+# 198.18.<k>.2 on csbc<k-1>, and 198.18.<k>.3-.254 are its Phase 3 range.
+# 198.18.1.0/24 is left unused. One client keeps the plain veth pair and /24.
+# shellcheck disable=SC2034 # read by lab/netns.sh
+CSB_NETNS_SWITCH=${CSB_LAB_ID}-sw
+# shellcheck disable=SC2034 # read by lab/netns.sh
+CSB_NETNS_LAN_PREFIX=16
+# shellcheck disable=SC2034 # read by lab/netns.sh and lib/clients.sh
+CSB_NETNS_MAX_CLIENTS=8
+
+# csb_netns_client_ns K / _ip K / _nic K: client K's namespace, address, NIC.
+csb_netns_client_ns() { if (($1 == 1)); then echo "${CSB_NETNS_CLIENT}"; else echo "${CSB_NETNS_CLIENT}$1"; fi; }
+csb_netns_client_ip() { if (($1 == 1)); then echo "${CSB_NETNS_CLIENT_IP}"; else echo "198.18.$1.2"; fi; }
+csb_netns_client_nic() { echo "csbc$(($1 - 1))"; }
 
 # csb_lab_defaults: fill what the lab implies and the user left empty.
 csb_lab_defaults() {

@@ -311,7 +311,7 @@ csb_loadgen_exec() {
   fi
   local pid=$! mon
   csb_track_client "${pid}" "$1"
-  mon=$(on_client_bg "${CSB_RUN_DIR}/monitors/client/pidstat-${name}.txt" \
+  mon=$(on_client_bg "${CSB_RUN_DIR}/monitors/${CSB_CLIENT_LABEL}/pidstat-${name}.txt" \
     "${CSB_SYSSTAT_ENV[@]}" pidstat -H -h -u -r -p "${pid}" 1) &&
     csb_monitor_add client "${mon}" pidstat
   local rc=0

@@ -38,7 +38,7 @@ csb_monitors_start() {
     csb_monitor_add server "${pid}" sar
   pid=$(on_server_bg "${d}/mpstat.json" "${CSB_SYSSTAT_ENV[@]}" mpstat -P ALL -o JSON 1) &&
     csb_monitor_add server "${pid}" mpstat
-  d="${CSB_RUN_DIR}/monitors/client"
+  d="${CSB_RUN_DIR}/monitors/${CSB_CLIENT_LABEL}"
   pid=$(on_client_bg "${d}/sar.log" "${CSB_SYSSTAT_ENV[@]}" sar -o "${d}/sar.bin" 1) &&
     csb_monitor_add client "${pid}" sar
   pid=$(on_client_bg "${d}/mpstat.json" "${CSB_SYSSTAT_ENV[@]}" mpstat -P ALL -o JSON 1) &&
@@ -50,6 +50,7 @@ csb_monitors_start() {
     pid=$(on_server_bg "${d}/procs-pidstat.txt" "${CSB_SYSSTAT_ENV[@]}" pidstat -H -h -u 1) &&
       csb_monitor_add server "${pid}" pidstat
   fi
+  csb_clients_monitors_start
   log_info "monitors started: ${CSB_MONITORS[*]}"
 }
 
@@ -65,7 +66,7 @@ csb_monitor_pids() {
 # csb_monitor_client_pids NAME PID[,PID...]: the same for client processes.
 csb_monitor_client_pids() {
   local name=$1 pids=$2 pid
-  pid=$(on_client_bg "${CSB_RUN_DIR}/monitors/client/pidstat-${name}.txt" \
+  pid=$(on_client_bg "${CSB_RUN_DIR}/monitors/${CSB_CLIENT_LABEL}/pidstat-${name}.txt" \
     "${CSB_SYSSTAT_ENV[@]}" pidstat -H -h -u -r -p "${pids}" 1) &&
     csb_monitor_add client "${pid}" pidstat
 }
@@ -81,7 +82,7 @@ csb_monitors_stop() {
     if [[ "${host}" == server ]]; then
       server_script+="( $(csb_kill_script "${pid}" "${name}" 5 INT "${group}")
 ) & "
-    else
+    elif [[ "${host}" == client ]]; then
       client_script+="( $(csb_kill_script "${pid}" "${name}" 5 INT "${group}")
 ) & "
     fi
@@ -89,23 +90,30 @@ csb_monitors_stop() {
   [[ -z "${server_script}" ]] || on_server_sh "${server_script} wait" >/dev/null 2>&1 || true
   [[ -z "${client_script}" ]] || bash -c "${client_script} wait" >/dev/null 2>&1 || true
   ((${#CSB_MONITORS[@]})) || return 0
+  csb_clients_monitors_stop
   CSB_MONITORS=()
   # shellcheck disable=SC2054 # DEV,TCP,... is one argument of sadf -n
   local sadf=("${CSB_SYSSTAT_ENV[@]}" sadf -j sar.bin -- -n DEV,TCP,ETCP,SOCK -u -r -q)
   on_server_sh "cd $(csb_quote "${CSB_REMOTE_RUN}/monitors/server") && [ -f sar.bin ] && $(csb_quote "${sadf[@]}") >sar.json" ||
     log_warn "sadf on the server failed"
-  if [[ -f "${CSB_RUN_DIR}/monitors/client/sar.bin" ]]; then
-    (cd "${CSB_RUN_DIR}/monitors/client" && "${sadf[@]}" >sar.json) || log_warn "sadf on the client failed"
+  if [[ -f "${CSB_RUN_DIR}/monitors/${CSB_CLIENT_LABEL}/sar.bin" ]]; then
+    (cd "${CSB_RUN_DIR}/monitors/${CSB_CLIENT_LABEL}" && "${sadf[@]}" >sar.json) || log_warn "sadf on the client failed"
   fi
 }
 
 # csb_snapshot_counters CELL WHEN: nstat and sockstat on both hosts.
 csb_snapshot_counters() {
-  local cell=$1 when=$2
-  local rd="${CSB_REMOTE_RUN}/monitors/server/counters" ld="${CSB_RUN_DIR}/monitors/client/counters"
+  local cell=$1 when=$2 others=""
+  # The other clients' snapshots are taken meanwhile (each over its own ssh).
+  if ((CSB_CLIENTS_N > 1)); then
+    csb_clients_snapshot "${cell}" "${when}" &
+    others=$!
+  fi
+  local rd="${CSB_REMOTE_RUN}/monitors/server/counters" ld="${CSB_RUN_DIR}/monitors/${CSB_CLIENT_LABEL}/counters"
   mkdir -p "${ld}"
   nstat -a -s -z -j >"${ld}/${cell}.${when}.nstat.json" 2>/dev/null || log_warn "nstat failed on the client"
   cat /proc/net/sockstat >"${ld}/${cell}.${when}.sockstat" 2>/dev/null || true
   on_server_sh "mkdir -p $(csb_quote "${rd}") && nstat -a -s -z -j >$(csb_quote "${rd}/${cell}.${when}.nstat.json") && cat /proc/net/sockstat >$(csb_quote "${rd}/${cell}.${when}.sockstat")" ||
     log_warn "counter snapshot failed on the server"
+  [[ -z "${others}" ]] || wait "${others}" || true
 }

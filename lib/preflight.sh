@@ -35,6 +35,7 @@ csb_preflight_tools() {
     mapfile -t missing <<<"${out}"
     die "missing on the server host: ${missing[*]}; install there: $(for t in "${missing[@]}"; do printf '%s; ' "$(csb_pkg_of "${t}")"; done)" 3
   fi
+  csb_clients_preflight_tools "$1"
 }
 
 # csb_ipj KIND [ARG]: `bin/csb ipj`, which reads ip's JSON (ip -j) on stdin
@@ -79,7 +80,11 @@ csb_preflight_route() {
   local route
   route=$(ip -j route get "${SERVER_IP}" 2>&1) || route="(none: ${route})"
   csb_route_check "${route}" || exit 5
-  [[ -n "${SERVER_NIC}" ]] || return 0
+  if [[ -z "${SERVER_NIC}" ]]; then
+    csb_clients_preflight_route
+    csb_clients_clock
+    return 0
+  fi
   local addrs holders
   addrs=$(on_server_sh "ip -j addr show") || die "cannot inspect the server's interfaces" 4
   holders=$(csb_ipj holders "${SERVER_IP}" <<<"${addrs}") ||
@@ -90,4 +95,6 @@ csb_preflight_route() {
     die "SERVER_IP=${SERVER_IP} is not on SERVER_NIC=${SERVER_NIC} on the server (it is on ${where}): set SERVER_NIC or SERVER_IP to the benchmark network" 5
   fi
   log_info "route guard: ${SERVER_IP} via ${CLIENT_NIC:-?} from ${CLIENT_IP}; ${SERVER_IP} on ${SERVER_NIC} at the server"
+  csb_clients_preflight_route
+  csb_clients_clock
 }

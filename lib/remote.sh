@@ -40,6 +40,7 @@ csb_ssh_base() {
 
 # csb_ssh_open: start the per-run master connection (a no-op for LAB=local).
 csb_ssh_open() {
+  csb_cpu_pin_self
   csb_lab_is_remote || return 0
   CSB_SSH_CTL_DIR="$(mktemp -d /tmp/csb-ssh.XXXXXX)"
   # A refusal in preflight, before csb_run_begin adds the run's exit step,
@@ -52,6 +53,7 @@ csb_ssh_open() {
     CSB_SSH_CTL_DIR=""
     die "cannot reach the server over ssh as ${SERVER_SSH} (BatchMode: needs key auth). Check: ssh ${SERVER_SSH} true" 4
   fi
+  csb_clients_open
 }
 
 # csb_ssh_close: stop the master connection.
@@ -78,8 +80,11 @@ csb_quote() {
 # seconds and the script run again; when it stays lost the run stops
 # (csb_ssh_lost). CSB_SSH_ONCE=1 (on_server_bg) never runs a script twice.
 on_server_sh() {
-  local script="${CSB_REMOTE_PRELUDE}
-$1" rc=0
+  local script pin rc=0
+  pin=$(csb_cpu_pin_line "${CSB_CPUS_SERVER}")
+  script="${CSB_REMOTE_PRELUDE}
+${pin}
+$1"
   if ! csb_lab_is_remote; then
     # (The status is passed on explicitly: a bare return inside an exit
     # step would return the status the shell is exiting with.)
@@ -323,17 +328,23 @@ csb_remote_workdir_record() {
     die "cannot write to ${CSB_REMOTE_RUN} on the server host" 1
 }
 
-# csb_reap_leftovers: stop what earlier runs of this lab, from this host,
-# left running on the server host because they lost it (their runner is
-# gone and their work directory is still there): each PID only when its
-# start time is still the one recorded. Names every one; keeps their files
-# (copied into the old run directory when it is on this host).
+# csb_reap_leftovers [K]: stop what earlier runs of this lab, from this
+# host, left running on the server host (or on client K >= 2) because they
+# lost it (their runner is gone and their work directory is still there):
+# each PID only when its start time is still the one recorded. Names every
+# one; keeps their files (copied into the old run directory when it is on
+# this host).
 csb_reap_leftovers() {
+  local -a run=(on_server_sh)
+  local host="the server host" keep=${CSB_REMOTE_RUN} into=server-leftovers
+  if [[ -n "${1:-}" ]]; then
+    run=(on_client_sh "$1") host=${CSB_CL_LABEL[$1]} keep=${CSB_CL_WORK[$1]:-none} into=${CSB_CL_LABEL[$1]}-leftovers
+  fi
   local list
   # One line per leftover directory of ours: DIR<TAB>state lines joined by ';'.
   # shellcheck disable=SC2016 # expanded by the server's shell
-  list=$(on_server_sh 'for s in '"$(csb_quote "${REMOTE_DIR%/}")"'/csb-run.*/run.state; do
-  [ -O "$s" ] || continue; d=${s%/run.state}; [ "$d" = '"$(csb_quote "${CSB_REMOTE_RUN}")"' ] && continue
+  list=$("${run[@]}" 'for s in '"$(csb_quote "${REMOTE_DIR%/}")"'/csb-run.*/run.state; do
+  [ -O "$s" ] || continue; d=${s%/run.state}; [ "$d" = '"$(csb_quote "${keep}")"' ] && continue
   printf "%s\t%s\n" "$d" "$(tr "\n" ";" <"$s")"; done') || return 0
   local d state lab controller pid rundir me
   me=$(hostname)
@@ -347,7 +358,7 @@ csb_reap_leftovers() {
     if [[ -n "${pid}" ]] && kill -0 "${pid}" 2>/dev/null; then continue; fi
     local stopped
     # shellcheck disable=SC2016 # expanded by the server's shell
-    stopped=$(on_server_sh 'f='"$(csb_quote "${d}/pids")"'; [ -f "$f" ] || exit 0
+    stopped=$("${run[@]}" 'f='"$(csb_quote "${d}/pids")"'; [ -f "$f" ] || exit 0
 while read -r p st cmd; do
   now=$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f20)
   [ -n "$now" ] && [ "$now" = "$st" ] || continue
@@ -355,17 +366,18 @@ while read -r p st cmd; do
   i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
   kill -0 "$p" 2>/dev/null && { kill -KILL -- "-$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; }
   printf "PID %s (%s); " "$p" "$cmd"
-done <"$f"') || stopped="(could not stop them: see ${d}/pids on the server host)"
+done <"$f"') || stopped="(could not stop them: see ${d}/pids on ${host})"
     if [[ -n "${stopped}" ]]; then
-      log_warn "a run that lost the server host (runner PID ${pid:-?}, ${rundir:-run directory unknown}) left these running there; stopped now: ${stopped% }"
+      log_warn "a run that lost ${host} (runner PID ${pid:-?}, ${rundir:-run directory unknown}) left these running there; stopped now: ${stopped% }"
     else
-      log_info "leftover work directory ${d} of runner PID ${pid:-?} on the server host: nothing of it was still running"
+      log_info "leftover work directory ${d} of runner PID ${pid:-?} on ${host}: nothing of it was still running"
     fi
-    if [[ -n "${rundir}" && -d "${rundir}" ]] && csb_server_fetch "${d}" "${rundir}/server-leftovers" 2>/dev/null; then
-      on_server rm -rf "${d}" >/dev/null 2>&1 || true
-      log_info "its server-side files are now in ${rundir}/server-leftovers"
+    if [[ -n "${rundir}" && -d "${rundir}" ]] && mkdir -p "${rundir}/${into}" &&
+      "${run[@]}" "cd $(csb_quote "${d}") && tar -cf - --exclude=./bin ." 2>/dev/null | tar -C "${rundir}/${into}" -xf - 2>/dev/null; then
+      "${run[@]}" "rm -rf $(csb_quote "${d}")" >/dev/null 2>&1 || true
+      log_info "its files on ${host} are now in ${rundir}/${into}"
     else
-      log_warn "its server-side files stay in ${d} on the server host"
+      log_warn "its files stay in ${d} on ${host}"
     fi
   done <<<"${list}"
 }

@@ -65,7 +65,8 @@ csb_run_begin() {
   # in the same second under different results roots (or labs) never share
   # one, whatever they are keyed by.
   CSB_RUN_ID="$(basename "${CSB_RUN_DIR}").$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-  mkdir -p "${CSB_RUN_DIR}"/{logs,env/server,env/client,monitors/server,monitors/client,server,raw}
+  mkdir -p "${CSB_RUN_DIR}"/{logs,env/server,monitors/server,server,raw} \
+    "${CSB_RUN_DIR}/env/${CSB_CLIENT_LABEL}" "${CSB_RUN_DIR}/monitors/${CSB_CLIENT_LABEL}"
   CSB_CONSOLE_LOG="${CSB_RUN_DIR}/logs/console.log"
   : >"${CSB_CONSOLE_LOG}"
   printf 'name\tstatus\tstart\tend\tparams\terror\n' >"${CSB_RUN_DIR}/cells.tsv"
@@ -94,6 +95,7 @@ csb_run_begin() {
   csb_run_set server_workdir "${CSB_REMOTE_RUN}"
   csb_remote_workdir_record
   csb_reap_leftovers
+  csb_clients_begin
 }
 
 # csb_results_root_check DIR: refuse (exit 2) a results directory, or the
@@ -317,6 +319,7 @@ csb_on_exit() {
   csb_server_unreachable_report
   csb_monitors_stop
   csb_stop_all
+  csb_clients_stop_all
   local hook
   for hook in "${CSB_EXIT_HOOKS[@]}"; do
     "${hook}" || log_warn "exit hook ${hook} failed"
@@ -331,6 +334,7 @@ csb_on_exit() {
       log_warn "could not fetch ${CSB_REMOTE_RUN} from the server; it stays there"
     fi
   fi
+  csb_clients_finish
   # A full results or server disk (found now, or by a write that failed
   # before) makes the run partial or failed, whatever else went right.
   csb_disk_check || ((rc != 0)) || rc=1

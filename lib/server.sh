@@ -143,7 +143,7 @@ csb_build_all() {
 # server.version and server.managed in run.env.
 csb_server_deploy() {
   csb_run_set server.kind "${SERVER}"
-  csb_run_set server.cpus "${SERVER_CPUS}"
+  csb_run_set server.cpus "${SERVER_CPUS:-${CSB_CPUS_SERVER}}"
   case "${SERVER}" in
     csb)
       csb_server_put "${CSB_ROOT}/bin/csb-server" "${CSB_REMOTE_RUN}/bin/csb-server" 0755 ||

@@ -48,6 +48,9 @@ Commands:
                      KIND json: exit 1 unless FILE is one well-formed JSON document
   c10k-plan FLAGS    plan one Phase 3 scenario from both hosts' facts; prints
                      KEY=VALUE lines, -out writes the plan document (-h: flags)
+  start-at -due EPOCH_MS -out FILE -- CMD [ARGS...]
+                     run CMD at a wall-clock instant (an N-client run's common
+                     start), passing signals on; write when it ran to FILE
   constants [-sh]    the constants bash and Go share, KEY=VALUE (-sh: the
                      text of lib/constants.sh, which bash sources)
 
@@ -90,7 +93,10 @@ var Phases = map[string]Phase{}
 // Main runs csb with args and returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
 	err := run(args, stdout, stderr)
+	var code exitCodeError
 	switch {
+	case errors.As(err, &code):
+		return int(code)
 	case err == nil:
 		return 0
 	case errors.Is(err, errUsage):
@@ -133,6 +139,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runCompare(args[1:], stdout)
 	case "c10k-plan":
 		return runC10kPlan(args[1:], stdout)
+	case "start-at":
+		return runStartAt(args[1:], stdout, stderr)
 	case "constants":
 		return runConstants(args[1:], stdout)
 	case "ipj":
