@@ -100,7 +100,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	if len(lrows) > 0 {
 		d.Table([]string{"scenario", "RPS", "of target", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms",
 			"service p50 / p99 ms", "sender lag p99 ms", "Little's law ms"}, lrows)
-		d.P("Low-rate latencies are connclient's, measured from each request's due time on the open-model schedule, so a request that waited for its connection counts its wait (coordinated omission corrected); the service time is from the actual send. Active latencies are wrk's (closed loop: a slow response delays the next request on its connection, which wrk does not count); Little's law (connections / rate) gives the mean wait a closed loop implies. " + basisText(s))
+		d.P("%s", strings.TrimSpace("Low-rate latencies are connclient's, measured from each request's due time on the open-model schedule, so a request that waited for its connection counts its wait (coordinated omission corrected); the service time is from the actual send. Active latencies are wrk's (closed loop: a slow response delays the next request on its connection, which wrk does not count); Little's law (connections / rate) gives the mean wait a closed loop implies. " + basisText(s)))
 	} else {
 		d.P("No scenario carried requests.")
 	}
@@ -118,7 +118,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 			report.N(m["client_vmrss_mb"], 1), report.N(m["client_rss_per_conn_kb"], 1),
 			report.N(m["tcp_slab_objs_before"], 0) + " → " + report.N(m["tcp_slab_objs_held"], 0) + " × " + report.N(m["tcp_slab_obj_bytes"], 0) + " B",
 			report.N(m["tcp_mem_pages_before"], 0) + " → " + report.N(m["tcp_mem_pages_held"], 0),
-			report.N(m["kernel_tcp_slab_kb_per_conn"], 2) + " + " + report.N(m["kernel_tcp_mem_kb_per_conn"], 2) + " = " + report.N(m["kernel_kb_per_conn"], 2)})
+			kernelCell(m)})
 	}
 	if len(mrows) > 0 {
 		d.Table([]string{"scenario", "connections held", "server RSS MB before → held", "server KiB / conn",
@@ -323,6 +323,18 @@ func rssChartText(s *summary.Summary) string {
 		what = "the scenarios"
 	}
 	return "One line per kind of memory, through 0 and " + what + " (connections held, on the server): the server processes' RSS growth since before the clients started, the client processes' RSS, and the kernel's TCP socket slab and socket buffer growth (see Memory per connection). A line's slope is that kind's memory per connection."
+}
+
+// kernelCell: slab + buffers = kernel memory per connection, or what of
+// it was measured.
+func kernelCell(m map[string]*float64) string {
+	if m["kernel_kb_per_conn"] != nil {
+		return report.N(m["kernel_tcp_slab_kb_per_conn"], 2) + " + " + report.N(m["kernel_tcp_mem_kb_per_conn"], 2) + " = " + report.N(m["kernel_kb_per_conn"], 2)
+	}
+	if m["kernel_tcp_mem_kb_per_conn"] != nil {
+		return "slab unreadable + " + report.N(m["kernel_tcp_mem_kb_per_conn"], 2)
+	}
+	return "—"
 }
 
 // memoryText says how the memory table was measured, and what the kernel
