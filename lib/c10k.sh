@@ -49,6 +49,20 @@ csb_c10k_settings() {
 
 csb_check_ips_or_empty() { [[ -z "$1" ]] || csb_check_list ip "$1"; }
 
+# A connection count: 20000 or 20k (thousands); CONNS is a list of them.
+csb_check_conncount() { [[ "$1" =~ ^[1-9][0-9]{0,8}k?$ ]] && (($(c10k_count "$1") <= 10000000)); }
+csb_check_conncounts() { csb_check_list conncount "$1"; }
+csb_check_conncounts_or_empty() { [[ -z "$1" ]] || csb_check_conncounts "$1"; }
+csb_expect_conncounts() { echo "a comma-separated list of connection counts such as 20000,50000 or 20k,50k,100k"; }
+csb_expect_conncounts_or_empty() { echo "$(csb_expect_conncounts), or empty for the profile's"; }
+csb_expect_posints_or_empty() { echo "a comma-separated list of positive integers such as 2000,5000, or empty for the profile's"; }
+csb_check_posints_or_empty() { [[ -z "$1" ]] || csb_check_posints "$1"; }
+
+# c10k_count COUNT: 20k -> 20000, 20000 -> 20000 (a checked conncount).
+c10k_count() {
+  if [[ "$1" == *k ]]; then echo $((10#${1%k} * 1000)); else echo $((10#$1)); fi
+}
+
 csb_check_scenarios() { [[ "$1" =~ ^[a-z]+(,[a-z]+)*$ ]]; }
 
 # c10k_check_scenarios ALLOWED...: SCENARIOS must list only ALLOWED, once each.
@@ -78,7 +92,7 @@ c10k_scenarios() {
   IFS=, read -r -a counts <<<"${CONNS}"
   IFS=, read -r -a rates <<<"${RPS}"
   for c in "${counts[@]}"; do
-    c=$((10#${c}))
+    c=$(c10k_count "${c}")
     for kind in "$@"; do
       [[ -z "${CSB_CHECK[SCENARIOS]+x}" ]] || c10k_wants "${kind}" || continue
       if [[ "${kind}" == lowrate ]]; then
@@ -338,9 +352,11 @@ c10k_plan() {
 # holds their PIDs; csb_http_stop stops them.
 c10k_server_start() { CSB_SERVER_CONNS=$4 csb_http_start "csb-server-$1" "$3" "$2"; }
 
-# c10k_snapshot CELL WHEN [SS]: the server processes' /proc/PID/status and
-# both hosts' /proc/net/sockstat; with SS=1 also the ESTABLISHED sockets of
-# the server port on both hosts (ss). Raw files; counted by csb summarize.
+# c10k_snapshot CELL WHEN [SS]: the server processes' /proc/PID/status,
+# both hosts' /proc/net/sockstat, and the server host's /proc/slabinfo
+# ("unreadable" when not root) and page size: the three ways of memory per
+# connection; with SS=1 also the ESTABLISHED sockets of the server port on
+# both hosts (ss). Raw files; counted by csb summarize.
 # ss walks the kernel's socket hash, shared by every namespace of a machine:
 # with 10k connections it stalled a low-rate client's sender by 20 ms, so it
 # is taken only while no request is in flight (idle holds).
@@ -349,7 +365,7 @@ c10k_snapshot() {
   local rd="${CSB_REMOTE_RUN}/monitors/server/c10k" ld="${CSB_RUN_DIR}/monitors/client/c10k"
   local base="${cell}.${when}" port_filter="( sport = :${SERVER_PORT} )"
   local script
-  script="mkdir -p $(csb_quote "${rd}") && cd $(csb_quote "${rd}") && for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; cat /proc/net/sockstat >$(csb_quote "${base}.sockstat")"
+  script="mkdir -p $(csb_quote "${rd}") && cd $(csb_quote "${rd}") && for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; cat /proc/net/sockstat >$(csb_quote "${base}.sockstat"); { cat /proc/slabinfo 2>/dev/null || echo unreadable; } >$(csb_quote "${base}.slabinfo"); getconf PAGESIZE >$(csb_quote "${base}.pagesize")"
   if ((with_ss)); then
     script+="; ss -Htn state established $(csb_quote "${port_filter}") >$(csb_quote "${base}.established")"
   fi
