@@ -441,6 +441,16 @@ c10k_wait_event() {
   return 1
 }
 
+# c10k_start_at FILE MS: hand the clients one start time, MS milliseconds
+# from now (Unix milliseconds, written whole: temp file and rename).
+c10k_start_at() {
+  local file=$1 at
+  at=$(($(csb_epoch_ms) + $2))
+  printf '%s\n' "${at}" >"${file}.tmp"
+  mv -f "${file}.tmp" "${file}"
+  log_info "start time handed to the clients: ${at} (epoch ms, in $2 ms)"
+}
+
 # c10k_clients_wait: wait for every client (in this shell: they are its
 # children); C10K_CLIENTS_FAILED names the ones that exited non-zero.
 C10K_CLIENTS_FAILED=""
@@ -519,9 +529,18 @@ c10k_scenario() {
         log_warn "${cell}: not every client holds its connections after ${bound} s; snapshot taken anyway"
       ;;
     lowrate)
-      c10k_clients_start "${cell}" lowrate -duration "${C10K_SECS}s" -path "${HEALTH_PATH}"
-      c10k_wait_event "${CONNCLIENT_EVENT_RUNNING}" "${bound}" ||
-        log_warn "${cell}: not every client runs its schedule after ${bound} s; snapshot taken anyway"
+      # Every process opens its connections, then waits for one start time
+      # (raw/CELL.start), so their schedules make one schedule of RPS
+      # requests/s from one moment, never one process's while another still
+      # ramps up.
+      local start_file="${CSB_RUN_DIR}/raw/${cell}.start"
+      c10k_clients_start "${cell}" lowrate -duration "${C10K_SECS}s" -path "${HEALTH_PATH}" \
+        -start-file "${start_file}" -start-wait "$((bound + 60))s"
+      c10k_wait_event "${CONNCLIENT_EVENT_READY}" "${bound}" ||
+        log_warn "${cell}: not every client has its connections open after ${bound} s; the schedule starts anyway"
+      c10k_start_at "${start_file}" 500
+      c10k_wait_event "${CONNCLIENT_EVENT_RUNNING}" 30 ||
+        log_warn "${cell}: not every client runs its schedule 30 s after the start time; snapshot taken anyway"
       # The event comes as the schedule starts: the snapshot is taken half
       # way through it.
       if ((C10K_SECS / 2 > 0)); then sleep $((C10K_SECS / 2)); fi

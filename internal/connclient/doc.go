@@ -67,6 +67,7 @@
 //	response, at least duration_s), requests_scheduled, requests_sent,
 //	requests_completed, requests_failed, requests_unsent,
 //	rps_achieved (requests_completed / elapsed_s),
+//	schedule_started_at (when request 0 was due; -start-file: the agreed moment),
 //	latency_{p50,p90,p99,p999,max}_ms (from the due time: coordinated-omission corrected),
 //	service_latency_{p50,p90,p99,p999,max}_ms (from the actual send),
 //	sender_lag_{p50,p99,max}_ms (actual send - due time),

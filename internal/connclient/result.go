@@ -88,6 +88,9 @@ type LowrateResult struct {
 	RequestsFailed    int64    `json:"requests_failed"`
 	RequestsUnsent    int64    `json:"requests_unsent"`
 	RPSAchieved       *float64 `json:"rps_achieved"`
+	// ScheduleStartedAt is when request 0 was due (RFC 3339 UTC): with
+	// -start-file the agreed moment; null when the schedule never started.
+	ScheduleStartedAt *string `json:"schedule_started_at"`
 
 	LatencyP50Ms  *float64 `json:"latency_p50_ms"`
 	LatencyP90Ms  *float64 `json:"latency_p90_ms"`
