@@ -412,9 +412,10 @@ func headline(s *summary.Summary) string {
 		case c.Status != "ok" && m["connections_established"] == nil:
 			parts = append(parts, fmt.Sprintf("%s failed", label(c)))
 		case kind(c) == "idle":
-			parts = append(parts, fmt.Sprintf("%s: %s of %s connections held, %s KiB of server RSS each, server CPU %s%% of one core%s",
+			parts = append(parts, fmt.Sprintf("%s: %s of %s connections held (opened at %s/s), %s KiB of server RSS each%s, server CPU %s%% of one core%s",
 				label(c), report.N(m["connections_established"], 0), report.N(m["connections_target"], 0),
-				report.N(m["server_rss_per_conn_kb"], 1), report.N(m["server_proc_cpu_pct"], 1), procsText(c)))
+				report.N(m["connect_rate_achieved_per_s"], 0), report.N(m["server_rss_per_conn_kb"], 1), otherMemory(m),
+				report.N(m["server_proc_cpu_pct"], 1), procsText(c)))
 		case kind(c) == "lowrate":
 			parts = append(parts, fmt.Sprintf("%s: %s req/s delivered (%s), p99 %s ms (service %s ms), server CPU %s%%%s",
 				label(c), report.N(m["rps_achieved"], 1), report.Pct(m["rps_achieved_ratio"]), report.N(m["latency_p99_ms"], 2),
@@ -425,6 +426,19 @@ func headline(s *summary.Summary) string {
 		}
 	}
 	return strings.Join(parts, ". ") + ". The wall each scenario met, with its evidence, is below."
+}
+
+// otherMemory: the client's and the kernel's memory per connection, when
+// measured.
+func otherMemory(m map[string]*float64) string {
+	t := ""
+	if m["client_rss_per_conn_kb"] != nil {
+		t += ", client " + report.N(m["client_rss_per_conn_kb"], 1) + " KiB"
+	}
+	if m["kernel_kb_per_conn"] != nil {
+		t += ", kernel " + report.N(m["kernel_kb_per_conn"], 1) + " KiB"
+	}
+	return t
 }
 
 func procsText(c *summary.Cell) string {
