@@ -27,7 +27,8 @@ import (
 //     (kernel_kb_per_conn). sockstat's mem is the kernel's one counter,
 //     the same in every network namespace; with both ends on one machine
 //     (netns, local) the slab holds both ends' sockets: the figure is then
-//     per connection, both ends.
+//     per connection, both ends. Slab and mem are the whole machine's:
+//     other processes' sockets opened or closed meanwhile count too.
 var MemoryKeys = []string{
 	"client_vmrss_mb", "client_rss_per_conn_kb",
 	"tcp_mem_pages_before", "tcp_mem_pages_held", "tcp_slab_objs_before", "tcp_slab_objs_held", "tcp_slab_obj_bytes",

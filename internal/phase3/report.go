@@ -344,6 +344,7 @@ func memoryText(s *summary.Summary) string {
 		"server user space is the growth of the server processes' VmRSS (`/proc/PID/status`) since before the clients started; " +
 		"client user space is the connclient processes' own VmRSS (idle: at the end of the hold; low-rate: half way through the schedule), runtime included; " +
 		"kernel is the growth of the `TCP` cache of `/proc/slabinfo` (active objects × object size; root only) plus that of `/proc/net/sockstat`'s TCP `mem` (pages of socket buffers; one counter for the whole kernel, the same in every namespace), on the server host, between the same two moments."
+	t += " Both kernel counters are the whole machine's: sockets that other processes on it open or close between the two moments count too (a small step on a busy machine shows it; `mem` can even shrink)."
 	if s.Lab == "netns" || s.Lab == "local" {
 		t += " Both ends run on this one kernel here: the slab holds the client's sockets too, so the kernel figure is per connection with both its ends (about twice one end's)."
 	}
