@@ -20,13 +20,16 @@
 # arithmetic and its constants are in internal/c10kplan (doc comments).
 #
 # The clients announce their states as JSON event lines on stderr
-# (connclient: ramp, holding, running); the runner waits for those.
+# (connclient: ramp, holding, ready, running); the runner waits for those.
+# The low-rate processes of a scenario wait, once their connections are
+# open (ready), for one start time the runner writes to raw/<cell>.start.
 #
-# Around each scenario the server processes' /proc/PID/status and both
-# hosts' /proc/net/sockstat are kept before the clients start and once every
-# connection is held (idle: with `ss` of the ESTABLISHED sockets on both
-# hosts), under monitors/{server,client}/c10k/; csb summarize computes RSS
-# per connection and the counts from those files.
+# Around each scenario the server processes' /proc/PID/status, both hosts'
+# /proc/net/sockstat and the server host's /proc/slabinfo and page size are
+# kept before the clients start and once every connection is held (idle:
+# with `ss` of the ESTABLISHED sockets on both hosts), under
+# monitors/{server,client}/c10k/; csb summarize computes memory per
+# connection (server, client, kernel) and the counts from those files.
 # This module changes no sysctl.
 
 declare -ga C10K_CELLS=() C10K_ADDED=() C10K_CLIENT_PIDS=() C10K_CLIENT_OUT=() C10K_CLIENT_LOG=()
