@@ -79,7 +79,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
 usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
-csb_config_declare CONNS 10000 posints "Phase 3: connections per scenario (run_c10k.sh: 10000; beyond: 20000)"
+csb_config_declare CONNS 10000 conncounts "Phase 3: connections per scenario (run_c10k.sh: 10000; beyond: 20000)"
 csb_config_declare RPS 1000,2000 posints "Phase 3: request rates of the low-rate scenarios (run_c10k.sh: 1000,2000; beyond and retry: 2000)"
 csb_config_declare SCENARIOS active,idle,lowrate scenarios "Phase 3: which scenarios to run (run_c10k.sh: active,idle,lowrate; beyond: idle,lowrate)"
 csb_config_declare ACTIVE_PAYLOAD 1k size "Phase 3: payload of the active scenario (wrk on /payload/<size>)"

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Phase 3, beyond C10K: 20k connections and more, past what one process may
-# hold here, and what stops them first.
+# Phase 3, beyond C10K: 20k to 100k connections (C100K), past what one
+# process may hold here, what each costs in memory, and what stops them first.
 #
 # Usage: bash 03-c10k/run_c10k_beyond.sh [-h] [-c FILE] [-l LAB] [-p PROFILE]
 #                                        [-n NAME] [-r RESULTS_ROOT] [-s KEY=VALUE]...
 #
-# For each count in CONNS (default 20000; larger counts welcome, e.g.
-# CONNS=20000,30000), one cell per scenario, in this order:
+# For each count in CONNS (a list of steps, e.g. 20k,50k,100k; default the
+# profile's), one cell per scenario, in this order:
 #   idle-20k              connclient idle: open CONNS connections at
 #                         CONNECT_RATE/s, one GET /healthz each, hold HOLD s
-#   lowrate-20k-<R>rps    connclient lowrate, for each R in RPS (default
-#                         2000): R requests/s on /healthz for DURATION s,
-#                         open model (coordinated omission corrected)
+#   lowrate-20k-<R>rps    connclient lowrate, for each R in RPS (default the
+#                         profile's): R requests/s on /healthz for DURATION
+#                         s, open model (coordinated omission corrected)
+# At every step memory per connection is measured three ways: the server
+# processes' RSS growth, the client processes' RSS, and the kernel's (TCP
+# slab objects and /proc/net/sockstat TCP mem, before and with the
+# connections held); a step that cannot be reached names its wall.
 # Past one process's hard fd limit (20000 on the lab machine) the runner
 # starts several server processes sharing the port with SO_REUSEPORT and
 # reports their sum, and one connclient process per client source address;
@@ -23,13 +27,17 @@
 # The server is started for each scenario, so its RSS starts fresh.
 #
 # Profiles (each setting below overrides its part):
-#   smoke  hold 3 s, 5 s per low-rate cell, 5000 connects/s
-#   quick  hold 15 s, 15 s per cell, 5000 connects/s
-#   full   hold 60 s, 30 s per cell, 2000 connects/s (the seed's experiment)
+#   smoke  CONNS 20000, RPS 2000, hold 3 s, 5 s per low-rate cell,
+#          5000 connects/s
+#   quick  CONNS 20k,50k, RPS 5000, hold 15 s, 15 s per cell, 5000 connects/s
+#   full   CONNS 20k,50k,100k, RPS 5000, hold 60 s, 30 s per cell,
+#          2000 connects/s (C100K; about 12 minutes)
 #
 # Settings of this phase (lab.env, environment or -s KEY=VALUE):
-#   CONNS             connections per scenario, a list (default 20000)
-#   RPS               request rates of the low-rate scenarios (default 2000)
+#   CONNS             connections per scenario, a list of steps: 20000 or
+#                     20k (empty: the profile's)
+#   RPS               request rates of the low-rate scenarios (empty: the
+#                     profile's)
 #   SCENARIOS         which of idle,lowrate to run (default both)
 #   HOLD              seconds an idle scenario holds (empty: the profile's)
 #   DURATION          seconds per low-rate cell (empty: the profile's)
@@ -64,15 +72,15 @@
 # Examples:
 #   sudo LAB=netns PROFILE=quick bash 03-c10k/run_c10k_beyond.sh
 #   sudo bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s SCENARIOS=idle
-#   sudo bash 03-c10k/run_c10k_beyond.sh -l netns -s CONNS=20000,30000,40000
+#   sudo bash 03-c10k/run_c10k_beyond.sh -l netns -s CONNS=20k,50k,100k
 
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
 usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
-csb_config_declare CONNS 20000 posints "Phase 3: connections per scenario (run_c10k.sh: 10000; beyond: 20000)"
-csb_config_declare RPS 2000 posints "Phase 3: request rates of the low-rate scenarios (run_c10k.sh: 1000,2000; beyond and retry: 2000)"
+csb_config_declare CONNS "" conncounts_or_empty "Phase 3 beyond: connections per scenario, steps such as 20k,50k,100k (empty: the profile's)"
+csb_config_declare RPS "" posints_or_empty "Phase 3 beyond: request rates of the low-rate scenarios (empty: the profile's)"
 csb_config_declare SCENARIOS idle,lowrate scenarios "Phase 3: which scenarios to run (run_c10k.sh: active,idle,lowrate; beyond: idle,lowrate)"
 csb_c10k_settings
 
@@ -80,6 +88,10 @@ main() {
   csb_config_load "$@"
   c10k_check_scenarios idle lowrate
   c10k_profile
+  # The steps: smoke one past a process's fd limit, quick to 50k (the demo
+  # stays short), full to C100K with at least 5000 req/s over them.
+  CONNS=${CONNS:-$(csb_profile 20000 20k,50k 20k,50k,100k)}
+  RPS=${RPS:-$(csb_profile 2000 5000 5000)}
   csb_lab_enter "${BASH_SOURCE[0]}" "$@"
   mapfile -t C10K_CELLS < <(c10k_scenarios idle lowrate)
   c10k_begin c10k-beyond "" "$@"

@@ -20,13 +20,16 @@
 # arithmetic and its constants are in internal/c10kplan (doc comments).
 #
 # The clients announce their states as JSON event lines on stderr
-# (connclient: ramp, holding, running); the runner waits for those.
+# (connclient: ramp, holding, ready, running); the runner waits for those.
+# The low-rate processes of a scenario wait, once their connections are
+# open (ready), for one start time the runner writes to raw/<cell>.start.
 #
-# Around each scenario the server processes' /proc/PID/status and both
-# hosts' /proc/net/sockstat are kept before the clients start and once every
-# connection is held (idle: with `ss` of the ESTABLISHED sockets on both
-# hosts), under monitors/{server,client}/c10k/; csb summarize computes RSS
-# per connection and the counts from those files.
+# Around each scenario the server processes' /proc/PID/status, both hosts'
+# /proc/net/sockstat and the server host's /proc/slabinfo and page size are
+# kept before the clients start and once every connection is held (idle:
+# with `ss` of the ESTABLISHED sockets on both hosts), under
+# monitors/{server,client}/c10k/; csb summarize computes memory per
+# connection (server, client, kernel) and the counts from those files.
 # This module changes no sysctl.
 
 declare -ga C10K_CELLS=() C10K_ADDED=() C10K_CLIENT_PIDS=() C10K_CLIENT_OUT=() C10K_CLIENT_LOG=()
@@ -48,6 +51,20 @@ csb_c10k_settings() {
 }
 
 csb_check_ips_or_empty() { [[ -z "$1" ]] || csb_check_list ip "$1"; }
+
+# A connection count: 20000 or 20k (thousands); CONNS is a list of them.
+csb_check_conncount() { [[ "$1" =~ ^[1-9][0-9]{0,8}k?$ ]] && (($(c10k_count "$1") <= 10000000)); }
+csb_check_conncounts() { csb_check_list conncount "$1"; }
+csb_check_conncounts_or_empty() { [[ -z "$1" ]] || csb_check_conncounts "$1"; }
+csb_expect_conncounts() { echo "a comma-separated list of connection counts such as 20000,50000 or 20k,50k,100k"; }
+csb_expect_conncounts_or_empty() { echo "$(csb_expect_conncounts), or empty for the profile's"; }
+csb_expect_posints_or_empty() { echo "a comma-separated list of positive integers such as 2000,5000, or empty for the profile's"; }
+csb_check_posints_or_empty() { [[ -z "$1" ]] || csb_check_posints "$1"; }
+
+# c10k_count COUNT: 20k -> 20000, 20000 -> 20000 (a checked conncount).
+c10k_count() {
+  if [[ "$1" == *k ]]; then echo $((10#${1%k} * 1000)); else echo $((10#$1)); fi
+}
 
 csb_check_scenarios() { [[ "$1" =~ ^[a-z]+(,[a-z]+)*$ ]]; }
 
@@ -78,7 +95,7 @@ c10k_scenarios() {
   IFS=, read -r -a counts <<<"${CONNS}"
   IFS=, read -r -a rates <<<"${RPS}"
   for c in "${counts[@]}"; do
-    c=$((10#${c}))
+    c=$(c10k_count "${c}")
     for kind in "$@"; do
       [[ -z "${CSB_CHECK[SCENARIOS]+x}" ]] || c10k_wants "${kind}" || continue
       if [[ "${kind}" == lowrate ]]; then
@@ -338,9 +355,11 @@ c10k_plan() {
 # holds their PIDs; csb_http_stop stops them.
 c10k_server_start() { CSB_SERVER_CONNS=$4 csb_http_start "csb-server-$1" "$3" "$2"; }
 
-# c10k_snapshot CELL WHEN [SS]: the server processes' /proc/PID/status and
-# both hosts' /proc/net/sockstat; with SS=1 also the ESTABLISHED sockets of
-# the server port on both hosts (ss). Raw files; counted by csb summarize.
+# c10k_snapshot CELL WHEN [SS]: the server processes' /proc/PID/status,
+# both hosts' /proc/net/sockstat, and the server host's /proc/slabinfo
+# ("unreadable" when not root) and page size: the three ways of memory per
+# connection; with SS=1 also the ESTABLISHED sockets of the server port on
+# both hosts (ss). Raw files; counted by csb summarize.
 # ss walks the kernel's socket hash, shared by every namespace of a machine:
 # with 10k connections it stalled a low-rate client's sender by 20 ms, so it
 # is taken only while no request is in flight (idle holds).
@@ -349,7 +368,7 @@ c10k_snapshot() {
   local rd="${CSB_REMOTE_RUN}/monitors/server/c10k" ld="${CSB_RUN_DIR}/monitors/client/c10k"
   local base="${cell}.${when}" port_filter="( sport = :${SERVER_PORT} )"
   local script
-  script="mkdir -p $(csb_quote "${rd}") && cd $(csb_quote "${rd}") && for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; cat /proc/net/sockstat >$(csb_quote "${base}.sockstat")"
+  script="mkdir -p $(csb_quote "${rd}") && cd $(csb_quote "${rd}") && for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; cat /proc/net/sockstat >$(csb_quote "${base}.sockstat"); { cat /proc/slabinfo 2>/dev/null || echo unreadable; } >$(csb_quote "${base}.slabinfo"); getconf PAGESIZE >$(csb_quote "${base}.pagesize")"
   if ((with_ss)); then
     script+="; ss -Htn state established $(csb_quote "${port_filter}") >$(csb_quote "${base}.established")"
   fi
@@ -423,6 +442,16 @@ c10k_wait_event() {
     sleep 0.2
   done
   return 1
+}
+
+# c10k_start_at FILE MS: hand the clients one start time, MS milliseconds
+# from now (Unix milliseconds, written whole: temp file and rename).
+c10k_start_at() {
+  local file=$1 at
+  at=$(($(csb_epoch_ms) + $2))
+  printf '%s\n' "${at}" >"${file}.tmp"
+  mv -f "${file}.tmp" "${file}"
+  log_info "start time handed to the clients: ${at} (epoch ms, in $2 ms)"
 }
 
 # c10k_clients_wait: wait for every client (in this shell: they are its
@@ -503,9 +532,18 @@ c10k_scenario() {
         log_warn "${cell}: not every client holds its connections after ${bound} s; snapshot taken anyway"
       ;;
     lowrate)
-      c10k_clients_start "${cell}" lowrate -duration "${C10K_SECS}s" -path "${HEALTH_PATH}"
-      c10k_wait_event "${CONNCLIENT_EVENT_RUNNING}" "${bound}" ||
-        log_warn "${cell}: not every client runs its schedule after ${bound} s; snapshot taken anyway"
+      # Every process opens its connections, then waits for one start time
+      # (raw/CELL.start), so their schedules make one schedule of RPS
+      # requests/s from one moment, never one process's while another still
+      # ramps up.
+      local start_file="${CSB_RUN_DIR}/raw/${cell}.start"
+      c10k_clients_start "${cell}" lowrate -duration "${C10K_SECS}s" -path "${HEALTH_PATH}" \
+        -start-file "${start_file}" -start-wait "$((bound + 60))s"
+      c10k_wait_event "${CONNCLIENT_EVENT_READY}" "${bound}" ||
+        log_warn "${cell}: not every client has its connections open after ${bound} s; the schedule starts anyway"
+      c10k_start_at "${start_file}" 500
+      c10k_wait_event "${CONNCLIENT_EVENT_RUNNING}" 30 ||
+        log_warn "${cell}: not every client runs its schedule 30 s after the start time; snapshot taken anyway"
       # The event comes as the schedule starts: the snapshot is taken half
       # way through it.
       if ((C10K_SECS / 2 > 0)); then sleep $((C10K_SECS / 2)); fi

@@ -88,9 +88,10 @@ func (p *Plan) Limits() string {
 // WriteKV renders what the runner needs as KEY=VALUE lines, one value per
 // line with no newline inside; lists are comma-separated.
 func (p *Plan) WriteKV(w io.Writer) error {
-	var ips, add, conns, rate, rps []string
+	var ips, add, conns, rate, rps, hosts []string
 	for _, s := range p.Sources {
 		ips = append(ips, s.IP)
+		hosts = append(hosts, s.Host)
 		if s.Add {
 			add = append(add, s.IP)
 		}
@@ -105,9 +106,9 @@ func (p *Plan) WriteKV(w io.Writer) error {
 		return "0"
 	}
 	line := func(s string) string { return strings.ReplaceAll(s, "\n", " ") }
-	_, err := fmt.Fprintf(w, "ok=%s\ncode=%s\nrefusal=%s\nretry_after_time_wait=%s\nserver_procs=%d\nclient_procs=%d\nsources=%s\nadd=%s\nshare_conns=%s\nshare_rate=%s\nshare_rps=%s\nnote=%s\nlimits=%s\n",
+	_, err := fmt.Fprintf(w, "ok=%s\ncode=%s\nrefusal=%s\nretry_after_time_wait=%s\nserver_procs=%d\nclient_procs=%d\nsources=%s\nadd=%s\nshare_conns=%s\nshare_rate=%s\nshare_rps=%s\nsource_hosts=%s\nnote=%s\nlimits=%s\n",
 		b(p.OK), p.Code(), line(p.Refusal()), b(p.RetryAfterTimeWait), p.ServerProcs, len(p.Sources),
 		strings.Join(ips, ","), strings.Join(add, ","), strings.Join(conns, ","), strings.Join(rate, ","), strings.Join(rps, ","),
-		line(p.Note()), line(p.Limits()))
+		strings.Join(hosts, ","), line(p.Note()), line(p.Limits()))
 	return err
 }

@@ -54,6 +54,7 @@ type Refusal struct {
 
 // Source is one client process: its source address and its shares.
 type Source struct {
+	Host        string `json:"host"` // the client host that runs it
 	IP          string `json:"ip"`
 	Add         bool   `json:"add"`  // the runner adds it to the NIC first
 	Busy        bool   `json:"busy"` // TW_THRESHOLD or more in TIME_WAIT
@@ -104,6 +105,8 @@ type Plan struct {
 	ServerKBPerConn    int64 `json:"server_kb_per_conn_estimate"`
 	ClientKBPerConn    int64 `json:"client_kb_per_conn_estimate"`
 
+	// Hosts: each client host's share (one entry with one client host).
+	Hosts      []HostPlan    `json:"client_hosts"`
 	Sources    []Source      `json:"sources"`
 	Candidates []SourceState `json:"source_states"`
 	// Notes: what the runner did or could not check, for people.
@@ -146,7 +149,7 @@ func Compute(in Input) *Plan {
 		in.ExtraIPs = []string{}
 	}
 	p := &Plan{SchemaVersion: SchemaVersion, Document: "c10k-plan", Stage: "preflight", Scenario: in,
-		Refusals: []Refusal{}, Sources: []Source{}, Candidates: []SourceState{}, Notes: []string{}}
+		Refusals: []Refusal{}, Hosts: []HostPlan{}, Sources: []Source{}, Candidates: []SourceState{}, Notes: []string{}}
 	p.Facts.Server, p.Facts.Client = in.Server, in.Client
 	for _, k := range in.Server.Unreadable {
 		p.Notes = append(p.Notes, "the server's "+k+" was unreadable: what depends on it was not checked")

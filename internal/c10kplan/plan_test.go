@@ -78,7 +78,7 @@ func TestPlans(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			in := netnsInput(t)
 			c.edit(&in)
-			p := Compute(in)
+			p := ComputeHosts(in, nil)
 			if p.Code() != c.code || p.OK != (c.code == "") {
 				t.Fatalf("ok=%v code %q, want %q; refusals %+v", p.OK, p.Code(), c.code, p.Refusals)
 			}
@@ -155,5 +155,101 @@ func TestReadAddrs(t *testing.T) {
 	}
 	if _, err := ReadAddrs(strings.NewReader("2: csbc0 inet 198.18.0.2/24")); err == nil {
 		t.Error("text accepted")
+	}
+}
+
+// c100kHost is a client host with the lab machine's recorded facts
+// (hard fd limit 20000), its sockets toward the server empty (a fresh
+// host) and its addresses present.
+func c100kHost(t *testing.T, name, ip string, extra []string, edits ...string) ClientHost {
+	present := map[string]bool{ip: true}
+	for _, e := range extra {
+		present[e] = true
+	}
+	s, _ := ReadSockets(strings.NewReader(""), false)
+	return ClientHost{Name: name, IP: ip, NIC: "eth1", ExtraIPs: extra, Facts: c100kFacts(t, "client", edits...),
+		Sockets: s, Present: present}
+}
+
+func c100kFacts(t *testing.T, host string, edits ...string) Host {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "limits-c100k."+host+".env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ParseFacts(string(b) + strings.Join(edits, "\n") + "\n")
+}
+
+// C100K on the lab machine's facts, on one client host (the netns lab adds
+// its addresses) and on two (LAB=ssh, each with its own addresses): the
+// documents are golden; the counts are checked here too.
+func TestPlansC100K(t *testing.T) {
+	base := func(kind string, rps int64) Input {
+		return Input{Kind: kind, Conns: 100000, RPS: rps, ConnectRate: 2000, Lab: "netns", ServerIP: "198.18.0.1", ServerPort: 8080,
+			TWThreshold: 500, Server: c100kFacts(t, "server")}
+	}
+	two := func(t *testing.T, edits ...string) []ClientHost {
+		return []ClientHost{
+			c100kHost(t, "root@cli1", "198.18.0.2", []string{"198.18.0.12", "198.18.0.13"}),
+			c100kHost(t, "root@cli2", "198.18.0.3", []string{"198.18.0.22", "198.18.0.23"}, edits...),
+		}
+	}
+	cases := []struct {
+		name, code               string
+		in                       Input
+		hosts                    func(t *testing.T) []ClientHost
+		serverProcs, clientProcs int64
+		perHost                  []int64 // client processes per host
+	}{
+		{"c100k-idle", "", base("idle", 0), func(t *testing.T) []ClientHost {
+			return []ClientHost{c100kHost(t, "local", "198.18.0.2", nil)}
+		}, 6, 6, []int64{6}},
+		{"c100k-lowrate", "", base("lowrate", 5000), func(t *testing.T) []ClientHost {
+			return []ClientHost{c100kHost(t, "local", "198.18.0.2", nil)}
+		}, 6, 6, []int64{6}},
+		{"hosts-2-c100k", "", func() Input { in := base("lowrate", 5000); in.Lab = "ssh"; return in }(), func(t *testing.T) []ClientHost {
+			return two(t)
+		}, 6, 6, []int64{3, 3}},
+		// The second host's fd limit is lower: it needs more addresses
+		// than it has; the refusal names the host and the setting.
+		{"hosts-2-refused", CodeFDLimit, func() Input { in := base("idle", 0); in.Lab = "ssh"; return in }(), func(t *testing.T) []ClientHost {
+			return two(t, "fd_hard=10000")
+		}, 6, 9, []int64{3, 6}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := ComputeHosts(c.in, c.hosts(t))
+			if p.Code() != c.code || p.OK != (c.code == "") {
+				t.Fatalf("ok=%v code %q, want %q; refusals %+v", p.OK, p.Code(), c.code, p.Refusals)
+			}
+			if p.ServerProcs != c.serverProcs || p.ClientProcsNeeded != c.clientProcs {
+				t.Errorf("processes: server %d client %d, want %d and %d", p.ServerProcs, p.ClientProcsNeeded, c.serverProcs, c.clientProcs)
+			}
+			total := int64(0)
+			for i, h := range p.Hosts {
+				if h.Procs != c.perHost[i] {
+					t.Errorf("host %s: %d processes, want %d", h.Name, h.Procs, c.perHost[i])
+				}
+			}
+			for _, s := range p.Sources {
+				total += s.Connections
+				if s.Host == "" {
+					t.Errorf("source %s names no host", s.IP)
+				}
+			}
+			if p.OK && total != c.in.Conns {
+				t.Errorf("sources carry %d connections, want %d", total, c.in.Conns)
+			}
+			for _, r := range p.Refusals {
+				if !strings.Contains(r.Message, "root@cli2") || r.Host != "client root@cli2" || r.Setting == "" {
+					t.Errorf("refusal does not name the host and setting: %+v", r)
+				}
+			}
+			b, err := MarshalIndent(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, c.name+".plan.json", string(b))
+		})
 	}
 }

@@ -28,6 +28,11 @@ Flags:
   -sockets FILE   ss -Htan dst SERVER:PORT output (without it: preflight only)
   -addrs FILE     ip -j -4 addr show dev CLIENT_NIC output
   -out FILE       write the plan document here (temp file and rename)
+  -client-host name=NAME,ip=IP,facts=FILE[,nic=NIC][,sockets=FILE][,addrs=FILE][,extra=IP+IP]
+                  one client host (repeat for each; default: one host "local"
+                  with -client-ip, -client-nic, -client-facts, -sockets,
+                  -addrs): the scenario is split evenly across the hosts, each
+                  planned on its own facts, each source names its host
 
 Exit status: 0 planned (ok=1 or ok=0: a refusal is an answer), 2 bad usage,
 1 a file could not be read.
@@ -38,6 +43,8 @@ func runC10kPlan(args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	var in c10kplan.Input
 	var srvFacts, cliFacts, sockets, addrs, out, extra string
+	var hostSpecs []string
+	fs.Func("client-host", "", func(v string) error { hostSpecs = append(hostSpecs, v); return nil })
 	fs.StringVar(&srvFacts, "server-facts", "", "")
 	fs.StringVar(&cliFacts, "client-facts", "", "")
 	fs.StringVar(&in.Kind, "kind", "", "")
@@ -66,8 +73,8 @@ func runC10kPlan(args []string, stdout io.Writer) error {
 	switch {
 	case fs.NArg() > 0:
 		return fmt.Errorf("%w: c10k-plan: unexpected argument %q", errUsage, fs.Arg(0))
-	case srvFacts == "" || cliFacts == "":
-		return fmt.Errorf("%w: c10k-plan needs -server-facts and -client-facts", errUsage)
+	case srvFacts == "" || (cliFacts == "" && len(hostSpecs) == 0):
+		return fmt.Errorf("%w: c10k-plan needs -server-facts and -client-facts (or -client-host)", errUsage)
 	case in.Kind != "idle" && in.Kind != "lowrate" && in.Kind != "active":
 		return fmt.Errorf("%w: c10k-plan: -kind %q: want idle, lowrate or active", errUsage, in.Kind)
 	case in.Conns <= 0:
@@ -76,8 +83,8 @@ func runC10kPlan(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: c10k-plan: -connect-rate %d: want a positive rate", errUsage, in.ConnectRate)
 	case in.Lab != "local" && in.Lab != "netns" && in.Lab != "ssh":
 		return fmt.Errorf("%w: c10k-plan: -lab %q: want local, netns or ssh", errUsage, in.Lab)
-	case in.ServerIP == "" || in.ClientIP == "":
-		return fmt.Errorf("%w: c10k-plan needs -server-ip and -client-ip", errUsage)
+	case in.ServerIP == "" || (in.ClientIP == "" && len(hostSpecs) == 0):
+		return fmt.Errorf("%w: c10k-plan needs -server-ip and -client-ip (or -client-host)", errUsage)
 	}
 	if extra != "" {
 		in.ExtraIPs = strings.Split(extra, ",")
@@ -86,32 +93,95 @@ func runC10kPlan(args []string, stdout io.Writer) error {
 	if in.Server, err = c10kplan.ReadFacts(srvFacts); err != nil {
 		return fmt.Errorf("server facts: %w", err)
 	}
-	if in.Client, err = c10kplan.ReadFacts(cliFacts); err != nil {
-		return fmt.Errorf("client facts: %w", err)
-	}
-	if sockets != "" {
-		// TIME_WAIT reusability is a plan result; compute it once first.
-		reusable := c10kplan.Compute(in).TWReusable
-		if in.Sockets, err = c10kplan.ReadSocketsFile(sockets, reusable); err != nil {
-			return fmt.Errorf("sockets: %w", err)
+	var hosts []c10kplan.ClientHost
+	if len(hostSpecs) > 0 {
+		for _, spec := range hostSpecs {
+			h, err := readClientHost(&in, spec)
+			if err != nil {
+				return err
+			}
+			hosts = append(hosts, h)
 		}
-	}
-	if addrs != "" {
-		f, err := os.Open(addrs)
-		if err != nil {
-			return fmt.Errorf("addresses: %w", err)
+	} else {
+		h := c10kplan.ClientHost{Name: "local", IP: in.ClientIP, NIC: in.ClientNIC, ExtraIPs: in.ExtraIPs}
+		if err := loadClientHost(&in, &h, cliFacts, sockets, addrs); err != nil {
+			return err
 		}
-		in.Present, err = c10kplan.ReadAddrs(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", addrs, err)
-		}
+		hosts = append(hosts, h)
+		in.Client = h.Facts
 	}
-	p := c10kplan.Compute(in)
+	p := c10kplan.ComputeHosts(in, hosts)
 	if out != "" {
 		if err := c10kplan.Write(out, p); err != nil {
 			return err
 		}
 	}
 	return p.WriteKV(stdout)
+}
+
+// readClientHost reads one -client-host spec: its facts, and its sockets
+// and addresses when given.
+func readClientHost(in *c10kplan.Input, spec string) (c10kplan.ClientHost, error) {
+	var h c10kplan.ClientHost
+	var facts, sockets, addrs string
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return h, fmt.Errorf("%w: c10k-plan: -client-host %q: %q is not KEY=VALUE", errUsage, spec, kv)
+		}
+		switch k {
+		case "name":
+			h.Name = v
+		case "ip":
+			h.IP = v
+		case "nic":
+			h.NIC = v
+		case "facts":
+			facts = v
+		case "sockets":
+			sockets = v
+		case "addrs":
+			addrs = v
+		case "extra":
+			if v != "" {
+				h.ExtraIPs = strings.Split(v, "+")
+			}
+		default:
+			return h, fmt.Errorf("%w: c10k-plan: -client-host %q: unknown key %q (name, ip, nic, facts, sockets, addrs, extra)", errUsage, spec, k)
+		}
+	}
+	if h.Name == "" || h.IP == "" || facts == "" {
+		return h, fmt.Errorf("%w: c10k-plan: -client-host %q needs name=, ip= and facts=", errUsage, spec)
+	}
+	return h, loadClientHost(in, &h, facts, sockets, addrs)
+}
+
+// loadClientHost reads a client host's facts, and its sockets and
+// addresses when given.
+func loadClientHost(in *c10kplan.Input, h *c10kplan.ClientHost, facts, sockets, addrs string) error {
+	var err error
+	if h.Facts, err = c10kplan.ReadFacts(facts); err != nil {
+		return fmt.Errorf("client host %s facts: %w", h.Name, err)
+	}
+	if sockets != "" {
+		// TIME_WAIT reusability is a plan result; compute it once first.
+		one := *in
+		one.Client, one.ClientIP = h.Facts, h.IP
+		reusable := c10kplan.Compute(one).TWReusable
+		if h.Sockets, err = c10kplan.ReadSocketsFile(sockets, reusable); err != nil {
+			return fmt.Errorf("client host %s sockets: %w", h.Name, err)
+		}
+	}
+	if addrs != "" {
+		f, err := os.Open(addrs)
+		if err != nil {
+			return fmt.Errorf("client host %s addresses: %w", h.Name, err)
+		}
+		h.Present, err = c10kplan.ReadAddrs(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", addrs, err)
+		}
+	}
+	return nil
 }

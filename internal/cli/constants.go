@@ -35,6 +35,7 @@ func Constants() map[string]string {
 		"CONNCLIENT_EVENT_RAMP":    connclient.EventRamp,
 		"CONNCLIENT_EVENT_HOLDING": connclient.EventHolding,
 		"CONNCLIENT_EVENT_RUNNING": connclient.EventRunning,
+		"CONNCLIENT_EVENT_READY":   connclient.EventReady,
 	}
 	for k, v := range c10kplan.KBPerConn {
 		c["C10K_KB_PER_CONN_"+strings.ToUpper(k)] = fmt.Sprint(v)
@@ -52,7 +53,8 @@ func ConstantsShell() string {
 	b.WriteString("# shellcheck shell=bash disable=SC2034 # each is read by a file that sources this one\n")
 	c := Constants()
 	for _, k := range []string{"CSB_FD_MARGIN", "CSB_SIZE_K", "CSB_SIZE_M", "CSB_WRK_JSON_PREFIX",
-		"CSB_WRK_DIST_PREFIX", "CONNCLIENT_EVENT_PREFIX", "CONNCLIENT_EVENT_HOLDING", "CONNCLIENT_EVENT_RUNNING"} {
+		"CSB_WRK_DIST_PREFIX", "CONNCLIENT_EVENT_PREFIX", "CONNCLIENT_EVENT_HOLDING", "CONNCLIENT_EVENT_RUNNING",
+		"CONNCLIENT_EVENT_READY"} {
 		fmt.Fprintf(&b, "%s=%s\n", k, shellQuote(c[k]))
 	}
 	return b.String()

@@ -53,6 +53,12 @@ lowrate flags:
   -rps R            requests per second over all connections (required)
   -duration D       length of the request schedule (default 30s)
   -path P           request path (default /healthz)
+  -start-file F     once every connection is open, print {"event":"ready"}
+                    and wait for file F, which holds the schedule's start as
+                    Unix milliseconds (written whole: temp file and rename):
+                    several processes (and hosts) start one schedule at one
+                    agreed moment
+  -start-wait D     longest wait for F (default 10m; then the run fails)
 
 Numbers are positive decimal integers; durations are Go durations (500ms, 60s,
 2m). The soft RLIMIT_NOFILE is raised to the hard limit; if the hard limit is
@@ -104,6 +110,10 @@ type config struct {
 	rps      int           // lowrate
 	duration time.Duration // lowrate
 	path     string        // lowrate
+	// startFile (lowrate): wait for this file, which holds the schedule's
+	// start as Unix milliseconds, once every connection is open.
+	startFile string
+	startWait time.Duration
 
 	progress time.Duration // progress interval; tests may shorten it
 }
@@ -200,6 +210,8 @@ func parseArgs(args []string) (*config, error) {
 	} else {
 		fs.Var(&rps, "rps", "")
 		fs.DurationVar(&cfg.duration, "duration", 30*time.Second, "")
+		fs.StringVar(&cfg.startFile, "start-file", "", "")
+		fs.DurationVar(&cfg.startWait, "start-wait", 10*time.Minute, "")
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -47,6 +47,7 @@
 //	setup_s (first connect to last connection done; null if interrupted),
 //	connect_rate_achieved_per_s,
 //	connect_latency_{p50,p90,p99,max}_ms (TCP handshake, every connect that succeeded),
+//	connect_latency_histogram (the histogram behind them, see below),
 //	connections_alive_end (idle: at the end of the hold; lowrate: at the end of the run),
 //	errors {cause: count}, status_codes {"200": count} (every response read,
 //	the one that opened each connection included),
@@ -57,7 +58,8 @@
 //
 //	hold_s, hold_elapsed_s, first_drop_s (null: no drop seen),
 //	drops {cause: count}, requests_completed,
-//	request_latency_{p50,p99,max}_ms (the GET /healthz on each connection)
+//	request_latency_{p50,p99,max}_ms (the GET /healthz on each connection),
+//	request_latency_histogram
 //
 // lowrate:
 //
@@ -65,9 +67,19 @@
 //	response, at least duration_s), requests_scheduled, requests_sent,
 //	requests_completed, requests_failed, requests_unsent,
 //	rps_achieved (requests_completed / elapsed_s),
+//	schedule_started_at (when request 0 was due; -start-file: the agreed moment),
 //	latency_{p50,p90,p99,p999,max}_ms (from the due time: coordinated-omission corrected),
 //	service_latency_{p50,p90,p99,p999,max}_ms (from the actual send),
-//	sender_lag_{p50,p99,max}_ms (actual send - due time)
+//	sender_lag_{p50,p99,max}_ms (actual send - due time),
+//	latency_histogram, service_latency_histogram, sender_lag_histogram
+//
+// A histogram is {unit "us", sub_bits, max_bits, count, min_us, max_us,
+// buckets [[index, count], ...]} (non-empty buckets only, HistDump): every
+// process uses the same buckets, so the histograms of several processes
+// merge exactly (MergeDumps) and the merged percentiles are those one
+// process holding every sample would have printed. The fields are an
+// addition within schema version 1: results written before them have none,
+// and a reader says its percentiles of several processes are not exact.
 //
 // Error causes: eaddrnotavail, eaddrinuse, emfile, enfile, econnrefused,
 // econnreset, etimedout (errno, dial timeout or response timeout), epipe,

@@ -15,6 +15,9 @@ const (
 	EventHolding = "holding"
 	// EventRunning: lowrate: every connection is open, the schedule starts.
 	EventRunning = "running"
+	// EventReady: lowrate with -start-file: every connection is open; it
+	// waits for the start time in the file.
+	EventReady = "ready"
 )
 
 // EventPrefix is how the line of event NAME begins: EventPrefix + NAME + `"`.

@@ -1,6 +1,7 @@
 package connclient
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 )
@@ -117,4 +118,96 @@ func (h *Histogram) Quantile(q float64) float64 {
 		}
 	}
 	return float64(h.max)
+}
+
+// HistDump is a Histogram as it crosses a process boundary: the layout, the
+// exact count, minimum and maximum, and every non-empty bucket as [index,
+// count]. Loading dumps and merging them gives exactly the histogram of all
+// their values together (the buckets are the same for every process), so the
+// percentiles of a run split across client processes come from the merged
+// distribution, never from the processes' percentiles.
+type HistDump struct {
+	Unit    string      `json:"unit"`     // "us"
+	SubBits int         `json:"sub_bits"` // buckets per power of two: 2^sub_bits
+	MaxBits int         `json:"max_bits"` // values clamped below 2^max_bits
+	Count   uint64      `json:"count"`
+	MinUs   uint64      `json:"min_us"`
+	MaxUs   uint64      `json:"max_us"`
+	Buckets [][2]uint64 `json:"buckets"` // [index, count], index ascending
+}
+
+// Dump returns h's dump (an empty histogram has no buckets).
+func (h *Histogram) Dump() *HistDump {
+	d := &HistDump{Unit: "us", SubBits: histSubBits, MaxBits: histMaxBits, Count: h.n, MinUs: h.min, MaxUs: h.max,
+		Buckets: [][2]uint64{}}
+	for i, c := range h.counts {
+		if c > 0 {
+			d.Buckets = append(d.Buckets, [2]uint64{uint64(i), c})
+		}
+	}
+	return d
+}
+
+// LoadHist rebuilds a Histogram from its dump. It refuses a dump of another
+// layout, a bucket out of range or twice, and counts that do not add up.
+func LoadHist(d *HistDump) (*Histogram, error) {
+	if d.Unit != "us" || d.SubBits != histSubBits || d.MaxBits != histMaxBits {
+		return nil, fmt.Errorf("histogram layout unit=%q sub_bits=%d max_bits=%d: this reader knows unit=us sub_bits=%d max_bits=%d",
+			d.Unit, d.SubBits, d.MaxBits, histSubBits, histMaxBits)
+	}
+	h := &Histogram{n: d.Count, min: d.MinUs, max: d.MaxUs}
+	var sum uint64
+	prev := -1
+	for _, b := range d.Buckets {
+		i := int(b[0])
+		if b[0] >= histBuckets || i <= prev {
+			return nil, fmt.Errorf("histogram bucket %d: out of range or out of order", b[0])
+		}
+		prev = i
+		h.counts[i] = b[1]
+		sum += b[1]
+	}
+	if sum != d.Count {
+		return nil, fmt.Errorf("histogram buckets hold %d values, count says %d", sum, d.Count)
+	}
+	if d.Count > 0 && (d.MinUs > d.MaxUs || histIndex(min(d.MinUs, histMaxMicros)) != firstBucket(h) ||
+		histIndex(min(d.MaxUs, histMaxMicros)) != lastBucket(h)) {
+		return nil, fmt.Errorf("histogram min %d / max %d µs disagree with its buckets", d.MinUs, d.MaxUs)
+	}
+	return h, nil
+}
+
+func firstBucket(h *Histogram) int {
+	for i, c := range h.counts {
+		if c > 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+func lastBucket(h *Histogram) int {
+	for i := len(h.counts) - 1; i >= 0; i-- {
+		if h.counts[i] > 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// Equal reports whether h and o hold the same distribution (counts per
+// bucket, count, minimum and maximum).
+func (h *Histogram) Equal(o *Histogram) bool { return *h == *o }
+
+// MergeDumps loads every dump and merges them into one histogram.
+func MergeDumps(ds []*HistDump) (*Histogram, error) {
+	out := &Histogram{}
+	for _, d := range ds {
+		h, err := LoadHist(d)
+		if err != nil {
+			return nil, err
+		}
+		out.Merge(h)
+	}
+	return out, nil
 }

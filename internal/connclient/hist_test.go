@@ -1,6 +1,7 @@
 package connclient
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand"
 	"sort"
@@ -115,5 +116,80 @@ func BenchmarkHistogramRecord(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		h.Record(int64(i & 0xfffff))
+	}
+}
+
+// Merging the dumps of any split of the values (through JSON, as the
+// processes' results carry them) gives exactly the histogram of all the
+// values, and so exactly the percentiles one process would have printed.
+func TestHistDumpMergeExact(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for trial := 0; trial < 200; trial++ {
+		n := rng.Intn(5000)
+		parts := 1 + rng.Intn(8)
+		var all Histogram
+		split := make([]Histogram, parts)
+		for i := 0; i < n; i++ {
+			var v int64
+			switch rng.Intn(3) {
+			case 0:
+				v = rng.Int63n(300)
+			case 1:
+				v = int64(math.Exp(rng.Float64() * math.Log(1e8)))
+			default:
+				v = int64(1) << 41 // clamped into the last bucket, max kept exact
+			}
+			all.Record(v)
+			split[rng.Intn(parts)].Record(v)
+		}
+		var dumps []*HistDump
+		for i := range split {
+			b, err := json.Marshal(split[i].Dump())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d HistDump
+			if err := json.Unmarshal(b, &d); err != nil {
+				t.Fatal(err)
+			}
+			dumps = append(dumps, &d)
+		}
+		merged, err := MergeDumps(dumps)
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		if !merged.Equal(&all) {
+			t.Fatalf("trial %d: %d values in %d parts: the merge differs from the histogram of all values", trial, n, parts)
+		}
+		for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 1} {
+			a, b := QuantileMs(merged, q), QuantileMs(&all, q)
+			if (a == nil) != (b == nil) || (a != nil && *a != *b) {
+				t.Fatalf("trial %d: q%v merged %v, all %v", trial, q, a, b)
+			}
+		}
+	}
+}
+
+func TestLoadHistRefuses(t *testing.T) {
+	var h Histogram
+	h.Record(10)
+	h.Record(5000)
+	good := h.Dump()
+	for name, edit := range map[string]func(d *HistDump){
+		"layout":       func(d *HistDump) { d.SubBits = 5 },
+		"count":        func(d *HistDump) { d.Count++ },
+		"out of range": func(d *HistDump) { d.Buckets[1][0] = histBuckets },
+		"order":        func(d *HistDump) { d.Buckets[0], d.Buckets[1] = d.Buckets[1], d.Buckets[0] },
+		"max":          func(d *HistDump) { d.MaxUs = 1 << 30 },
+	} {
+		d := *good
+		d.Buckets = append([][2]uint64(nil), good.Buckets...)
+		edit(&d)
+		if _, err := LoadHist(&d); err == nil {
+			t.Errorf("%s: loaded a bad dump", name)
+		}
+	}
+	if _, err := LoadHist(good); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -25,6 +25,7 @@ func runIdle(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.
 	res.RequestP99Ms = quantileMs(&p.requestHist, 0.99)
 	res.RequestMaxMs = quantileMs(&p.requestHist, 1)
 	res.RequestsTotal = p.requestHist.Count()
+	res.RequestHist = p.requestHist.Dump()
 
 	// From here on p.conns is only touched by this goroutine: holding a
 	// connection costs a slice entry, no goroutine and no buffer.

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +39,31 @@ type lowrateRun struct {
 
 	rss        *float64 // sampled mid-schedule
 	goroutines int
+
+	startAt time.Time // -start-file: the agreed start (zero: as soon as ready)
+}
+
+// waitStart waits for path to hold a start time (Unix milliseconds), at
+// most wait, polling every 10 ms.
+func waitStart(ctx context.Context, path string, wait time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			ms, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+			if err != nil || ms <= 0 {
+				return time.Time{}, fmt.Errorf("-start-file %s: %q is not a start time in Unix milliseconds", path, strings.TrimSpace(string(b)))
+			}
+			return time.UnixMilli(ms), nil
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("-start-file %s: no start time after %v (-start-wait)", path, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.Writer) error {
@@ -63,8 +91,19 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 		status: map[int]uint64{},
 	}
 	res.RequestsScheduled = r.n
+	if p.complete && len(p.conns) > 0 && cfg.startFile != "" {
+		writeEvent(stderr, Event{Event: EventReady, Established: int64(len(p.conns)), Target: cfg.conns, Failed: p.failed.Load()})
+		at, err := waitStart(ctx, cfg.startFile, cfg.startWait)
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			res.Errors["start_file"]++
+			p.complete = false
+		}
+		r.startAt = at
+	}
 	if p.complete && len(p.conns) > 0 {
 		r.run(ctx, p.conns, stderr)
+		res.ScheduleStartedAt = ptr(stamp(r.start))
 		elapsed := r.lastDone.Sub(r.start)
 		if elapsed < cfg.duration && ctx.Err() == nil {
 			elapsed = cfg.duration
@@ -99,6 +138,7 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 	res.SenderLagP50Ms = quantileMs(&r.lag, 0.50)
 	res.SenderLagP99Ms = quantileMs(&r.lag, 0.99)
 	res.SenderLagMaxMs = quantileMs(&r.lag, 1)
+	res.LatencyHist, res.ServiceLatencyHist, res.SenderLagHist = r.lat.Dump(), r.svc.Dump(), r.lag.Dump()
 
 	res.ClientRSSMB, res.ClientGoroutines = r.rss, r.goroutines
 	if res.ClientRSSMB == nil { // the schedule did not get half way
@@ -126,6 +166,9 @@ func (r *lowrateRun) run(ctx context.Context, conns []held, stderr io.Writer) {
 	}
 	// Leave the goroutines time to start before the first request is due.
 	r.start = time.Now().Add(10*time.Millisecond + time.Duration(len(conns))*time.Microsecond)
+	if r.startAt.After(r.start) {
+		r.start = r.startAt // the agreed moment, shared with the other processes
+	}
 	var wg sync.WaitGroup
 	for c := range conns {
 		wg.Add(1)

@@ -50,6 +50,9 @@ type CommonResult struct {
 	ConnectLatencyP99Ms    *float64 `json:"connect_latency_p99_ms"`
 	ConnectLatencyMaxMs    *float64 `json:"connect_latency_max_ms"`
 	ConnectionsAliveEnd    *int     `json:"connections_alive_end"`
+	// ConnectLatencyHist is the connect latencies' histogram, for an exact
+	// merge across processes (null in results written before it existed).
+	ConnectLatencyHist *HistDump `json:"connect_latency_histogram"`
 
 	Errors      map[string]uint64 `json:"errors"`
 	StatusCodes map[string]uint64 `json:"status_codes"`
@@ -69,6 +72,7 @@ type IdleResult struct {
 	RequestP99Ms  *float64          `json:"request_latency_p99_ms"`
 	RequestMaxMs  *float64          `json:"request_latency_max_ms"`
 	RequestsTotal uint64            `json:"requests_completed"`
+	RequestHist   *HistDump         `json:"request_latency_histogram"`
 }
 
 // LowrateResult is the result of connclient lowrate.
@@ -84,6 +88,9 @@ type LowrateResult struct {
 	RequestsFailed    int64    `json:"requests_failed"`
 	RequestsUnsent    int64    `json:"requests_unsent"`
 	RPSAchieved       *float64 `json:"rps_achieved"`
+	// ScheduleStartedAt is when request 0 was due (RFC 3339 UTC): with
+	// -start-file the agreed moment; null when the schedule never started.
+	ScheduleStartedAt *string `json:"schedule_started_at"`
 
 	LatencyP50Ms  *float64 `json:"latency_p50_ms"`
 	LatencyP90Ms  *float64 `json:"latency_p90_ms"`
@@ -100,6 +107,12 @@ type LowrateResult struct {
 	SenderLagP50Ms *float64 `json:"sender_lag_p50_ms"`
 	SenderLagP99Ms *float64 `json:"sender_lag_p99_ms"`
 	SenderLagMaxMs *float64 `json:"sender_lag_max_ms"`
+
+	// The histograms behind the percentiles above, for an exact merge
+	// across processes (null in results written before they existed).
+	LatencyHist        *HistDump `json:"latency_histogram"`
+	ServiceLatencyHist *HistDump `json:"service_latency_histogram"`
+	SenderLagHist      *HistDump `json:"sender_lag_histogram"`
 }
 
 func newCommon(cfg *config, lim [2]uint64, started time.Time) CommonResult {
@@ -143,6 +156,7 @@ func (r *CommonResult) fillConnect(p *connectPhase) {
 	r.ConnectLatencyP90Ms = quantileMs(&p.connectHist, 0.90)
 	r.ConnectLatencyP99Ms = quantileMs(&p.connectHist, 0.99)
 	r.ConnectLatencyMaxMs = quantileMs(&p.connectHist, 1)
+	r.ConnectLatencyHist = p.connectHist.Dump()
 	addCounts(r.Errors, p.errors)
 	addStatus(r.StatusCodes, p.status)
 }
@@ -158,6 +172,11 @@ func addStatus(dst map[string]uint64, src map[int]uint64) {
 		dst[strconv.Itoa(k)] += v
 	}
 }
+
+// QuantileMs returns the q-quantile of h in milliseconds (µs resolution),
+// or nil when h is empty: the figure connclient prints, which a merge of
+// several processes' histograms reproduces exactly.
+func QuantileMs(h *Histogram, q float64) *float64 { return quantileMs(h, q) }
 
 // quantileMs returns the q-quantile of h in milliseconds (µs resolution),
 // or nil when h is empty.

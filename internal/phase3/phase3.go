@@ -111,6 +111,9 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 	for _, k := range MetricKeys {
 		m[k] = nil
 	}
+	for _, k := range MemoryKeys {
+		m[k] = nil
+	}
 	var notes []string
 	note := func(format string, a ...any) { notes = append(notes, "cell "+rc.Name+": "+fmt.Sprintf(format, a...)) }
 	m["connections_target"] = summary.F(num(rc.Params["connections"]))
@@ -183,20 +186,23 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 		note("%v", errH)
 	}
 
+	var clients []*Client
 	switch rc.Params["scenario"] {
 	case "active":
 		measureWrk(r, rc, c, note)
 	default:
-		measureClients(r, rc, c, note)
+		clients = measureClients(r, rc, c, note)
 	}
-	if m["server_rss_held_mb"] != nil && m["server_rss_baseline_mb"] != nil {
-		n := m["server_established"]
-		if n == nil || *n == 0 {
-			n = m["connections_established"]
-		}
-		if n != nil && *n > 0 {
-			m["server_rss_per_conn_kb"] = summary.F(round((held-base) / *n, 1))
-		}
+	n := m["server_established"]
+	if n == nil || *n == 0 {
+		n = m["connections_established"]
+	}
+	if m["server_rss_held_mb"] != nil && m["server_rss_baseline_mb"] != nil && n != nil && *n > 0 {
+		m["server_rss_per_conn_kb"] = summary.F(round((held-base) / *n, 1))
+	}
+	lab := r.Get("lab")
+	for _, p := range measureMemory(c10k, clients, n, lab == "netns" || lab == "local", m, details) {
+		note("%s", p)
 	}
 	return notes
 }
@@ -230,10 +236,13 @@ func fail(c *summary.Cell, msg string) {
 }
 
 // measureClients combines the connclient processes of an idle or lowrate
-// cell: counts and rates add up; setup time, latency percentiles and
-// maxima are the largest of the processes (exact with one process, an
-// upper bound with several: percentiles of separate histograms do not add).
-func measureClients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(string, ...any)) {
+// cell: counts and rates add up; the setup time is the slowest process's;
+// latency percentiles and maxima come from the processes' histograms merged
+// bucket by bucket (exactly those of all the samples). Results written
+// before connclient dumped its histograms give, with several processes, the
+// largest of their percentiles (an upper bound, said in details
+// "percentile_basis"). It returns the clients it read.
+func measureClients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(string, ...any)) []*Client {
 	m := c.Metrics
 	clients, err := readClients(r.Dir, rc.Name)
 	if err != nil {
@@ -243,8 +252,23 @@ func measureClients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(st
 		if rc.Status == "ok" {
 			fail(c, "no connclient result in raw/"+rc.Name+".client-*.json")
 		}
-		return
+		return nil
 	}
+	basis := BasisOneProcess
+	if len(clients) > 1 {
+		basis = BasisMerged
+	}
+	// merge replaces the largest-of-processes figures by the merged ones.
+	merge := func(name, prefix string, suffixes ...string) {
+		ok, err := mergedPercentiles(clients, name, prefix, m, suffixes...)
+		if err != nil {
+			note("%v", err)
+		}
+		if !ok && len(clients) > 1 {
+			basis = BasisLargest
+		}
+	}
+	defer func() { c.Details["percentile_basis"] = basis }()
 	sum := func(get func(*Client) *float64) *float64 {
 		t := 0.0
 		for _, cl := range clients {
@@ -281,6 +305,7 @@ func measureClients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(st
 	m["connect_latency_p50_ms"] = most(func(cl *Client) *float64 { return cl.ConnectLatencyP50Ms })
 	m["connect_latency_p99_ms"] = most(func(cl *Client) *float64 { return cl.ConnectLatencyP99Ms })
 	m["connect_latency_max_ms"] = most(func(cl *Client) *float64 { return cl.ConnectLatencyMaxMs })
+	merge("connect", "connect_latency_", "p50_ms", "p99_ms", "max_ms")
 	errs := map[string]float64{}
 	total := 0.0
 	var perProc []map[string]any
@@ -323,7 +348,8 @@ func measureClients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(st
 			}
 		}
 		c.Details["drops"] = drops
-		return
+		merge("request", "request_latency_", "p99_ms")
+		return clients
 	}
 	m["requests_completed"] = sum(func(cl *Client) *float64 { return cl.RequestsCompleted })
 	m["requests_failed"] = sum(func(cl *Client) *float64 { return cl.RequestsFailed })
@@ -346,6 +372,10 @@ func measureClients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(st
 	} {
 		m[k] = most(get)
 	}
+	merge("latency", "latency_", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms")
+	merge("service", "service_latency_", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms")
+	merge("sender_lag", "sender_lag_", "p99_ms")
+	return clients
 }
 
 // measureWrk reads the active cell's wrk output (the report.lua hook's JSON,

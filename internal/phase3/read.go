@@ -32,6 +32,10 @@ type Client struct {
 	ConnectionsAliveEnd    *float64
 	Errors                 map[string]uint64
 	ClientRSSMB            *float64
+	// Hists are the histograms connclient dumped, by name (connect,
+	// request, latency, service, sender_lag); a result written before the
+	// dumps existed has none.
+	Hists map[string]*connclient.HistDump
 
 	// idle
 	FirstDropS   *float64
@@ -65,7 +69,13 @@ func clientView(r *connclient.Result) *Client {
 		ConnectionsEstablished: cr.ConnectionsEstablished, ConnectionsFailed: cr.ConnectionsFailed,
 		SetupS: cr.SetupS, ConnectRateAchieved: cr.ConnectRateAchieved, ConnectLatencyP50Ms: cr.ConnectLatencyP50Ms,
 		ConnectLatencyP99Ms: cr.ConnectLatencyP99Ms, ConnectLatencyMaxMs: cr.ConnectLatencyMaxMs,
-		Errors: cr.Errors, ClientRSSMB: cr.ClientRSSMB}
+		Errors: cr.Errors, ClientRSSMB: cr.ClientRSSMB, Hists: map[string]*connclient.HistDump{}}
+	put := func(name string, d *connclient.HistDump) {
+		if d != nil {
+			c.Hists[name] = d
+		}
+	}
+	put("connect", cr.ConnectLatencyHist)
 	if cr.ConnectRateTarget > 0 {
 		c.ConnectRateTarget = fl(cr.ConnectRateTarget)
 	}
@@ -74,6 +84,7 @@ func clientView(r *connclient.Result) *Client {
 	}
 	if i := r.Idle; i != nil {
 		c.FirstDropS, c.Drops, c.RequestP99Ms = i.FirstDropS, i.Drops, i.RequestP99Ms
+		put("request", i.RequestHist)
 	}
 	if l := r.Lowrate; l != nil {
 		c.RPSTarget, c.RequestsCompleted, c.RequestsFailed = fl(l.RPSTarget), fl(l.RequestsCompleted), fl(l.RequestsFailed)
@@ -81,6 +92,9 @@ func clientView(r *connclient.Result) *Client {
 		c.LatencyP50Ms, c.LatencyP90Ms, c.LatencyP99Ms, c.LatencyP999Ms, c.LatencyMaxMs = l.LatencyP50Ms, l.LatencyP90Ms, l.LatencyP99Ms, l.LatencyP999Ms, l.LatencyMaxMs
 		c.ServiceLatencyP50Ms, c.ServiceLatencyP90Ms, c.ServiceLatencyP99Ms = l.ServiceLatencyP50Ms, l.ServiceLatencyP90Ms, l.ServiceLatencyP99Ms
 		c.ServiceLatencyP999Ms, c.ServiceLatencyMaxMs, c.SenderLagP99Ms = l.ServiceLatencyP999Ms, l.ServiceLatencyMaxMs, l.SenderLagP99Ms
+		put("latency", l.LatencyHist)
+		put("service", l.ServiceLatencyHist)
+		put("sender_lag", l.SenderLagHist)
 	}
 	return c
 }

@@ -100,9 +100,31 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	if len(lrows) > 0 {
 		d.Table([]string{"scenario", "RPS", "of target", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms",
 			"service p50 / p99 ms", "sender lag p99 ms", "Little's law ms"}, lrows)
-		d.P("Low-rate latencies are connclient's, measured from each request's due time on the open-model schedule, so a request that waited for its connection counts its wait (coordinated omission corrected); the service time is from the actual send. Active latencies are wrk's (closed loop: a slow response delays the next request on its connection, which wrk does not count); Little's law (connections / rate) gives the mean wait a closed loop implies. With several client processes the percentiles shown are the largest of the processes.")
+		d.P("%s", strings.TrimSpace("Low-rate latencies are connclient's, measured from each request's due time on the open-model schedule, so a request that waited for its connection counts its wait (coordinated omission corrected); the service time is from the actual send. Active latencies are wrk's (closed loop: a slow response delays the next request on its connection, which wrk does not count); Little's law (connections / rate) gives the mean wait a closed loop implies. "+basisText(s)))
 	} else {
 		d.P("No scenario carried requests.")
+	}
+
+	d.H(2, "Memory per connection")
+	var mrows [][]string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		m := c.Metrics
+		if c.Status == "refused" {
+			continue
+		}
+		mrows = append(mrows, []string{label(c), report.N(heldConns(m), 0),
+			report.N(m["server_rss_baseline_mb"], 1) + " → " + report.N(m["server_rss_held_mb"], 1), report.N(m["server_rss_per_conn_kb"], 1),
+			report.N(m["client_vmrss_mb"], 1), report.N(m["client_rss_per_conn_kb"], 1),
+			report.N(m["tcp_slab_objs_before"], 0) + " → " + report.N(m["tcp_slab_objs_held"], 0) + " × " + report.N(m["tcp_slab_obj_bytes"], 0) + " B",
+			report.N(m["tcp_mem_pages_before"], 0) + " → " + report.N(m["tcp_mem_pages_held"], 0),
+			kernelCell(m)})
+	}
+	if len(mrows) > 0 {
+		d.Table([]string{"scenario", "connections held", "server RSS MB before → held", "server KiB / conn",
+			"client RSS MB", "client KiB / conn", "TCP slab objects before → held × size", "sockstat TCP mem pages before → held",
+			"kernel KiB / conn (slab + buffers)"}, mrows)
+		d.P("%s", memoryText(s))
 	}
 
 	d.H(2, "Network health (nstat over each scenario)")
@@ -123,8 +145,8 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	d.H(2, "Charts")
 	svg, skipped := rssChart(s).Render(r.Dir, s.GeneratedBy)
-	report.Chart(&d, "Server RSS against connections held", svg, skipped)
-	d.P("Each line joins a scenario's server RSS before its clients started (0 connections) and with every connection held: its slope is the RSS per connection.")
+	report.Chart(&d, "Memory against connections held", svg, skipped)
+	d.P("%s", rssChartText(s))
 	svg, skipped = p99Chart(s).Render(r.Dir, s.GeneratedBy)
 	report.Chart(&d, "p99 latency against offered rate", svg, skipped)
 	d.P("Low-rate scenarios at their offered rate (open model): p99 from the due time and of the service time. The active scenario at the rate its closed loop reached: there the rate is an outcome, and the p99 is the queue.")
@@ -229,26 +251,122 @@ func planNote(plan map[string]string) string {
 	return strings.Join(parts, "; ")
 }
 
-// rssChart: each scenario's server RSS before its clients started (0
-// connections) and with every connection held; the slope of each line is
-// its RSS per connection.
+// rssChart: memory against connections held, one line per kind (server
+// user space: RSS growth; client user space: RSS; kernel: TCP slab and
+// socket buffers growth), from 0 through each step. The idle scenarios are
+// the steps (their connections only held); a run without any uses every
+// scenario that held connections.
 func rssChart(s *summary.Summary) *chart.Chart {
-	ch := &chart.Chart{Name: "server-rss", Title: "Server RSS against connections held", XLabel: "connections held (server ESTABLISHED)",
-		YLabel: "server RSS (MB, all processes)", HLine: math.NaN()}
-	for i := range s.Cells {
-		c := &s.Cells[i]
-		m := c.Metrics
-		x := summary.Val(m["server_established"])
-		if math.IsNaN(x) {
-			x = summary.Val(m["connections_established"])
+	ch := &chart.Chart{Name: "server-rss", Title: "Memory against connections held", XLabel: "connections held (server ESTABLISHED)",
+		YLabel: "memory (MB)", HLine: math.NaN()}
+	cells := chartCells(s)
+	kinds := []struct {
+		title string
+		mb    func(m map[string]*float64, n float64) float64
+	}{
+		{"server user space (RSS growth)", func(m map[string]*float64, _ float64) float64 {
+			return summary.Val(m["server_rss_held_mb"]) - summary.Val(m["server_rss_baseline_mb"])
+		}},
+		{"client user space (RSS)", func(m map[string]*float64, _ float64) float64 { return summary.Val(m["client_vmrss_mb"]) }},
+		{"kernel (TCP slab + socket buffers)", func(m map[string]*float64, n float64) float64 {
+			return round(summary.Val(m["kernel_kb_per_conn"])*n/1024, 1)
+		}},
+	}
+	for _, k := range kinds {
+		ser := chart.Series{Title: k.title, Points: []chart.Point{{X: 0, Y: 0}}}
+		for _, c := range cells {
+			n := summary.Val(heldConns(c.Metrics))
+			if y := k.mb(c.Metrics, n); !math.IsNaN(n) && !math.IsNaN(y) {
+				ser.Points = append(ser.Points, chart.Point{X: n, Y: round(y, 1)})
+			}
 		}
-		base, held := summary.Val(m["server_rss_baseline_mb"]), summary.Val(m["server_rss_held_mb"])
-		if math.IsNaN(x) || math.IsNaN(base) || math.IsNaN(held) {
-			continue
+		sort.SliceStable(ser.Points, func(i, j int) bool { return ser.Points[i].X < ser.Points[j].X })
+		if len(ser.Points) > 1 {
+			ch.Series = append(ch.Series, ser)
 		}
-		ch.Series = append(ch.Series, chart.Series{Title: label(c), Points: []chart.Point{{X: 0, Y: base}, {X: x, Y: held}}})
 	}
 	return ch
+}
+
+// chartCells are the memory chart's steps: the idle scenarios, or every
+// scenario when the run has no idle one.
+func chartCells(s *summary.Summary) []*summary.Cell {
+	var idle, all []*summary.Cell
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if c.Status == "refused" || kind(c) == "active" {
+			continue
+		}
+		all = append(all, c)
+		if kind(c) == "idle" {
+			idle = append(idle, c)
+		}
+	}
+	if len(idle) > 0 {
+		return idle
+	}
+	return all
+}
+
+// heldConns is the connections a cell held: the server's ESTABLISHED, else
+// the clients' count.
+func heldConns(m map[string]*float64) *float64 {
+	if n := m["server_established"]; n != nil && *n > 0 {
+		return n
+	}
+	return m["connections_established"]
+}
+
+func rssChartText(s *summary.Summary) string {
+	what := "the idle scenarios"
+	if cells := chartCells(s); len(cells) > 0 && kind(cells[0]) != "idle" {
+		what = "the scenarios"
+	}
+	return "One line per kind of memory, through 0 and " + what + " (connections held, on the server): the server processes' RSS growth since before the clients started, the client processes' RSS, and the kernel's TCP socket slab and socket buffer growth (see Memory per connection). A line's slope is that kind's memory per connection."
+}
+
+// kernelCell: slab + buffers = kernel memory per connection, or what of
+// it was measured.
+func kernelCell(m map[string]*float64) string {
+	if m["kernel_kb_per_conn"] != nil {
+		return report.N(m["kernel_tcp_slab_kb_per_conn"], 2) + " + " + report.N(m["kernel_tcp_mem_kb_per_conn"], 2) + " = " + report.N(m["kernel_kb_per_conn"], 2)
+	}
+	if m["kernel_tcp_mem_kb_per_conn"] != nil {
+		return "slab unreadable + " + report.N(m["kernel_tcp_mem_kb_per_conn"], 2)
+	}
+	return "—"
+}
+
+// memoryText says how the memory table was measured, and what the kernel
+// figure covers on this lab.
+func memoryText(s *summary.Summary) string {
+	t := "Memory per connection, three ways, each divided by the connections held (the server's ESTABLISHED with every connection held): " +
+		"server user space is the growth of the server processes' VmRSS (`/proc/PID/status`) since before the clients started; " +
+		"client user space is the connclient processes' own VmRSS (idle: at the end of the hold; low-rate: half way through the schedule), runtime included; " +
+		"kernel is the growth of the `TCP` cache of `/proc/slabinfo` (active objects × object size; root only) plus that of `/proc/net/sockstat`'s TCP `mem` (pages of socket buffers; one counter for the whole kernel, the same in every namespace), on the server host, between the same two moments."
+	t += " Both kernel counters are the whole machine's: sockets that other processes on it open or close between the two moments count too (a small step on a busy machine shows it; `mem` can even shrink)."
+	if s.Lab == "netns" || s.Lab == "local" {
+		t += " Both ends run on this one kernel here: the slab holds the client's sockets too, so the kernel figure is per connection with both its ends (about twice one end's)."
+	}
+	return t
+}
+
+// basisText says how the latency percentiles of the cells were obtained.
+func basisText(s *summary.Summary) string {
+	n := map[string]int{}
+	for i := range s.Cells {
+		if b, ok := s.Cells[i].Details["percentile_basis"].(string); ok {
+			n[b]++
+		}
+	}
+	var parts []string
+	if n[BasisMerged] > 0 {
+		parts = append(parts, "Where a scenario ran several connclient processes, its percentiles come from their histograms merged bucket by bucket (`raw/<cell>.client-N.json`, `*_histogram`): exactly those of all the requests, not a combination of the processes' percentiles.")
+	}
+	if n[BasisLargest] > 0 {
+		parts = append(parts, "**Not exact:** the results of a scenario with several processes carry no histograms (written before connclient dumped them): the percentiles shown are the largest of the processes', an upper bound, not the run's.")
+	}
+	return strings.Join(parts, " ")
 }
 
 // p99Chart: p99 against the offered rate (low-rate: the target; active: the
@@ -295,9 +413,10 @@ func headline(s *summary.Summary) string {
 		case c.Status != "ok" && m["connections_established"] == nil:
 			parts = append(parts, fmt.Sprintf("%s failed", label(c)))
 		case kind(c) == "idle":
-			parts = append(parts, fmt.Sprintf("%s: %s of %s connections held, %s KiB of server RSS each, server CPU %s%% of one core%s",
+			parts = append(parts, fmt.Sprintf("%s: %s of %s connections held (opened at %s/s), %s KiB of server RSS each%s, server CPU %s%% of one core%s",
 				label(c), report.N(m["connections_established"], 0), report.N(m["connections_target"], 0),
-				report.N(m["server_rss_per_conn_kb"], 1), report.N(m["server_proc_cpu_pct"], 1), procsText(c)))
+				report.N(m["connect_rate_achieved_per_s"], 0), report.N(m["server_rss_per_conn_kb"], 1), otherMemory(m),
+				report.N(m["server_proc_cpu_pct"], 1), procsText(c)))
 		case kind(c) == "lowrate":
 			parts = append(parts, fmt.Sprintf("%s: %s req/s delivered (%s), p99 %s ms (service %s ms), server CPU %s%%%s",
 				label(c), report.N(m["rps_achieved"], 1), report.Pct(m["rps_achieved_ratio"]), report.N(m["latency_p99_ms"], 2),
@@ -308,6 +427,19 @@ func headline(s *summary.Summary) string {
 		}
 	}
 	return strings.Join(parts, ". ") + ". The wall each scenario met, with its evidence, is below."
+}
+
+// otherMemory: the client's and the kernel's memory per connection, when
+// measured.
+func otherMemory(m map[string]*float64) string {
+	t := ""
+	if m["client_rss_per_conn_kb"] != nil {
+		t += ", client " + report.N(m["client_rss_per_conn_kb"], 1) + " KiB"
+	}
+	if m["kernel_kb_per_conn"] != nil {
+		t += ", kernel " + report.N(m["kernel_kb_per_conn"], 1) + " KiB"
+	}
+	return t
 }
 
 func procsText(c *summary.Cell) string {

@@ -143,7 +143,15 @@ func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
 		if lo := val(m, "server_listen_overflows"); lo > 0 {
 			return &summary.Verdict{Bound: WallBacklog, Evidence: ev + fmt.Sprintf("; the server's listen queue overflowed %.0f times (somaxconn %s)", lo, plan["server_somaxconn"])}
 		}
-		return &summary.Verdict{Bound: "connections lost: " + topCause(errs), Evidence: ev}
+		v := &summary.Verdict{Bound: "connections lost: " + topCause(errs), Evidence: ev}
+		if k := kind(c); k == "idle" || k == "lowrate" {
+			// A connect that timed out is often a ramp that could not keep
+			// up: its evidence (CPU, SYN retransmits, connect times) too.
+			if r := rampWall(c, "", ""); r != nil {
+				v.Evidence += "; the ramp: " + r.Bound + ": " + r.Evidence
+			}
+		}
+		return v
 	}
 	split := splitText(plan, m)
 	cost := costText(m)
