@@ -29,7 +29,7 @@ var Phases = []struct{ Name, Question string }{
 	{"00-iperf3", "What does the path carry as raw TCP?"},
 	{"01-http-baseline", "Can a minimal HTTP server fill it?"},
 	{"02-http-matrix", "What do payload and concurrency do to RPS and tail latency?"},
-	{"03-c10k", "Can the server hold 10k and 20k connections, at what cost, and where is the wall?"},
+	{"03-c10k", "Can the server hold 10k, 20k … 100k connections, at what cost, and where is the wall?"},
 }
 
 // Run is one run directory used by the report.
