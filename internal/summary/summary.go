@@ -59,6 +59,7 @@ type Summary struct {
 	Settings      map[string]string `json:"settings"`
 	Link          Link              `json:"link"`
 	Server        *Server           `json:"server,omitempty"` // HTTP phases only
+	TLS           *TLS              `json:"tls,omitempty"`    // HTTP phases, runs that recorded SCHEME
 	Hosts         map[string]Host   `json:"hosts"`
 	Cells         []Cell            `json:"cells"`
 }
@@ -398,6 +399,7 @@ func New(r *rundir.Run, generatedBy string) *Summary {
 	if r.Get("server.kind") != "" || httpPhase(s.Phase) {
 		sv := ServerFor(r)
 		s.Server = &sv
+		s.TLS = TLSFor(r)
 	}
 	return s
 }
