@@ -135,7 +135,6 @@ csb_build() {
 csb_build_all() {
   csb_build csb cmd/csb
   csb_build csb-server server
-  csb_tls_material_check
 }
 
 # csb_server_deploy: what the server under test needs on the server host

@@ -64,6 +64,9 @@ csb_tls_settings_check() {
       [[ -z "${e}" ]] || break
     done
   fi
+  if [[ -z "${e}" && "${SCHEME}" == https && -n "${TLS_CERT}" ]]; then
+    csb_tls_material_check || return 1
+  fi
   [[ -z "${e}" ]] && return 0
   printf 'error: %s\n' "${e}" >&2
   return 1
@@ -73,13 +76,19 @@ CSB_CONFIG_CHECKS+=(csb_tls_settings_check)
 csb_tls_on() { [[ "${SCHEME}" == https ]]; }
 
 # csb_tls_material_check: your own material checked by Go (key readable and
-# of a supported type, the pair, the chain for SERVER_IP). Needs bin/csb;
-# runs before anything starts. Exits 2 with csb's one line.
+# of a supported type, the pair, the chain for SERVER_IP), with bin/csb
+# built first: part of the settings' validation, so before anything starts.
+# Prints csb's one line and returns 1.
 csb_tls_material_check() {
-  csb_tls_on && [[ -n "${TLS_CERT}" ]] || return 0
-  local out
-  out=$("${CSB_ROOT}/bin/csb" cert -check -ip "${SERVER_IP}" -cert "${TLS_CERT}" -key "${TLS_KEY}" -ca "${TLS_CA}" 2>&1) ||
-    die "${out#error: }" 2
+  local out ip
+  # SERVER_IP as the lab will fill it (csb_lab_defaults runs after the
+  # checks; here in a subshell, changing nothing).
+  ip=$(csb_lab_defaults && printf '%s' "${SERVER_IP}")
+  [[ -n "${ip}" ]] || { printf 'error: SCHEME=https with TLS_CERT needs SERVER_IP (the address the certificate must name)\n' >&2; return 1; }
+  csb_build csb cmd/csb >&2
+  out=$("${CSB_ROOT}/bin/csb" cert -check -ip "${ip}" -cert "${TLS_CERT}" -key "${TLS_KEY}" -ca "${TLS_CA}" 2>&1) && return 0
+  printf 'error: %s\n' "${out#error: }" >&2
+  return 1
 }
 
 # csb_tls_deploy: the run's TLS material in the server's private work
