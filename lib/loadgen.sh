@@ -239,6 +239,9 @@ csb_oha_cmd() {
   local conns=$2 secs=$3 url=$4
   _oha=(oha --no-tui "${CSB_OHA_JSON[@]}" -z "${secs}s" -c "${conns}")
   [[ -z "${CSB_OHA_WAIT}" ]] || _oha+=("${CSB_OHA_WAIT}")
+  # SCHEME=https: oha would refuse the run's CA; like wrk it then verifies
+  # nothing (lib/tls.sh; curl and connclient do verify).
+  ! csb_tls_on || _oha+=(--insecure)
   _oha+=("${url}")
 }
 
