@@ -110,6 +110,9 @@ func tlsCost(r *Result) string {
 		}
 		sv, ds := cpu(ServerCPUPerRequest)
 		cl, dc := cpu(ClientCPUPerRequest)
+		if len(p["rps"]) == 0 && math.IsNaN(ds) && math.IsNaN(dc) {
+			continue // no request rate (an idle hold): nothing per request
+		}
 		side := "—"
 		switch {
 		case math.IsNaN(ds) || math.IsNaN(dc):
