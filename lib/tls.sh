@@ -73,7 +73,8 @@ csb_tls_settings_check() {
 }
 CSB_CONFIG_CHECKS+=(csb_tls_settings_check)
 
-csb_tls_on() { [[ "${SCHEME}" == https ]]; }
+# (SCHEME may be unset where a test sources the library without a config.)
+csb_tls_on() { [[ "${SCHEME:-http}" == https ]]; }
 
 # csb_tls_material_check: your own material checked by Go (key readable and
 # of a supported type, the pair, the chain for SERVER_IP), with bin/csb
@@ -154,4 +155,4 @@ csb_tls_probe() {
 }
 
 # csb_base_url: SCHEME://SERVER_IP:SERVER_PORT
-csb_base_url() { printf '%s://%s:%s' "${SCHEME}" "$(csb_url_host "${SERVER_IP}")" "${SERVER_PORT}"; }
+csb_base_url() { printf '%s://%s:%s' "${SCHEME:-http}" "$(csb_url_host "${SERVER_IP}")" "${SERVER_PORT}"; }
