@@ -46,6 +46,8 @@
 #   SERVER        the server under test: csb (default, the reference server),
 #                 nginx, cmd (SERVER_CMD) or url (already running); see README
 #   PAYLOAD_PATHS SIZE=PATH,... on that server (default /payload/<size>)
+#   SCHEME        http (default) or https: a CA and a certificate made for the
+#                 run (TLS_KEY_TYPE, TLS_TICKETS); wrk and oha verify nothing
 #
 # Options:
 #   -c FILE         config file (default: lab.env at the repo root, if any)

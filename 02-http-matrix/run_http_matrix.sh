@@ -41,6 +41,8 @@
 #   SERVER        the server under test: csb (default, the reference server),
 #                 nginx, cmd (SERVER_CMD) or url (already running); see README
 #   PAYLOAD_PATHS SIZE=PATH,... on that server (default /payload/<size>)
+#   SCHEME        http (default) or https: a CA and a certificate made for the
+#                 run (TLS_KEY_TYPE, TLS_TICKETS); wrk and oha verify nothing
 #
 # With CLIENTS=N >= 2 (netns: N client namespaces behind a switch; ssh:
 # CLIENT_HOSTS), each cell's concurrency is split across the clients (the

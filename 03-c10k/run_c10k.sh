@@ -48,6 +48,9 @@
 #   SERVER            the server under test: csb (default), nginx, cmd
 #                     (SERVER_CMD) or url; HEALTH_PATH its idle/low-rate path
 #                     (default /healthz); see README
+#   SCHEME            http (default) or https: a CA and a certificate made for
+#                     the run (TLS_KEY_TYPE, TLS_TICKETS); connclient trusts
+#                     only that CA and times each handshake; see README
 #
 # Options:
 #   -c FILE         config file (default: lab.env at the repo root, if any)

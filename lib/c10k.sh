@@ -397,7 +397,7 @@ c10k_clients_start() {
     if [[ "${kind}" == lowrate ]]; then
       cmd+=(-rps "${C10K_SHARE_RPS[i]}")
     fi
-    cmd+=("$@")
+    cmd+=("${CSB_TLS_CLIENT_FLAGS[@]}" "$@")
     out="${CSB_RUN_DIR}/raw/${cell}.client-$((i + 1)).json"
     log="${CSB_RUN_DIR}/raw/${cell}.client-$((i + 1)).log"
     log_cmd "${cmd[@]}"

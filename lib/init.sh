@@ -17,6 +17,7 @@
 #                one cell started on every client at one due time
 #   rundir.sh    run directories, cells.tsv, run.env, the run's exit step
 #   server.sh    build, deploy, start, wait for, stop the fixed-payload server
+#   tls.sh       SCHEME=https: the run's certificate and key, the TLS flags
 #   monitor.sh   sar, mpstat, pidstat, nstat and sockstat on both hosts
 #   preflight.sh tools, reachability and the route guard
 #   envcap.sh    capture both hosts' environment into the run directory
@@ -52,6 +53,8 @@ source "${CSB_LIB}/clients.sh"
 source "${CSB_LIB}/rundir.sh"
 # shellcheck source=lib/server.sh
 source "${CSB_LIB}/server.sh"
+# shellcheck source=lib/tls.sh
+source "${CSB_LIB}/tls.sh"
 # shellcheck source=lib/monitor.sh
 source "${CSB_LIB}/monitor.sh"
 # shellcheck source=lib/preflight.sh

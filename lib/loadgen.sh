@@ -165,7 +165,7 @@ csb_payload_path() {
 
 # csb_payload_url SIZE: the URL of a payload on the benchmark address.
 csb_payload_url() {
-  printf 'http://%s:%s%s\n' "$(csb_url_host "${SERVER_IP}")" "${SERVER_PORT}" "$(csb_payload_path "$1")"
+  printf '%s%s\n' "$(csb_base_url)" "$(csb_payload_path "$1")"
 }
 
 # csb_payloads_verify SIZES: before the first cell, fetch every payload path
@@ -190,8 +190,8 @@ csb_payloads_verify() {
     for i in 1 2; do
       [[ "${size}" != health || "${i}" == 1 ]] || continue
       local h="${dir}/${size}-${i}.headers" out
-      local -a cmd=(curl -sS --noproxy '*' --max-time 10 -D "${h}" -o /dev/null -w '%{http_code} %{size_download}'
-        "http://$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}${path}")
+      local -a cmd=(curl -sS --noproxy '*' --max-time 10 "${CSB_CURL_TLS[@]}" -D "${h}" -o /dev/null -w '%{http_code} %{size_download}'
+        "$(csb_base_url)${path}")
       out=$("${cmd[@]}" 2>&1) ||
         die "the server under test did not answer GET ${path} on ${SERVER_IP}:${SERVER_PORT}: ${out}" 2
       read -r code got <<<"${out}"
@@ -239,6 +239,9 @@ csb_oha_cmd() {
   local conns=$2 secs=$3 url=$4
   _oha=(oha --no-tui "${CSB_OHA_JSON[@]}" -z "${secs}s" -c "${conns}")
   [[ -z "${CSB_OHA_WAIT}" ]] || _oha+=("${CSB_OHA_WAIT}")
+  # SCHEME=https: oha would refuse the run's CA; like wrk it then verifies
+  # nothing (lib/tls.sh; curl and connclient do verify).
+  ! csb_tls_on || _oha+=(--insecure)
   _oha+=("${url}")
 }
 
@@ -290,7 +293,7 @@ csb_fd_refusal() {
 # so a summary can count a response's bytes on the wire (oha reports bodies
 # only).
 csb_capture_response() {
-  local -a cmd=(curl -sS --noproxy '*' --max-time 5 -D "$2" -o /dev/null "$(csb_payload_url "$1")")
+  local -a cmd=(curl -sS --noproxy '*' --max-time 5 "${CSB_CURL_TLS[@]}" -D "$2" -o /dev/null "$(csb_payload_url "$1")")
   log_cmd "${cmd[@]}"
   "${cmd[@]}"
 }

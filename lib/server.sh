@@ -171,6 +171,7 @@ csb_server_deploy() {
   esac
   csb_run_set server.version "${CSB_SERVER_VERSION}"
   csb_run_set server.managed "$([[ "${SERVER}" == url ]] && echo 0 || echo 1)"
+  csb_tls_deploy
 }
 
 # csb_server_cmd_words ARRAY: SERVER_CMD split into words, placeholders
@@ -223,6 +224,7 @@ csb_http_start() {
     url) csb_start_url ;;
   esac
   csb_payloads_verify "${sizes}"
+  csb_tls_probe
   local pids
   pids=$(IFS=,; echo "${CSB_HTTP_PIDS[*]}")
   if [[ -n "${pids}" ]]; then
@@ -256,7 +258,7 @@ csb_start_csb() {
   shift 3
   local -a cmd=("${CSB_REMOTE_RUN}/bin/csb-server" -addr "${SERVER_IP}" -port "${SERVER_PORT}" -sizes "${sizes}")
   ((procs > 1)) && cmd+=(-reuseport)
-  cmd+=("$@")
+  cmd+=("${CSB_TLS_SERVER_FLAGS[@]}" "$@")
   csb_server_pin cmd
   local i pid logs=()
   for ((i = 1; i <= procs; i++)); do
@@ -279,7 +281,7 @@ csb_start_csb() {
     done
     die "the server processes did not all listen within ${SERVER_WAIT} s; see server/${name}-*.log in the run directory" 1
   fi
-  csb_wait_http "http://$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}${HEALTH_PATH}" "${SERVER_WAIT}" ||
+  csb_wait_http "$(csb_base_url)${HEALTH_PATH}" "${SERVER_WAIT}" ||
     die "the server did not answer ${HEALTH_PATH} on ${SERVER_IP}:${SERVER_PORT} within ${SERVER_WAIT} s; see server/${name}-1.log in the run directory" 1
 }
 
@@ -399,7 +401,13 @@ csb_nginx_conf() {
   for t in client_body proxy fastcgi uwsgi scgi; do
     printf '  %s_temp_path %s/bin/nginx-tmp/%s;\n' "${t}" "${dir}" "${t}"
   done
-  printf '  server {\n    listen %s:%s backlog=65535;\n    server_name _;\n' "$(csb_url_host "${SERVER_IP}")" "${SERVER_PORT}"
+  printf '  server {\n    listen %s:%s%s backlog=65535;\n    server_name _;\n' "$(csb_url_host "${SERVER_IP}")" "${SERVER_PORT}" "$(csb_tls_on && echo ' ssl')"
+  if csb_tls_on; then
+    # The run's certificate and key (bin/tls, read by the master at start);
+    # TLS 1.3 and 1.2 as the reference server; tickets as TLS_TICKETS.
+    printf '    ssl_certificate %s/cert.pem;\n    ssl_certificate_key %s/key.pem;\n' "${CSB_TLS_DIR}" "${CSB_TLS_DIR}"
+    printf '    ssl_protocols TLSv1.2 TLSv1.3;\n    ssl_session_tickets %s;\n' "$( ((TLS_TICKETS)) && echo on || echo off)"
+  fi
   printf '    location = /healthz { default_type "text/plain; charset=utf-8"; return 200 "ok\\n"; }\n'
   [[ "${HEALTH_PATH}" == /healthz ]] ||
     printf '    location = %s { default_type "text/plain; charset=utf-8"; return 200 "ok\\n"; }\n' "${HEALTH_PATH}"
@@ -481,7 +489,7 @@ csb_wait_http() {
   local url=$1 limit=$2 deadline
   deadline=$((SECONDS + limit))
   while ((SECONDS < deadline)); do
-    if curl -fsS --noproxy '*' --max-time 1 -o /dev/null "${url}" 2>/dev/null; then
+    if curl -fsS --noproxy '*' --max-time 1 "${CSB_CURL_TLS[@]}" -o /dev/null "${url}" 2>/dev/null; then
       return 0
     fi
     sleep 0.2

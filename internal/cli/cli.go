@@ -51,6 +51,13 @@ Commands:
   start-at -due EPOCH_MS -out FILE -- CMD [ARGS...]
                      run CMD at a wall-clock instant (an N-client run's common
                      start), passing signals on; write when it ran to FILE
+  cert -ip IP -dir DIR [-key-type ecdsa-p256|rsa-2048]
+                     make one run's lab CA and server certificate (IP SAN)
+                     and key (0600) in DIR, outside any git checkout;
+                     -check -cert F -key F -ca F verifies a user's own (-h)
+  tls-probe -target IP:PORT -ca FILE [-out FILE]
+                     the TLS version, cipher, key type a client negotiates,
+                     and whether a second connection resumes (JSON)
   constants [-sh]    the constants bash and Go share, KEY=VALUE (-sh: the
                      text of lib/constants.sh, which bash sources)
 
@@ -74,6 +81,10 @@ too, and its summary and report say which file and why), 2 bad usage.
 
 // errUsage marks an error that is the caller's: exit 2 with the usage.
 var errUsage = errors.New("usage")
+
+// errBadInput marks input the caller must fix that is not a usage mistake
+// (a certificate that does not verify): exit 2, one line, no usage text.
+var errBadInput = errors.New("bad input")
 
 // Phase turns one run into its summary cells and writes its report.
 type Phase interface {
@@ -101,6 +112,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "error: %v\n%s", err, usage)
+		return 2
+	case errors.Is(err, errBadInput):
+		fmt.Fprintf(stderr, "error: %s\n", strings.TrimPrefix(err.Error(), errBadInput.Error()+": "))
 		return 2
 	default:
 		fmt.Fprintf(stderr, "error: %v\n", err)
@@ -143,6 +157,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runStartAt(args[1:], stdout, stderr)
 	case "constants":
 		return runConstants(args[1:], stdout)
+	case "cert":
+		return runCert(args[1:], stdout)
+	case "tls-probe":
+		return runTLSProbe(args[1:], stdout)
 	case "ipj":
 		return runIPJ(args[1:], stdout)
 	case "check":

@@ -31,11 +31,21 @@ var DefaultMetrics = []string{
 // cost of one response can be set side by side.
 const ServerCPUPerRequest = "server_cpu_us_per_req"
 
+// ClientCPUPerRequest is the same for the load generator (its pidstat,
+// client_proc_cpu_pct): where TLS's client side shows.
+const ClientCPUPerRequest = "client_cpu_us_per_req"
+
 func derived(m map[string]*float64, name string) *float64 {
-	if name != ServerCPUPerRequest {
+	var cpu *float64
+	switch name {
+	case ServerCPUPerRequest:
+		cpu = m["server_proc_cpu_pct"]
+	case ClientCPUPerRequest:
+		cpu = m["client_proc_cpu_pct"]
+	default:
 		return m[name]
 	}
-	cpu, rps := m["server_proc_cpu_pct"], m["rps"]
+	rps := m["rps"]
 	if rps == nil {
 		rps = m["rps_achieved"]
 	}
@@ -44,6 +54,84 @@ func derived(m map[string]*float64, name string) *float64 {
 	}
 	v := *cpu / 100 / *rps * 1e6
 	return &v
+}
+
+// Scheme is a run's scheme, http for runs from before SCHEME.
+func Scheme(s *summary.Summary) string {
+	if s.TLS == nil || s.TLS.Scheme == "" {
+		return "http"
+	}
+	return s.TLS.Scheme
+}
+
+// tlsCost: for runs of different schemes, what TLS cost per cell: RPS and
+// throughput as a fraction of http, and the CPU per request it added on
+// each side (pidstat of the server processes and of the load generator),
+// naming the side that took it. "" when the schemes are the same.
+func tlsCost(r *Result) string {
+	plain, enc := r.A, r.B
+	if Scheme(r.A) == Scheme(r.B) {
+		return ""
+	}
+	if Scheme(r.A) == "https" {
+		plain, enc = r.B, r.A
+	}
+	ms := []string{"rps", "throughput_mbps", ServerCPUPerRequest, ClientCPUPerRequest}
+	cp, order, _ := collect(plain, ms)
+	ce, _, _ := collect(enc, ms)
+	var b strings.Builder
+	b.WriteString("\n### What TLS cost\n\n")
+	fmt.Fprintf(&b, "https (`%s`) against http (`%s`), medians: RPS and throughput as a fraction of http; CPU per request (pidstat: the server processes, the load generator) in µs, http → https. ", enc.RunID, plain.RunID)
+	b.WriteString("The side named took most of the added CPU (its increase at least twice the other's; else both).\n\n")
+	b.WriteString("| cell | RPS https/http | throughput https/http | server µs/req | client µs/req | encryption's CPU went to |\n|---|---|---|---|---|---|\n")
+	n := 0
+	for _, cell := range order {
+		e, ok := ce[cell]
+		if !ok {
+			continue
+		}
+		p := cp[cell]
+		frac := func(m string) string {
+			if len(p[m]) == 0 || len(e[m]) == 0 || p[m].Median() == 0 {
+				return "—"
+			}
+			return strconv.FormatFloat(e[m].Median()/p[m].Median(), 'f', 3, 64)
+		}
+		cpu := func(m string) (string, float64) {
+			if len(p[m]) == 0 || len(e[m]) == 0 {
+				return "—", math.NaN()
+			}
+			d := e[m].Median() - p[m].Median()
+			sign := "+"
+			if d < 0 {
+				sign = ""
+			}
+			return fmt.Sprintf("%s → %s (%s%s)", num(p[m].Median()), num(e[m].Median()), sign, num(d)), d
+		}
+		sv, ds := cpu(ServerCPUPerRequest)
+		cl, dc := cpu(ClientCPUPerRequest)
+		if len(p["rps"]) == 0 && math.IsNaN(ds) && math.IsNaN(dc) {
+			continue // no request rate (an idle hold): nothing per request
+		}
+		side := "—"
+		switch {
+		case math.IsNaN(ds) || math.IsNaN(dc):
+		case ds <= 0 && dc <= 0:
+			side = "neither measurably"
+		case ds >= 2*dc:
+			side = "the server"
+		case dc >= 2*ds:
+			side = "the client"
+		default:
+			side = "both"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", cell, frac("rps"), frac("throughput_mbps"), sv, cl, side)
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return b.String()
 }
 
 // repSuffix is how a repetition is named: <cell>-r<N> (REPEAT=N), with the
@@ -254,12 +342,19 @@ func cellValue(v Values) string {
 func (r *Result) Markdown() string {
 	var b strings.Builder
 	la, lb := serverLabel(r.A), serverLabel(r.B)
+	if Scheme(r.A) != Scheme(r.B) {
+		la, lb = la+" "+Scheme(r.A), lb+" "+Scheme(r.B)
+	}
 	fmt.Fprintf(&b, "Baseline A: `%s` (%s, %s, profile %s, server under test %s). Compared B: `%s` (%s, %s, profile %s, server under test %s).\n\n",
 		r.A.RunID, r.A.Lab, r.A.Status, r.A.Profile, la, r.B.RunID, r.B.Lab, r.B.Status, r.B.Profile, lb)
 	colA, colB := "A", "B"
 	if la != lb {
 		colA, colB = "A: "+la, "B: "+lb
-		fmt.Fprintf(&b, "The runs measured different servers under test: A is %s, B is %s; a ratio is B's server against A's on the same path.\n\n", la, lb)
+		if serverLabel(r.A) != serverLabel(r.B) {
+			fmt.Fprintf(&b, "The runs measured different servers under test: A is %s, B is %s; a ratio is B's server against A's on the same path.\n\n", la, lb)
+		} else {
+			fmt.Fprintf(&b, "The runs differ in scheme: A is %s, B is %s; a ratio is what TLS changes on the same path.\n\n", Scheme(r.A), Scheme(r.B))
+		}
 	}
 	if na, nb := ClientCount(r.A), ClientCount(r.B); na > 1 || nb > 1 {
 		fmt.Fprintf(&b, "Client hosts: A %d, B %d. With several, a cell's rates and throughputs are the clients' sum and its latency percentiles come from their merged distributions (see each run's report).\n\n", na, nb)
@@ -300,5 +395,6 @@ func (r *Result) Markdown() string {
 	if len(r.OnlyInB) > 0 {
 		fmt.Fprintf(&b, "\nOnly in B: %s.\n", strings.Join(r.OnlyInB, ", "))
 	}
+	b.WriteString(tlsCost(r))
 	return b.String()
 }

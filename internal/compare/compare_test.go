@@ -116,3 +116,32 @@ func TestClientCounts(t *testing.T) {
 		t.Errorf("one client each, yet:\n%s", r.Markdown())
 	}
 }
+
+func TestTLSCost(t *testing.T) {
+	m := func(rps, mbps, srv, cli float64) summary.Cell {
+		return summary.Cell{Name: "1k", Status: "ok", Params: map[string]string{"payload": "1k"}, Metrics: map[string]*float64{
+			"rps": summary.F(rps), "throughput_mbps": summary.F(mbps), "server_proc_cpu_pct": summary.F(srv), "client_proc_cpu_pct": summary.F(cli)}}
+	}
+	plain := &summary.Summary{Phase: "01-http-baseline", RunID: "plain", Cells: []summary.Cell{m(10000, 100, 50, 50)}}
+	enc := &summary.Summary{Phase: "01-http-baseline", RunID: "enc", TLS: &summary.TLS{Scheme: "https"}, Cells: []summary.Cell{m(5000, 50, 50, 26)}}
+	// Either order: https against http.
+	for _, ab := range [][2]*summary.Summary{{plain, enc}, {enc, plain}} {
+		r, err := Runs(ab[0], ab[1], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := r.Markdown()
+		// server 50 → 100 µs/req (+50), client 50 → 52 (+2): the server took it.
+		for _, want := range []string{"The runs differ in scheme", "### What TLS cost",
+			"| `1k` | 0.500 | 0.500 | 50 → 100 (+50) | 50 → 52 (+2) | the server |"} {
+			if !strings.Contains(md, want) {
+				t.Errorf("markdown lacks %q:\n%s", want, md)
+			}
+		}
+	}
+	// Same scheme: no TLS section.
+	r, _ := Runs(plain, plain, nil)
+	if strings.Contains(r.Markdown(), "What TLS cost") {
+		t.Error("a TLS section for two http runs")
+	}
+}

@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"crypto/tls"
 	"csbench/internal/usage"
 	"errors"
 	"flag"
@@ -46,6 +47,12 @@ common flags:
   -linger0          SO_LINGER=0: close with RST, leave no TIME_WAIT on the client
   -timeout D        connect timeout, and the timeout of each response (default 5s)
   -workers N        connect worker goroutines (default min(conns, 256))
+  -tls-ca FILE      speak TLS (HTTPS): trust only the CA in FILE (PEM), verify
+                    the server certificate for the target's IP; the TCP
+                    connect and the TLS handshake are timed apart
+  -tls-resume       with -tls-ca: share one session cache, so handshakes after
+                    the first that got a ticket resume (default: every
+                    handshake full)
 idle flags:
   -hold D           how long to hold the connections (default 60s)
   -path P           the path of the one request on each (default /healthz)
@@ -72,6 +79,7 @@ examples:
   connclient idle -target 198.18.0.1:8080 -conns 50000 -source 198.18.0.2 -linger0
   connclient lowrate -target 198.18.0.1:8080 -conns 10000 -rps 1000 -duration 60s
   connclient lowrate -target [fd00::1]:8080 -conns 500 -rps 5000 -path /static/1k
+  connclient idle -target 198.18.0.1:8443 -conns 1000 -tls-ca ca.pem -tls-resume
 `
 
 // UsageError is a bad command line; the command exits 2.
@@ -114,6 +122,8 @@ type config struct {
 	// start as Unix milliseconds, once every connection is open.
 	startFile string
 	startWait time.Duration
+	tlsCA     string      // -tls-ca: TLS on, this CA trusted
+	tlsCfg    *tls.Config // built from tlsCA (and -tls-resume) by parseArgs
 
 	progress time.Duration // progress interval; tests may shorten it
 }
@@ -205,6 +215,9 @@ func parseArgs(args []string) (*config, error) {
 	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Second, "")
 	fs.Var(&workers, "workers", "")
 	fs.StringVar(&path, "path", "/healthz", "")
+	var tlsResume bool
+	fs.StringVar(&cfg.tlsCA, "tls-ca", "", "")
+	fs.BoolVar(&tlsResume, "tls-resume", false, "")
 	if cfg.mode == "idle" {
 		fs.DurationVar(&cfg.hold, "hold", 60*time.Second, "")
 	} else {
@@ -260,6 +273,16 @@ func parseArgs(args []string) (*config, error) {
 	}
 	if cfg.timeout <= 0 {
 		return nil, usageErrorf("-timeout %v must be positive", cfg.timeout)
+	}
+	if tlsResume && cfg.tlsCA == "" {
+		return nil, usageErrorf("-tls-resume needs -tls-ca (TLS is on only with a CA to trust)")
+	}
+	if cfg.tlsCA != "" {
+		tc, err := TLSClientConfig(cfg.tlsCA, ap.Addr(), tlsResume)
+		if err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+		cfg.tlsCfg = tc
 	}
 	if cfg.mode == "idle" {
 		if cfg.hold <= 0 {

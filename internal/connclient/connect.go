@@ -34,8 +34,9 @@ func requestCount(d time.Duration, rate int) int64 {
 
 // held is an established connection kept without a goroutine.
 type held struct {
-	c  *net.TCPConn
-	rc syscall.RawConn
+	c  *net.TCPConn    // the socket: options, peeks, close
+	rc syscall.RawConn // its fd, for non-blocking peeks
+	io net.Conn        // what requests go through: c, or the TLS connection on it
 }
 
 // connectPhase opens cfg.conns connections paced at cfg.rate connects/s with
@@ -54,8 +55,12 @@ type connectPhase struct {
 	conns       []held
 	connectHist Histogram
 	requestHist Histogram
-	errors      map[string]uint64
-	status      map[int]uint64
+	// TLS only: handshake times, full and resumed apart, and the first
+	// connection's negotiated state.
+	handshakeHist, resumedHist Histogram
+	tlsFirst                   *TLSState
+	errors                     map[string]uint64
+	status                     map[int]uint64
 
 	complete bool // every connection was attempted and finished
 	elapsed  time.Duration
@@ -124,6 +129,27 @@ func (p *connectPhase) connectOne(ctx context.Context, br *bufio.Reader) {
 	p.mu.Lock()
 	p.connectHist.Record(connectLat.Microseconds())
 	p.mu.Unlock()
+	var rw net.Conn = tc
+	if p.cfg.tlsCfg != nil {
+		sc, hs, err := HandshakeTLS(ctx, tc, p.cfg.tlsCfg, p.cfg.timeout)
+		if err != nil {
+			p.fail(ctx, err)
+			return
+		}
+		st := sc.ConnectionState()
+		p.mu.Lock()
+		if st.DidResume {
+			p.resumedHist.Record(hs.Microseconds())
+		} else {
+			p.handshakeHist.Record(hs.Microseconds())
+		}
+		if p.tlsFirst == nil {
+			first := StateOf(st)
+			p.tlsFirst = &first
+		}
+		p.mu.Unlock()
+		rw = sc
+	}
 	if p.cfg.linger0 {
 		if err := tc.SetLinger(0); err != nil {
 			tc.Close()
@@ -143,7 +169,7 @@ func (p *connectPhase) connectOne(ctx context.Context, br *bufio.Reader) {
 		stop := context.AfterFunc(ctx, func() { tc.Close() })
 		t1 := time.Now()
 		var keepAlive bool
-		status, keepAlive, err = roundTrip(tc, br, p.req, p.cfg.timeout)
+		status, keepAlive, err = roundTrip(rw, br, p.req, p.cfg.timeout)
 		reqLat = time.Since(t1)
 		if !stop() {
 			err = context.Canceled
@@ -166,7 +192,7 @@ func (p *connectPhase) connectOne(ctx context.Context, br *bufio.Reader) {
 		p.requestHist.Record(reqLat.Microseconds())
 		p.status[status]++
 	}
-	p.conns = append(p.conns, held{c: tc, rc: rc})
+	p.conns = append(p.conns, held{c: tc, rc: rc, io: rw})
 	p.mu.Unlock()
 	p.established.Add(1)
 }

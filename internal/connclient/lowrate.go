@@ -224,7 +224,7 @@ func (r *lowrateRun) connLoop(ctx context.Context, c, nconns int, h held, wake <
 		sent := time.Now()
 		r.sent.Add(1)
 		br := readers.Get().(*bufio.Reader)
-		status, keepAlive, err := roundTrip(h.c, br, r.req, r.cfg.timeout)
+		status, keepAlive, err := roundTrip(h.io, br, r.req, r.cfg.timeout)
 		done := time.Now()
 		readers.Put(br)
 		r.record(ctx, due, sent, done, status, err)

@@ -59,6 +59,26 @@ type CommonResult struct {
 
 	ClientRSSMB      *float64 `json:"client_rss_mb"`
 	ClientGoroutines int      `json:"client_goroutines"`
+
+	// TLS is null for cleartext runs.
+	TLS *TLSResult `json:"tls,omitempty"`
+}
+
+// TLSResult is the TLS side of a run with -tls-ca: the first connection's
+// negotiated state and the handshakes, full and resumed apart (each timed
+// from the established TCP connection to the handshake's end, so the
+// connect latencies above stay the TCP connect's alone).
+type TLSResult struct {
+	First              *TLSState `json:"first"` // null: no handshake completed
+	Resume             bool      `json:"resume"`
+	HandshakesFull     uint64    `json:"handshakes_full"`
+	HandshakesResumed  uint64    `json:"handshakes_resumed"`
+	HandshakeFullP50Ms *float64  `json:"handshake_full_p50_ms"`
+	HandshakeFullP99Ms *float64  `json:"handshake_full_p99_ms"`
+	HandshakeFullMaxMs *float64  `json:"handshake_full_max_ms"`
+	HandshakeResumeP50 *float64  `json:"handshake_resumed_p50_ms"`
+	HandshakeResumeP99 *float64  `json:"handshake_resumed_p99_ms"`
+	HandshakeResumeMax *float64  `json:"handshake_resumed_max_ms"`
 }
 
 // IdleResult is the result of connclient idle.
@@ -159,6 +179,20 @@ func (r *CommonResult) fillConnect(p *connectPhase) {
 	r.ConnectLatencyHist = p.connectHist.Dump()
 	addCounts(r.Errors, p.errors)
 	addStatus(r.StatusCodes, p.status)
+	if p.cfg.tlsCfg != nil {
+		r.TLS = &TLSResult{
+			First:              p.tlsFirst,
+			Resume:             p.cfg.tlsCfg.ClientSessionCache != nil,
+			HandshakesFull:     p.handshakeHist.Count(),
+			HandshakesResumed:  p.resumedHist.Count(),
+			HandshakeFullP50Ms: quantileMs(&p.handshakeHist, 0.50),
+			HandshakeFullP99Ms: quantileMs(&p.handshakeHist, 0.99),
+			HandshakeFullMaxMs: quantileMs(&p.handshakeHist, 1),
+			HandshakeResumeP50: quantileMs(&p.resumedHist, 0.50),
+			HandshakeResumeP99: quantileMs(&p.resumedHist, 0.99),
+			HandshakeResumeMax: quantileMs(&p.resumedHist, 1),
+		}
+	}
 }
 
 func addCounts(dst, src map[string]uint64) {

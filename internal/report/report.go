@@ -92,6 +92,9 @@ func Header(d *Doc, s *summary.Summary, title string) {
 	if s.Server != nil {
 		rows = append(rows[:6:6], append([][]string{{"server under test", ServerDescription(*s.Server)}}, rows[6:]...)...)
 	}
+	if s.TLS != nil {
+		rows = append(rows[:7:7], append([][]string{{"scheme", TLSDescription(*s.TLS)}}, rows[7:]...)...)
+	}
 	d.Table([]string{"", ""}, rows)
 }
 
@@ -124,6 +127,43 @@ func ServerDescription(sv summary.Server) string {
 	if sv.ConnectionClose {
 		b.WriteString(" — **answers `Connection: close`: every request opened a connection**")
 	}
+	return b.String()
+}
+
+// TLSDescription is the header's line on the scheme: with https, the TLS
+// version, cipher suite and key type negotiated, and who said so.
+func TLSDescription(t summary.TLS) string {
+	if t.Scheme != "https" {
+		return t.Scheme + " (cleartext)"
+	}
+	var b strings.Builder
+	b.WriteString("https")
+	if t.Version != "" {
+		fmt.Fprintf(&b, " — %s, %s, %s key", t.Version, t.CipherSuite, t.KeyType)
+		if t.ALPN != "" {
+			b.WriteString(", ALPN " + t.ALPN)
+		}
+		b.WriteString(" (the client's first connection: `csb tls-probe`, Go crypto/tls, trusting only the run's CA)")
+	} else {
+		b.WriteString(" — **not probed**: " + t.ProbeError)
+	}
+	switch t.Source {
+	case "lab":
+		b.WriteString("; certificate from a CA made for this run (env/server/tls-cert.pem)")
+	case "user":
+		b.WriteString("; the user's own certificate (TLS_CERT)")
+	}
+	if t.Tickets != nil {
+		on := map[bool]string{true: "on", false: "off"}
+		fmt.Fprintf(&b, "; session tickets %s", on[*t.Tickets])
+		if t.Resumed != nil {
+			fmt.Fprintf(&b, " (a second connection %s)", map[bool]string{true: "resumed", false: "did not resume"}[*t.Resumed])
+		}
+	}
+	if t.ServerKey != "" {
+		fmt.Fprintf(&b, "; the server's log: %s key, tickets %s", t.ServerKey, map[bool]string{true: "on", false: "off"}[t.ServerTicket != nil && *t.ServerTicket])
+	}
+	b.WriteString("; wrk and oha verify no certificate and negotiate with OpenSSL/rustls, possibly another cipher suite")
 	return b.String()
 }
 

@@ -10,6 +10,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"csbench/internal/usage"
 	"encoding/json"
 	"errors"
@@ -56,6 +57,9 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	ReusePort         bool
 	GOMAXPROCS        int // 0: leave the runtime default
+	// TLS: nil serves cleartext HTTP/1.1; else HTTPS (HTTP/1.1 over TLS
+	// 1.3 or 1.2) with this certificate (tlsconf.go).
+	TLS *TLSSettings
 }
 
 // A UsageError is a bad command line; the command exits 2 for it.
@@ -107,6 +111,8 @@ type flags struct {
 	readHeaderTimeout time.Duration
 	reusePort         bool
 	gomaxprocs        int
+	tlsCert, tlsKey   string
+	tlsTickets        bool
 }
 
 func newFlagSet(f *flags) *flag.FlagSet {
@@ -119,6 +125,9 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", DefaultReadHeaderTimeout, "time `limit` for reading one request's headers")
 	fs.BoolVar(&f.reusePort, "reuseport", false, "listen with SO_REUSEPORT, so several server processes can share the port")
 	fs.IntVar(&f.gomaxprocs, "gomaxprocs", 0, "set GOMAXPROCS to `n` (0: leave the runtime default)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve HTTPS with the PEM certificate (chain) in `file` (with -tls-key)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "the PEM private `file` of -tls-cert (ECDSA P-256 or RSA 2048)")
+	fs.BoolVar(&f.tlsTickets, "tls-tickets", true, "with -tls-cert: issue session tickets, so clients can resume (false: every handshake is full)")
 	return fs
 }
 
@@ -155,6 +164,9 @@ Examples:
 
   # local try-out on a free port, then: curl -sI http://127.0.0.1:PORT/payload/1k
   server -addr 127.0.0.1 -port 0
+
+  # HTTPS with a lab certificate (csb cert -ip 198.18.0.1 -dir DIR), no tickets
+  server -addr 198.18.0.1 -tls-cert DIR/cert.pem -tls-key DIR/key.pem -tls-tickets=false
 
 Exit status: 0 after -h or a graceful shutdown, 1 on a runtime error (such as
 an address that is not on this host or a port in use), 2 on bad usage.
@@ -206,7 +218,12 @@ func ParseArgs(args []string) (Config, error) {
 	if f.reusePort && !ReusePortSupported {
 		return Config{}, usageErrorf("-reuseport is not supported on %s", runtime.GOOS)
 	}
+	tlsSettings, err := loadTLS(f.tlsCert, f.tlsKey, f.tlsTickets, fs)
+	if err != nil {
+		return Config{}, &UsageError{Err: err}
+	}
 	return Config{
+		TLS:               tlsSettings,
 		Addr:              addr,
 		Port:              f.port,
 		Sizes:             sizes,
@@ -237,17 +254,18 @@ func parseAddr(s string) (netip.Addr, error) {
 // listeningEvent is the line printed once the socket is bound. Units are in
 // the field names.
 type listeningEvent struct {
-	Event              string  `json:"event"`
-	Addr               string  `json:"addr"`
-	PID                int     `json:"pid"`
-	Sizes              sizeMap `json:"sizes"`
-	GoVersion          string  `json:"go_version"`
-	GOMAXPROCS         int     `json:"gomaxprocs"`
-	ReusePort          bool    `json:"reuseport"`
-	IdleTimeoutS       float64 `json:"idle_timeout_s"`
-	ReadHeaderTimeoutS float64 `json:"read_header_timeout_s"`
-	WriteTimeoutS      float64 `json:"write_timeout_s"`
-	MaxHeaderBytes     int     `json:"max_header_bytes"`
+	Event              string   `json:"event"`
+	Addr               string   `json:"addr"`
+	PID                int      `json:"pid"`
+	Sizes              sizeMap  `json:"sizes"`
+	GoVersion          string   `json:"go_version"`
+	GOMAXPROCS         int      `json:"gomaxprocs"`
+	ReusePort          bool     `json:"reuseport"`
+	IdleTimeoutS       float64  `json:"idle_timeout_s"`
+	ReadHeaderTimeoutS float64  `json:"read_header_timeout_s"`
+	WriteTimeoutS      float64  `json:"write_timeout_s"`
+	MaxHeaderBytes     int      `json:"max_header_bytes"`
+	TLS                *TLSInfo `json:"tls"` // null: cleartext
 }
 
 // shutdownEvent is the line printed when the server has stopped.
@@ -316,6 +334,11 @@ func Serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		ErrorLog: log.New(stderr, "server: ", log.LstdFlags|log.Lmicroseconds|log.LUTC),
 	}
 
+	if cfg.TLS != nil {
+		// The handshake runs in each connection's own goroutine (net/http
+		// starts it on the first read), bounded by ReadHeaderTimeout.
+		ln = tls.NewListener(ln, cfg.TLS.serverConfig())
+	}
 	addr := ln.Addr().String()
 	started := time.Now()
 	if err := writeJSONLine(stdout, listeningEvent{
@@ -330,6 +353,7 @@ func Serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		ReadHeaderTimeoutS: cfg.ReadHeaderTimeout.Seconds(),
 		WriteTimeoutS:      WriteTimeout.Seconds(),
 		MaxHeaderBytes:     MaxHeaderBytes,
+		TLS:                cfg.TLS.info(),
 	}); err != nil {
 		ln.Close()
 		return fmt.Errorf("writing the listening line: %w", err)

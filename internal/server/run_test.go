@@ -241,6 +241,7 @@ func TestRunListeningLine(t *testing.T) {
 		"read_header_timeout_s": 5.0,
 		"write_timeout_s":       60.0,
 		"max_header_bytes":      8192.0,
+		"tls":                   nil, // cleartext
 	} {
 		if !reflect.DeepEqual(got[key], want) {
 			t.Errorf("%s = %#v, want %#v", key, got[key], want)
@@ -258,8 +259,8 @@ func TestRunListeningLine(t *testing.T) {
 	if !reflect.DeepEqual(got["sizes"], map[string]any{"1k": 1024.0, "100k": 102400.0, "1m": 1048576.0}) {
 		t.Errorf("sizes = %v", got["sizes"])
 	}
-	if len(got) != 11 {
-		t.Errorf("listening line has %d fields, want 11: %v", len(got), got)
+	if len(got) != 12 {
+		t.Errorf("listening line has %d fields, want 12: %v", len(got), got)
 	}
 }
 

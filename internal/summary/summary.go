@@ -60,6 +60,7 @@ type Summary struct {
 	Settings      map[string]string `json:"settings"`
 	Link          Link              `json:"link"`
 	Server        *Server           `json:"server,omitempty"` // HTTP phases only
+	TLS           *TLS              `json:"tls,omitempty"`    // HTTP phases, runs that recorded SCHEME
 	Hosts         map[string]Host   `json:"hosts"`
 	// Clients is set for a run with several client hosts (run.env
 	// clients >= 2) and absent for one client.
@@ -501,6 +502,7 @@ func New(r *rundir.Run, generatedBy string) *Summary {
 	if r.Get("server.kind") != "" || httpPhase(s.Phase) {
 		sv := ServerFor(r)
 		s.Server = &sv
+		s.TLS = TLSFor(r)
 	}
 	return s
 }
