@@ -18,6 +18,8 @@ import (
 // (stderr).
 const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-hold D] [-path P] [common flags]
        connclient lowrate -target IP:PORT -conns N -rps R [-duration D] [-path P] [-rate R] [common flags]
+       connclient churn   -target IP:PORT -rate R [-duration D] [-close client|server|linger0] [-path P] [-source IP] [-workers N] [-timeout D]
+       connclient burst   -target IP:PORT -conns N [-path P] [-source IP] [-timeout D]
 
 connclient opens many keep-alive TCP connections to an HTTP/1.1 server and
 prints one JSON result object on stdout; progress goes to stderr once a second,
@@ -37,6 +39,23 @@ lowrate  opens -conns connections (paced at -rate), each with one request on
          start + i/rps on connection i mod conns, waits if that connection is
          still busy, and its latency is measured from the due time
          (coordinated-omission corrected) and from the actual send.
+
+churn    (Phase 4) opens -rate new connections per second for -duration
+         (default 10s) on an open-model schedule (connection i due at
+         start + i/rate, on a timerfd), each carrying one GET -path and then
+         closed: by the client (-close client, the default: TIME_WAIT on the
+         client), by the server (-close server: the request asks for
+         Connection: close and the client waits for the server's FIN) or by
+         the client with SO_LINGER=0 (-close linger0: RST, no TIME_WAIT).
+         -workers (default 256) goroutines carry the due connections;
+         latencies are measured from the due time. The result has the
+         failures by cause and second, and mergeable histogram buckets.
+burst    (Phase 4) calls connect() -conns times back to back on
+         non-blocking sockets (one epoll set, one thread), sends one GET
+         with Connection: close on each once connected and waits up to
+         -timeout (default 10s) for every response: against a small listen
+         backlog the response latency shows the SYN-ACK retransmission
+         steps (1 s, 3 s). SO_LINGER=0 on every socket.
 
 common flags:
   -target IP:PORT   server address; an IP literal, no host names (required)
@@ -66,6 +85,8 @@ examples:
   connclient idle -target 198.18.0.1:8080 -conns 50000 -source 198.18.0.2 -linger0
   connclient lowrate -target 198.18.0.1:8080 -conns 10000 -rps 1000 -duration 60s
   connclient lowrate -target [fd00::1]:8080 -conns 500 -rps 5000 -path /static/1k
+  connclient churn -target 198.18.0.1:8080 -rate 2000 -duration 10s -close server
+  connclient burst -target 198.18.0.1:8080 -conns 4000 -timeout 8s
 `
 
 // UsageError is a bad command line; the command exits 2.
@@ -104,6 +125,7 @@ type config struct {
 	rps      int           // lowrate
 	duration time.Duration // lowrate
 	path     string        // lowrate
+	close    string        // churn: client, server or linger0
 
 	progress time.Duration // progress interval; tests may shorten it
 }
@@ -136,6 +158,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch cfg.mode {
 	case "idle":
 		return runIdle(ctx, cfg, lim, stdout, stderr)
+	case "churn":
+		return runChurn(ctx, cfg, stdout, stderr)
+	case "burst":
+		return runBurst(ctx, cfg, stdout, stderr)
 	default:
 		return runLowrate(ctx, cfg, lim, stdout, stderr)
 	}
@@ -175,8 +201,10 @@ func parseArgs(args []string) (*config, error) {
 	case "-h", "-help", "--help", "help":
 		return nil, flag.ErrHelp
 	case "idle", "lowrate":
+	case "churn", "burst":
+		return parseConnArgs(args)
 	default:
-		return nil, usageErrorf("unknown subcommand %q (want idle or lowrate)", args[0])
+		return nil, usageErrorf("unknown subcommand %q (want idle, lowrate, churn or burst)", args[0])
 	}
 	cfg := &config{mode: args[0], argv: append([]string(nil), args...), progress: progressInterval}
 	fs := flag.NewFlagSet("connclient "+cfg.mode, flag.ContinueOnError)

@@ -1,6 +1,7 @@
 package connclient
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 )
@@ -117,4 +118,51 @@ func (h *Histogram) Quantile(q float64) float64 {
 		}
 	}
 	return float64(h.max)
+}
+
+// Dump is a Histogram as a result document carries it: the non-empty
+// buckets as [index, count] pairs, so histograms of several processes (or
+// cells) merge exactly by summing counts per index (Load, then Merge).
+type Dump struct {
+	Unit    string      `json:"unit"`     // always "us"
+	SubBits int         `json:"sub_bits"` // buckets per power of two = 2^sub_bits
+	Count   uint64      `json:"count"`
+	MinUs   uint64      `json:"min_us"`
+	MaxUs   uint64      `json:"max_us"`
+	Buckets [][2]uint64 `json:"buckets"`
+}
+
+// Dump returns h's non-empty buckets.
+func (h *Histogram) Dump() *Dump {
+	d := &Dump{Unit: "us", SubBits: histSubBits, Count: h.n, MinUs: h.min, MaxUs: h.max, Buckets: [][2]uint64{}}
+	for i, c := range h.counts {
+		if c != 0 {
+			d.Buckets = append(d.Buckets, [2]uint64{uint64(i), c})
+		}
+	}
+	return d
+}
+
+// LoadDump rebuilds a Histogram from d; it refuses another layout.
+func LoadDump(d *Dump) (*Histogram, error) {
+	h := &Histogram{}
+	if d == nil {
+		return h, nil
+	}
+	if d.Unit != "us" || d.SubBits != histSubBits {
+		return nil, fmt.Errorf("histogram dump in %q with %d sub-bucket bits: this reader knows \"us\" and %d", d.Unit, d.SubBits, histSubBits)
+	}
+	var n uint64
+	for _, b := range d.Buckets {
+		if b[0] >= histBuckets {
+			return nil, fmt.Errorf("histogram dump: bucket %d out of range", b[0])
+		}
+		h.counts[b[0]] += b[1]
+		n += b[1]
+	}
+	if n != d.Count {
+		return nil, fmt.Errorf("histogram dump: buckets hold %d values, count says %d", n, d.Count)
+	}
+	h.n, h.min, h.max = d.Count, d.MinUs, d.MaxUs
+	return h, nil
 }

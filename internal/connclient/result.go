@@ -1,6 +1,7 @@
 package connclient
 
 import (
+	"bytes"
 	"context"
 	"csbench/internal/kv"
 	"encoding/json"
@@ -215,11 +216,14 @@ func formatCauses(m map[string]uint64) string {
 }
 
 // Result is one result document as a reader sees it: the common fields and
-// those of its mode (Idle or Lowrate, the other nil).
+// those of its mode (Idle or Lowrate, the other nil); a Phase 4 document
+// (Churn or Burst) has no Common.
 type Result struct {
 	Common  *CommonResult
 	Idle    *IdleResult
 	Lowrate *LowrateResult
+	Churn   *ChurnResult
+	Burst   *BurstResult
 }
 
 // DecodeResult reads a result document; name (the file) is in every error.
@@ -250,11 +254,24 @@ func DecodeResult(name string, b []byte) (*Result, error) {
 		r.Lowrate = &LowrateResult{}
 		err = json.Unmarshal(b, r.Lowrate)
 		r.Common = &r.Lowrate.CommonResult
+	case "churn":
+		r.Churn = &ChurnResult{}
+		err = strictUnmarshal(b, r.Churn)
+	case "burst":
+		r.Burst = &BurstResult{}
+		err = strictUnmarshal(b, r.Burst)
 	default:
-		return nil, fmt.Errorf("%s: connclient mode %q: want idle or lowrate", name, head.Mode)
+		return nil, fmt.Errorf("%s: connclient mode %q: want idle, lowrate, churn or burst", name, head.Mode)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: not connclient's JSON: %w", name, err)
 	}
 	return &r, nil
+}
+
+// strictUnmarshal decodes b into v and refuses unknown fields.
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
