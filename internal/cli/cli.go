@@ -48,6 +48,8 @@ Commands:
                      KIND json: exit 1 unless FILE is one well-formed JSON document
   c10k-plan FLAGS    plan one Phase 3 scenario from both hosts' facts; prints
                      KEY=VALUE lines, -out writes the plan document (-h: flags)
+  conn-predict FLAGS predict one Phase 4 churn cell from both hosts' settings:
+                     the port wall, when EADDRNOTAVAIL comes (-h: flags)
   constants [-sh]    the constants bash and Go share, KEY=VALUE (-sh: the
                      text of lib/constants.sh, which bash sources)
 
@@ -133,6 +135,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runCompare(args[1:], stdout)
 	case "c10k-plan":
 		return runC10kPlan(args[1:], stdout)
+	case "conn-predict":
+		return runConnPredict(args[1:], stdout)
 	case "constants":
 		return runConstants(args[1:], stdout)
 	case "ipj":
