@@ -145,8 +145,9 @@ type Prediction struct {
 // the cell runs out of ports after free / rate seconds when that comes
 // before the first ones are released. A connection the server closes, or
 // the client resets (SO_LINGER=0), leaves no TIME_WAIT on the client: no
-// port wall (the server's TIME_WAIT, for the server variant, costs the
-// server memory only, up to tcp_max_tw_buckets).
+// port wall. The server's TIME_WAIT, for the server variant, costs the
+// server memory only: at most one socket per client port (a new SYN on its
+// 4-tuple takes it over) and tcp_max_tw_buckets.
 func Predict(in Input) (*Prediction, error) {
 	ports, rng, err := in.Client.Ports()
 	if err != nil {
@@ -195,10 +196,19 @@ func Predict(in Input) (*Prediction, error) {
 				p.CellRatePerS = wall
 			}
 		}
-		p.ClientTimeWait = capTW(int(p.CellRatePerS*held), in.Client)
+		// One TIME_WAIT socket per port at most (tcp_tw_reuse takes them
+		// over), and tcp_max_tw_buckets.
+		p.ClientTimeWait = capTW(min(int(p.CellRatePerS*held), ports*in.Sources), in.Client)
 	case "server":
-		p.ServerTimeWait = capTW(int(in.RatePerS*held), in.Server)
-		if p.ServerTimeWait < int(in.RatePerS*held) {
+		// A new SYN on the 4-tuple of a server TIME_WAIT socket takes it
+		// over (timestamps newer), so the server holds at most one per
+		// client port.
+		want := int(in.RatePerS * held)
+		p.ServerTimeWait = capTW(min(want, ports*in.Sources), in.Server)
+		if want > ports*in.Sources {
+			p.Notes = append(p.Notes, fmt.Sprintf("the client reuses its %d ports within TIME_WAIT: each new SYN on a 4-tuple the server holds in TIME_WAIT takes that socket over, so the server keeps at most one per client port", ports*in.Sources))
+		}
+		if p.ServerTimeWait < min(want, ports*in.Sources) {
 			p.Notes = append(p.Notes, "the server's TIME_WAIT reaches tcp_max_tw_buckets: the kernel drops the excess (\"time wait bucket table overflow\"), no failure")
 		}
 	case "linger0":

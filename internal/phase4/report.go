@@ -116,14 +116,15 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 			report.N(m["errors_eaddrnotavail"], 0) + " / " + eaddrPred(m),
 			report.N(m["connect_latency_p50_ms"], 2) + " / " + report.N(m["connect_latency_p99_ms"], 2),
 			report.N(m["latency_p50_ms"], 2) + " / " + report.N(m["latency_p99_ms"], 2) + " / " + report.N(m["latency_max_ms"], 1),
-			report.N(m["client_time_wait_peak"], 0) + " / " + report.N(m["server_time_wait_peak"], 0),
+			report.N(m["client_time_wait_peak"], 0) + " / " + report.N(m["server_time_wait_peak"], 0) +
+				" (" + report.N(m["predicted_client_time_wait"], 0) + " / " + report.N(m["predicted_server_time_wait"], 0) + ")",
 			report.N(m["ports_left"], 0), errorsText(c), c.Status}, c, 2))
 	}
 	if len(rows) > 0 {
 		d.Table([]string{"variant", "cell", "target /s", "achieved /s", "predicted /s", "wall /s (predicted)",
 			"EADDRNOTAVAIL: seen / predicted", "connect p50 / p99 ms", "request p50 / p99 / max ms",
-			"TIME_WAIT peak client / server", "ports left", "failures by cause", "status"}, rows)
-		d.P("Achieved is the connections completed (connect, one request, the close asked for) over the schedule (at least its duration). Predicted is `csb conn-predict` on the settings read before the cell (`raw/<cell>.facts.*.env`): a connection the client closes first holds its client port in TIME_WAIT for %d s (%d s when tcp_tw_reuse applies), so one source address toward one server port sustains ports / %d s; ports already in TIME_WAIT at the start are taken, and a cell runs out after free ports / rate seconds. The server-closed and reset variants leave the client no TIME_WAIT and have no port wall. Latencies are from each connection's due time on the open-model schedule (coordinated omission corrected). TIME_WAIT peaks are sar's, once a second, of each host's namespace; ports left is the port range less the client's TIME_WAIT right after the cell.", TimeWaitS, TWReuseS, TimeWaitS)
+			"TIME_WAIT peak client / server (predicted)", "ports left", "failures by cause", "status"}, rows)
+		d.P("Achieved is the connections completed (connect, one request, the close asked for) over the schedule (at least its duration). Predicted is `csb conn-predict` on the settings read before the cell (`raw/<cell>.facts.*.env`): a connection the client closes first holds its client port in TIME_WAIT for %d s (%d s when tcp_tw_reuse applies), so one source address toward one server port sustains ports / %d s; ports already in TIME_WAIT at the start are taken, and a cell runs out after free ports / rate seconds. The server-closed and reset variants leave the client no TIME_WAIT and have no port wall; the server-closed one leaves the server at most one TIME_WAIT socket per client port (a new SYN on the 4-tuple of a TIME_WAIT socket takes it over). Latencies are from each connection's due time on the open-model schedule (coordinated omission corrected). TIME_WAIT peaks are sar's, once a second, of each host's namespace; ports left is the port range less the client's TIME_WAIT right after the cell.", TimeWaitS, TWReuseS, TimeWaitS)
 	} else {
 		d.P("No churn cell in this run.")
 	}
