@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -77,18 +76,11 @@ type ChurnResult struct {
 
 // Header is what every Phase 4 result document starts with.
 type Header struct {
-	SchemaVersion int      `json:"schema_version"`
-	Tool          string   `json:"tool"`
-	Mode          string   `json:"mode"`
-	Status        string   `json:"status"` // "complete" or "partial"
-	Argv          []string `json:"argv"`
-	StartedAt     string   `json:"started_at"`
-	FinishedAt    string   `json:"finished_at"`
-	GoVersion     string   `json:"go_version"`
-	Target        string   `json:"target"`
-	Source        *string  `json:"source"`
-	TimeoutS      float64  `json:"timeout_s"`
-	Workers       int      `json:"workers"`
+	Doc
+	Target   string  `json:"target"`
+	Source   *string `json:"source"`
+	TimeoutS float64 `json:"timeout_s"`
+	Workers  int     `json:"workers"`
 }
 
 // ChurnSecond is one second of the schedule, by due time.
@@ -102,9 +94,7 @@ type ChurnSecond struct {
 }
 
 func newHeader(cfg *config, started time.Time) Header {
-	h := Header{SchemaVersion: schemaVersion, Tool: "connclient", Mode: cfg.mode, Status: "complete",
-		Argv: cfg.argv, StartedAt: stamp(started), GoVersion: runtime.Version(),
-		Target: cfg.target.String(), TimeoutS: cfg.timeout.Seconds(), Workers: cfg.workers}
+	h := Header{Doc: newDoc(cfg, started), Target: cfg.target.String(), TimeoutS: cfg.timeout.Seconds(), Workers: cfg.workers}
 	if cfg.source.IsValid() {
 		h.Source = ptr(cfg.source.String())
 	}
@@ -326,14 +316,7 @@ func (r *churnRun) result(ctx context.Context, h Header) *ChurnResult {
 		ConnsCompleted: r.completed.Load(), ConnsFailed: r.failed.Load(),
 		Errors: map[string]uint64{}, StatusCodes: map[string]uint64{}, PerSecond: r.secs,
 		Goroutines: r.goroutines}
-	elapsed := r.lastDone.Sub(r.start)
-	if elapsed < cfg.duration && ctx.Err() == nil {
-		elapsed = cfg.duration
-	}
-	if ctx.Err() != nil {
-		elapsed = time.Since(r.start)
-	}
-	if elapsed > 0 {
+	if elapsed := scheduleElapsed(ctx, r.start, r.lastDone, cfg.duration); elapsed > 0 {
 		res.ElapsedS = ptr(round(elapsed.Seconds(), 6))
 		res.RateAchievedPerS = ptr(round(float64(res.ConnsCompleted)/elapsed.Seconds(), 1))
 	}
@@ -380,19 +363,7 @@ func (r *churnRun) progressLine(interval time.Duration, last *int64) (string, *E
 // finishDoc prints a Phase 4 result document (churn, burst) and marks an
 // interrupted run partial.
 func finishDoc(ctx context.Context, h *Header, doc any, stdout, stderr io.Writer) error {
-	if ctx.Err() != nil {
-		h.Status = "partial"
-	}
-	h.FinishedAt = stamp(time.Now())
-	if err := writeResult(stdout, doc); err != nil {
-		fmt.Fprintf(stderr, "error: writing result: %v\n", err)
-		return err
-	}
-	if h.Status == "partial" {
-		fmt.Fprintln(stderr, "error: interrupted; partial result printed")
-		return ErrPartial
-	}
-	return nil
+	return writeDoc(ctx, &h.Status, &h.FinishedAt, doc, stdout, stderr)
 }
 
 // parseConnArgs parses the command line of churn and burst.
@@ -419,29 +390,8 @@ func parseConnArgs(args []string) (*config, error) {
 		fs.StringVar(&cfg.close, "close", CloseClient, "")
 	}
 	fs.DurationVar(&cfg.timeout, "timeout", timeout, "")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, usageErrorf("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return nil, usageErrorf("unexpected argument %q", fs.Arg(0))
-	}
-	if target == "" {
-		return nil, usageErrorf("-target is required (IP:PORT)")
-	}
-	ap, err := parseTarget(target)
-	if err != nil {
+	if err := parseEnds(fs, args[1:], cfg, &target, &source); err != nil {
 		return nil, err
-	}
-	cfg.target = ap
-	if source != "" {
-		ip, err := netip.ParseAddr(source)
-		if err != nil || ip.IsUnspecified() || ip.Unmap().Is4() != ap.Addr().Is4() {
-			return nil, usageErrorf("-source %q is not an IP address of the target's family", source)
-		}
-		cfg.source = ip.Unmap()
 	}
 	if !validPath(cfg.path) {
 		return nil, usageErrorf("-path %q must start with / and hold only visible ASCII characters", cfg.path)

@@ -229,36 +229,8 @@ func parseArgs(args []string) (*config, error) {
 		fs.Var(&rps, "rps", "")
 		fs.DurationVar(&cfg.duration, "duration", 30*time.Second, "")
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, usageErrorf("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return nil, usageErrorf("unexpected argument %q", fs.Arg(0))
-	}
-
-	if target == "" {
-		return nil, usageErrorf("-target is required (IP:PORT)")
-	}
-	ap, err := parseTarget(target)
-	if err != nil {
+	if err := parseEnds(fs, args[1:], cfg, &target, &source); err != nil {
 		return nil, err
-	}
-	cfg.target = ap
-	if source != "" {
-		ip, err := netip.ParseAddr(source)
-		if err != nil {
-			return nil, usageErrorf("-source %q is not an IP address", source)
-		}
-		if ip.Unmap().Is4() != ap.Addr().Is4() {
-			return nil, usageErrorf("-source %s and -target %s are not the same IP family", source, target)
-		}
-		if ip.IsUnspecified() {
-			return nil, usageErrorf("-source %s is the unspecified address; omit -source instead", source)
-		}
-		cfg.source = ip.Unmap()
 	}
 	if !conns.set {
 		return nil, usageErrorf("-conns is required")
@@ -326,6 +298,48 @@ func parseTarget(s string) (netip.AddrPort, error) {
 		return netip.AddrPort{}, usageErrorf("-target %q: the unspecified address is not a target", s)
 	}
 	return netip.AddrPortFrom(ip.Unmap(), uint16(p)), nil
+}
+
+// parseEnds parses args with fs (whose -target and -source write target
+// and source) and sets cfg's target and source from them.
+func parseEnds(fs *flag.FlagSet, args []string, cfg *config, target, source *string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageErrorf("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *target == "" {
+		return usageErrorf("-target is required (IP:PORT)")
+	}
+	ap, err := parseTarget(*target)
+	if err != nil {
+		return err
+	}
+	cfg.target = ap
+	cfg.source, err = parseSource(*source, *target, ap)
+	return err
+}
+
+// parseSource accepts "" (no source) or an IP literal of target's family.
+func parseSource(source, target string, ap netip.AddrPort) (netip.Addr, error) {
+	if source == "" {
+		return netip.Addr{}, nil
+	}
+	ip, err := netip.ParseAddr(source)
+	if err != nil {
+		return netip.Addr{}, usageErrorf("-source %q is not an IP address", source)
+	}
+	if ip.Unmap().Is4() != ap.Addr().Is4() {
+		return netip.Addr{}, usageErrorf("-source %s and -target %s are not the same IP family", source, target)
+	}
+	if ip.IsUnspecified() {
+		return netip.Addr{}, usageErrorf("-source %s is the unspecified address; omit -source instead", source)
+	}
+	return ip.Unmap(), nil
 }
 
 func validPath(p string) bool {

@@ -217,16 +217,19 @@ func churn(res *connclient.ChurnResult, m map[string]*float64, details map[strin
 		m["error_pct"] = summary.F(round(100*float64(res.ConnsFailed)/float64(res.ConnsScheduled), 2))
 	}
 	m["first_eaddrnotavail_s"] = res.FirstAddrNotAvail
-	m["connect_latency_p50_ms"] = res.ConnectLatencyP50Ms
-	m["connect_latency_p99_ms"] = res.ConnectLatencyP99Ms
-	m["connect_latency_max_ms"] = res.ConnectLatencyMaxMs
-	m["latency_p50_ms"] = res.LatencyP50Ms
-	m["latency_p99_ms"] = res.LatencyP99Ms
-	m["latency_max_ms"] = res.LatencyMaxMs
+	latencies(m, res.ConnectLatencyP50Ms, res.ConnectLatencyP99Ms, res.ConnectLatencyMaxMs, res.LatencyP50Ms, res.LatencyP99Ms, res.LatencyMaxMs)
 	m["schedule_lag_p99_ms"] = res.ScheduleLagP99Ms
 	errorsDetail(res.Errors, m, details)
 	details["close"] = res.Close
 	details["per_second"] = res.PerSecond
+}
+
+// latencies sets the connect and request latency percentiles of a cell.
+func latencies(m map[string]*float64, v ...*float64) {
+	for i, k := range []string{"connect_latency_p50_ms", "connect_latency_p99_ms", "connect_latency_max_ms",
+		"latency_p50_ms", "latency_p99_ms", "latency_max_ms"} {
+		m[k] = v[i]
+	}
 }
 
 func burst(res *connclient.BurstResult, m map[string]*float64, details map[string]any) {
@@ -237,12 +240,7 @@ func burst(res *connclient.BurstResult, m map[string]*float64, details map[strin
 	if res.ConnsTarget > 0 {
 		m["error_pct"] = summary.F(round(100*float64(res.ConnsFailed)/float64(res.ConnsTarget), 2))
 	}
-	m["connect_latency_p50_ms"] = res.ConnectLatencyP50
-	m["connect_latency_p99_ms"] = res.ConnectLatencyP99
-	m["connect_latency_max_ms"] = res.ConnectLatencyMax
-	m["latency_p50_ms"] = res.LatencyP50Ms
-	m["latency_p99_ms"] = res.LatencyP99Ms
-	m["latency_max_ms"] = res.LatencyMaxMs
+	latencies(m, res.ConnectLatencyP50, res.ConnectLatencyP99, res.ConnectLatencyMax, res.LatencyP50Ms, res.LatencyP99Ms, res.LatencyMaxMs)
 	m["latency_under_1s"] = summary.F(float64(res.Steps.Under1s))
 	m["latency_1s_to_3s"] = summary.F(float64(res.Steps.From1s))
 	m["latency_3s_to_7s"] = summary.F(float64(res.Steps.From3s))

@@ -221,20 +221,32 @@ func verdictText(c *summary.Cell) string {
 }
 
 func errorsText(c *summary.Cell) string {
-	errs, _ := c.Details["errors"].(map[string]float64)
-	var parts []string
-	for _, k := range kv.SortedKeys(errs) {
-		if errs[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %.0f", k, errs[k]))
+	var errs map[string]float64
+	switch e := c.Details["errors"].(type) {
+	case map[string]float64:
+		errs = e
+	case map[string]any: // read back from summary.json
+		errs = map[string]float64{}
+		for k, v := range e {
+			errs[k], _ = v.(float64)
 		}
+	default:
+		return "—"
 	}
-	if len(parts) == 0 {
-		if errs == nil {
-			return "—"
+	var b strings.Builder
+	for _, k := range kv.SortedKeys(errs) {
+		if errs[k] == 0 {
+			continue
 		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.0f", k, errs[k])
+	}
+	if b.Len() == 0 {
 		return "none"
 	}
-	return strings.Join(parts, ", ")
+	return b.String()
 }
 
 func twChart(s *summary.Summary) *chart.Chart {
