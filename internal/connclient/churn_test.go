@@ -71,6 +71,7 @@ func TestChurnSchedule5000(t *testing.T) {
 func TestChurnVariants(t *testing.T) {
 	for _, v := range []string{CloseClient, CloseServer, CloseLinger0} {
 		t.Run(v, func(t *testing.T) {
+			t.Parallel()
 			addr := rawServer(t, okClose(v == CloseServer))
 			res, stderr, err := runCmd(t, context.Background(), "churn", "-target", addr, "-rate", "200", "-duration", "250ms", "-close", v)
 			if err != nil {
@@ -99,6 +100,7 @@ func TestChurnServerAcceptsAndCloses(t *testing.T) {
 }
 
 func TestBurst(t *testing.T) {
+	t.Parallel()
 	addr := rawServer(t, okClose(true))
 	res, stderr, err := runCmd(t, context.Background(), "burst", "-target", addr, "-conns", "300", "-timeout", "3s")
 	if err != nil {

@@ -146,8 +146,9 @@ type Prediction struct {
 // before the first ones are released. A connection the server closes, or
 // the client resets (SO_LINGER=0), leaves no TIME_WAIT on the client: no
 // port wall. The server's TIME_WAIT, for the server variant, costs the
-// server memory only: at most one socket per client port (a new SYN on its
-// 4-tuple takes it over) and tcp_max_tw_buckets.
+// server memory only: at most one socket per client port used (a new SYN on
+// its 4-tuple takes it over; connect() uses half the range, one parity,
+// while ports are free) and tcp_max_tw_buckets.
 func Predict(in Input) (*Prediction, error) {
 	ports, rng, err := in.Client.Ports()
 	if err != nil {
@@ -202,13 +203,16 @@ func Predict(in Input) (*Prediction, error) {
 	case "server":
 		// A new SYN on the 4-tuple of a server TIME_WAIT socket takes it
 		// over (timestamps newer), so the server holds at most one per
-		// client port.
+		// client port the client uses; and connect() takes ports of one
+		// parity first (Linux leaves the other half to bind()), so a client
+		// whose ports are freed at once uses half its range.
 		want := int(in.RatePerS * held)
-		p.ServerTimeWait = capTW(min(want, ports*in.Sources), in.Server)
-		if want > ports*in.Sources {
-			p.Notes = append(p.Notes, fmt.Sprintf("the client reuses its %d ports within TIME_WAIT: each new SYN on a 4-tuple the server holds in TIME_WAIT takes that socket over, so the server keeps at most one per client port", ports*in.Sources))
+		used := ports * in.Sources / 2
+		p.ServerTimeWait = capTW(min(want, used), in.Server)
+		if want > used {
+			p.Notes = append(p.Notes, fmt.Sprintf("the client reuses %d ports (half its range: connect() takes ports of one parity first) within TIME_WAIT: each new SYN on a 4-tuple the server holds in TIME_WAIT takes that socket over, so the server keeps at most one per port used", used))
 		}
-		if p.ServerTimeWait < min(want, ports*in.Sources) {
+		if p.ServerTimeWait < min(want, used) {
 			p.Notes = append(p.Notes, "the server's TIME_WAIT reaches tcp_max_tw_buckets: the kernel drops the excess (\"time wait bucket table overflow\"), no failure")
 		}
 	case "linger0":

@@ -61,7 +61,14 @@ func Headline(s *summary.Summary) string {
 			parts = append(parts, fmt.Sprintf("accept rate %s/s sustained (p99 %s ms, server CPU %s µs per connection)",
 				report.N(best.Metrics["rate_achieved_per_s"], 0), report.N(best.Metrics["latency_p99_ms"], 2), report.N(best.Metrics["server_cpu_us_per_conn"], 1)))
 		} else {
-			parts = append(parts, "no accept step sustained")
+			most := acc[0]
+			for _, c := range acc {
+				if intp(c.Metrics["rate_achieved_per_s"]) > intp(most.Metrics["rate_achieved_per_s"]) {
+					most = c
+				}
+			}
+			parts = append(parts, fmt.Sprintf("no accept step sustained (the most: %s/s of %s/s, p99 %s ms)",
+				report.N(most.Metrics["rate_achieved_per_s"], 0), report.N(most.Metrics["rate_target_per_s"], 0), report.N(most.Metrics["latency_p99_ms"], 1)))
 		}
 	}
 	if len(parts) == 0 {
@@ -124,7 +131,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		d.Table([]string{"variant", "cell", "target /s", "achieved /s", "predicted /s", "wall /s (predicted)",
 			"EADDRNOTAVAIL: seen / predicted", "connect p50 / p99 ms", "request p50 / p99 / max ms",
 			"TIME_WAIT peak client / server (predicted)", "ports left", "failures by cause", "status"}, rows)
-		d.P("Achieved is the connections completed (connect, one request, the close asked for) over the schedule (at least its duration). Predicted is `csb conn-predict` on the settings read before the cell (`raw/<cell>.facts.*.env`): a connection the client closes first holds its client port in TIME_WAIT for %d s (%d s when tcp_tw_reuse applies), so one source address toward one server port sustains ports / %d s; ports already in TIME_WAIT at the start are taken, and a cell runs out after free ports / rate seconds. The server-closed and reset variants leave the client no TIME_WAIT and have no port wall; the server-closed one leaves the server at most one TIME_WAIT socket per client port (a new SYN on the 4-tuple of a TIME_WAIT socket takes it over). Latencies are from each connection's due time on the open-model schedule (coordinated omission corrected). TIME_WAIT peaks are sar's, once a second, of each host's namespace; ports left is the port range less the client's TIME_WAIT right after the cell.", TimeWaitS, TWReuseS, TimeWaitS)
+		d.P("Achieved is the connections completed (connect, one request, the close asked for) over the schedule (at least its duration). Predicted is `csb conn-predict` on the settings read before the cell (`raw/<cell>.facts.*.env`): a connection the client closes first holds its client port in TIME_WAIT for %d s (%d s when tcp_tw_reuse applies), so one source address toward one server port sustains ports / %d s; ports already in TIME_WAIT at the start are taken, and a cell runs out after free ports / rate seconds. The server-closed and reset variants leave the client no TIME_WAIT and have no port wall; the server-closed one leaves the server at most one TIME_WAIT socket per client port used (a new SYN on the 4-tuple of a TIME_WAIT socket takes it over), and a client whose ports are freed at once uses half its range (connect() takes ports of one parity first). Latencies are from each connection's due time on the open-model schedule (coordinated omission corrected). TIME_WAIT peaks are sar's, once a second, of each host's namespace; ports left is the port range less the client's TIME_WAIT right after the cell.", TimeWaitS, TWReuseS, TimeWaitS)
 	} else {
 		d.P("No churn cell in this run.")
 	}
