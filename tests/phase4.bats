@@ -107,3 +107,26 @@ setup() {
   jq -e '.status == "partial" and (.error | test("SIGINT"))' "${dir}/summary.json"
   pids_gone "${dir}"
 }
+
+@test "phase 4 on a real host: a sysctl it may not change refuses the run with the commands, nothing started" {
+  local root="${BATS_TEST_TMPDIR}/res"
+  run env CSB_CONFIG=/dev/null RESULTS_ROOT="${root}" bash 04-connections/run_connections.sh -l local -p smoke -s SCENARIOS=backlog
+  echo "$output" | tail -n 6
+  [ "$status" -eq 6 ]
+  [[ "$output" == *"APPLY_SYSCTLS is not 1"* ]]
+  [[ "$output" == *"sysctl -w net.core.somaxconn=128"* ]]
+  [[ "$output" == *"sysctl -w net.core.somaxconn=4096"* ]]
+  [ ! -e "${root}/04-connections" ]
+}
+
+@test "phase 4: bad settings are refused with one line, exit 2" {
+  run env CSB_CONFIG=/dev/null bash 04-connections/run_connections.sh -l local -s CLIENT_PORT_RANGE=40999-40000
+  [ "$status" -eq 2 ]
+  [[ "${lines[0]}" == "error: CLIENT_PORT_RANGE=40999-40000 is not valid (from flag): expected LO-HI with 1024 <= LO <= HI <= 65535"* ]]
+  run env CSB_CONFIG=/dev/null bash 04-connections/run_connections.sh -l local -s CHURN_CLOSE=client,never
+  [ "$status" -eq 2 ]
+  [[ "${lines[0]}" == "error: CHURN_CLOSE="*"never is not valid (from flag): expected a comma-separated list of linger0, server, client" ]]
+  run env CSB_CONFIG=/dev/null bash 04-connections/run_connections.sh -l local -s SCENARIOS=churn,idle
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"idle is not a scenario of this runner"* ]]
+}
