@@ -67,7 +67,10 @@
 //	rps_achieved (requests_completed / elapsed_s),
 //	latency_{p50,p90,p99,p999,max}_ms (from the due time: coordinated-omission corrected),
 //	service_latency_{p50,p90,p99,p999,max}_ms (from the actual send),
-//	sender_lag_{p50,p99,max}_ms (actual send - due time)
+//	sender_lag_{p50,p99,max}_ms (actual send - due time),
+//	histograms {latency, service}: the buckets (Dump), mergeable by summing
+//
+// churn and burst (Phase 4) print their own documents: churn.go, burst.go.
 //
 // Error causes: eaddrnotavail, eaddrinuse, emfile, enfile, econnrefused,
 // econnreset, etimedout (errno, dial timeout or response timeout), epipe,

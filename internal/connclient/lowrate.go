@@ -92,6 +92,7 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 	res.SenderLagP50Ms = quantileMs(&r.lag, 0.50)
 	res.SenderLagP99Ms = quantileMs(&r.lag, 0.99)
 	res.SenderLagMaxMs = quantileMs(&r.lag, 1)
+	res.Histograms = map[string]*Dump{"latency": r.lat.Dump(), "service": r.svc.Dump()}
 
 	res.ClientRSSMB, res.ClientGoroutines = r.rss, r.goroutines
 	if res.ClientRSSMB == nil { // the schedule did not get half way

@@ -112,6 +112,10 @@ type LowrateResult struct {
 	SenderLagP50Ms *float64 `json:"sender_lag_p50_ms"`
 	SenderLagP99Ms *float64 `json:"sender_lag_p99_ms"`
 	SenderLagMaxMs *float64 `json:"sender_lag_max_ms"`
+
+	// Histograms are the latency (from the due time) and service time as
+	// mergeable buckets (Dump), as churn and burst give theirs.
+	Histograms map[string]*Dump `json:"histograms,omitempty"`
 }
 
 func newCommon(cfg *config, lim [2]uint64, started time.Time) CommonResult {
