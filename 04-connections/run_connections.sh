@@ -8,11 +8,14 @@
 #
 # Scenarios, in this order (SCENARIOS picks; each burst gets a fresh server,
 # the rate cells of a scenario share one):
-#   backlog-<B>           for each listen backlog B in BACKLOGS (default
-#                         128,4096): the server host's net.core.somaxconn is
-#                         set to B (the server's own backlog follows it),
-#                         then connclient burst issues BURST connects at once
-#                         and waits BURST_TIMEOUT s for every response
+#   backlog-<B>[-<N>]     for each listen backlog B in BACKLOGS (default
+#                         128,4096) and each burst N in BURST: the server
+#                         host's net.core.somaxconn is set to B (the server's
+#                         own backlog follows it), then connclient burst
+#                         issues N connects at once and waits BURST_TIMEOUT s
+#                         for every response (-<N> in the name when BURST
+#                         lists several: the report says which burst each
+#                         backlog absorbed)
 #   accept-<R>            for each R in ACCEPT_RATES: connclient churn at R
 #                         new connections/s for DURATION s, closed with
 #                         SO_LINGER=0 (no TIME_WAIT anywhere to limit it): the
@@ -39,7 +42,7 @@
 # Profiles (each setting below overrides its part):
 #   smoke  2 s cells; churn 500,2000/s; accept 1000,4000/s; burst 2000, 4 s
 #   quick  10 s cells; churn 500,2000,5000/s; accept 1000,2000,4000,8000/s; burst 4000, 8 s
-#   full   30 s cells; churn 500,1000,2000,5000,10000/s; accept up to 32000/s; burst 8000, 16 s
+#   full   30 s cells; churn 500,1000,2000,5000,10000/s; accept up to 32000/s; bursts 1000,4000,8000, 16 s
 #
 # Settings of this phase (lab.env, environment or -s KEY=VALUE):
 #   SCENARIOS          which of backlog,accept,churn to run (default all)
@@ -49,7 +52,7 @@
 #   ACCEPT_RATES       rates of the accept cells (empty: the profile's)
 #   ACCEPT_P99_MS      latency bound of a sustained accept rate (default 50)
 #   BACKLOGS           listen backlogs of the burst cells (default 128,4096)
-#   BURST              connects per burst (empty: the profile's)
+#   BURST              connects per burst, a list (empty: the profile's)
 #   BURST_TIMEOUT      seconds a burst waits for its responses (empty: the profile's)
 #   ABORT_ON_OVERFLOW  1: set the server's tcp_abort_on_overflow during the bursts
 #   APPLY_SYSCTLS      1: a real host's sysctls may be changed (see above)
@@ -103,18 +106,18 @@ csb_config_declare CLIENT_PORT_RANGE "" portrange_or_empty "Phase 4: LO-HI, the 
 csb_config_declare ACCEPT_RATES "" posints_or_empty "Phase 4: new connections per second of the accept-rate steps (empty: the profile's)"
 csb_config_declare ACCEPT_P99_MS 50 posint "Phase 4: an accept-rate step is sustained with errors under 1 % and p99 (from the due time) under this many ms"
 csb_config_declare BACKLOGS 128,4096 posints "Phase 4: listen backlogs (the server's net.core.somaxconn) of the burst cells"
-csb_config_declare BURST "" posint_or_empty "Phase 4: connects per burst (empty: the profile's: 2000, 4000, 8000)"
+csb_config_declare BURST "" posints_or_empty "Phase 4: connects per burst, a list (empty: the profile's: 2000 / 4000 / 1000,4000,8000)"
 csb_config_declare BURST_TIMEOUT "" posint_or_empty "Phase 4: seconds a burst waits for its responses (empty: the profile's: 4, 8, 16)"
 csb_config_declare ABORT_ON_OVERFLOW 0 bool "Phase 4: 1 sets the server's net.ipv4.tcp_abort_on_overflow during the bursts (an overflow is then a reset, not a dropped ACK)"
 
-P4_SECS="" P4_BURST="" P4_BURST_TIMEOUT=""
-declare -ga P4_CELLS=() P4_CHURN_RATES=() P4_ACCEPT_RATES=() P4_BACKLOGS=()
+P4_SECS="" P4_BURST_TIMEOUT=""
+declare -ga P4_CELLS=() P4_CHURN_RATES=() P4_ACCEPT_RATES=() P4_BACKLOGS=() P4_BURSTS=()
 
 # p4_profile: the profile's values for what the settings leave empty.
 p4_profile() {
   P4_SECS=${DURATION:-$(csb_profile 2 10 30)}
   ((10#${P4_SECS} > 0)) || usage_error "DURATION=0: a cell needs at least 1 second (empty: the profile's)"
-  P4_BURST=${BURST:-$(csb_profile 2000 4000 8000)}
+  IFS=, read -r -a P4_BURSTS <<<"${BURST:-$(csb_profile 2000 4000 1000,4000,8000)}"
   P4_BURST_TIMEOUT=${BURST_TIMEOUT:-$(csb_profile 4 8 16)}
   IFS=, read -r -a P4_CHURN_RATES <<<"${CHURN_RATES:-$(csb_profile 500,2000 500,2000,5000 500,1000,2000,5000,10000)}"
   IFS=, read -r -a P4_ACCEPT_RATES <<<"${ACCEPT_RATES:-$(csb_profile 1000,4000 1000,2000,4000,8000 1000,2000,4000,8000,16000,32000)}"
@@ -122,12 +125,14 @@ p4_profile() {
 }
 
 # p4_cells: every cell of the run, in order, as "KIND ARG VALUE":
-# "backlog - B", "accept - R", "churn V R".
+# "backlog N B", "accept - R", "churn V R".
 p4_cells() {
-  local b r v
+  local b n r v
   local -a closes
   if c10k_wants backlog; then
-    for b in "${P4_BACKLOGS[@]}"; do echo "backlog - $((10#${b}))"; done
+    for b in "${P4_BACKLOGS[@]}"; do
+      for n in "${P4_BURSTS[@]}"; do echo "backlog $((10#${n})) $((10#${b}))"; done
+    done
   fi
   if c10k_wants accept; then
     for r in "${P4_ACCEPT_RATES[@]}"; do echo "accept - $((10#${r}))"; done
@@ -209,10 +214,11 @@ p4_cell() {
   case "${kind}" in
     backlog)
       cell="backlog-${value}"
+      ((${#P4_BURSTS[@]} == 1)) || cell+="-${arg}"
       csb_sysctl_set server net.core.somaxconn "${value}"
       ((ABORT_ON_OVERFLOW == 0)) || csb_sysctl_set server net.ipv4.tcp_abort_on_overflow 1
-      params=("scenario=backlog" "backlog=${value}" "connections=${P4_BURST}" "timeout_s=${P4_BURST_TIMEOUT}")
-      client=(burst -conns "${P4_BURST}" -timeout "${P4_BURST_TIMEOUT}s")
+      params=("scenario=backlog" "backlog=${value}" "connections=${arg}" "timeout_s=${P4_BURST_TIMEOUT}")
+      client=(burst -conns "${arg}" -timeout "${P4_BURST_TIMEOUT}s")
       ;;
     accept)
       cell="accept-${value}"

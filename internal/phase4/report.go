@@ -150,6 +150,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	if len(rows) > 0 {
 		d.Table([]string{"backlog", "cell", "connects", "ListenOverflows", "ListenDrops", "SYN retransmits server / client",
 			"answered < 1 s / 1-3 s / 3-7 s / ≥ 7 s", "response p50 / p99 / max ms", "resets", "never up", "status"}, rows)
+		d.P("%s", Absorbed(cellsOf(s, "backlog")))
 		d.P("The server host's net.core.somaxconn is set to the backlog before a fresh server starts (Go's listener takes somaxconn as its backlog). connclient burst calls connect() back to back on non-blocking sockets and sends one request on each once connected. When the accept queue is full the server drops what would add to it (ListenOverflows, ListenDrops): a SYN, which the client sends again after 1 s, then 3 s, 7 s … (client SYN retransmits), or the client's final ACK, after which the client believes the connection is up and its request waits for the server's SYN-ACK retransmission (server SYN retransmits) on the same 1 s, 3 s … steps. Either way the response latency falls in those steps, each its own mode in the columns above. With tcp_abort_on_overflow=1 the server resets such a connection instead (resets). Never up: no response within the burst's timeout. The seed 003 lesson as measured: a backlog absorbed the burst when its row shows no overflow.")
 	} else {
 		d.P("No backlog cell in this run.")
@@ -207,6 +208,56 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		{"`run.env` `sysctl.<host>.<key>.{old,set,restored}`", "every sysctl the run changed, its old value and that it was put back"},
 	})
 	return report.Write(r.Dir, ReportName, &d)
+}
+
+// Absorbed says, for each backlog, the largest burst it took without an
+// overflow and the smallest it did not: the seed 003 lesson as measured.
+func Absorbed(cells []*summary.Cell) string {
+	type span struct{ took, lost float64 }
+	by := map[float64]*span{}
+	var order []float64
+	for _, c := range cells {
+		b, n, ov := intp(c.Metrics["backlog"]), intp(c.Metrics["connections_target"]), c.Metrics["server_listen_overflows"]
+		if math.IsNaN(b) || math.IsNaN(n) || ov == nil {
+			continue
+		}
+		sp := by[b]
+		if sp == nil {
+			sp = &span{took: math.NaN(), lost: math.NaN()}
+			by[b] = sp
+			order = append(order, b)
+		}
+		if *ov == 0 {
+			sp.took = math.Max(n, nanZero(sp.took))
+		} else if math.IsNaN(sp.lost) || n < sp.lost {
+			sp.lost = n
+		}
+	}
+	if len(order) == 0 {
+		return "No burst has both its backlog and the server's ListenOverflows."
+	}
+	var parts []string
+	for _, b := range order {
+		sp := by[b]
+		p := fmt.Sprintf("backlog %.0f ", b)
+		switch {
+		case math.IsNaN(sp.lost):
+			p += fmt.Sprintf("absorbed every burst (up to %.0f connects)", sp.took)
+		case math.IsNaN(sp.took):
+			p += fmt.Sprintf("overflowed at every burst (from %.0f connects)", sp.lost)
+		default:
+			p += fmt.Sprintf("absorbed %.0f connects and overflowed at %.0f", sp.took, sp.lost)
+		}
+		parts = append(parts, p)
+	}
+	return "Which burst each backlog absorbed (no ListenOverflows): " + strings.Join(parts, "; ") + "."
+}
+
+func nanZero(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
 }
 
 func eaddrPred(m map[string]*float64) string {
