@@ -23,6 +23,7 @@
 #   envcap.sh    capture both hosts' environment into the run directory
 #   loadgen.sh   HTTP load generators (wrk, oha), payload checks, the fd limit
 #   c10k.sh      Phase 3: scenarios split across processes and source addresses
+#   sysctl.sh    Phase 4: sysctls a scenario changes, recorded and put back
 
 set -Eeuo pipefail
 shopt -s inherit_errexit 2>/dev/null || true
@@ -65,3 +66,5 @@ source "${CSB_LIB}/envcap.sh"
 source "${CSB_LIB}/loadgen.sh"
 # shellcheck source=lib/c10k.sh
 source "${CSB_LIB}/c10k.sh"
+# shellcheck source=lib/sysctl.sh
+source "${CSB_LIB}/sysctl.sh"

@@ -5,7 +5,9 @@
 #
 # On the netns lab with the quick profile, in order: Phase 0; Phase 1 with
 # REPEAT=5 and Phase 2 with REPEAT=3 (so their CPU-bound figures are
-# medians); the three Phase 3 runners; bin/csb report. Then Phases 0-3
+# medians); the three Phase 3 runners; Phase 4 (with CLIENT_PORT_RANGE=
+# 40000-40999, so the client-closed churn meets its port wall within the
+# quick cells); bin/csb report. Then Phases 0-3
 # (run_c10k.sh) once with SERVER=csb and once with SERVER=nginx, the server
 # pinned to CPU 1 (SERVER_CPUS=1), into compare/csb-vs-nginx/{csb,nginx}/, and
 # bin/csb compare -roots writes compare/csb-vs-nginx/README.md. About 25
@@ -48,6 +50,7 @@ main() {
   refs_run 03-c10k/run_c10k.sh
   refs_run 03-c10k/run_c10k_beyond.sh
   refs_run 03-c10k/run_c10k_beyond_lowrate_retry.sh
+  refs_run 04-connections/run_connections.sh -s CLIENT_PORT_RANGE=40000-40999
   bin/csb report || REFS_FAILED+=("csb report")
   local s
   for s in csb nginx; do

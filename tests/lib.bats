@@ -302,7 +302,7 @@ csb-server' ]
   local key missing=()
   while read -r key; do
     grep -qE "^#?${key}=" lab.env.example || missing+=("${key}")
-  done < <(grep -hoE '^[[:space:]]*csb_config_declare [A-Z_]+' 0*/*.sh lib/*.sh | awk '{print $2}' | sort -u)
+  done < <(grep -hoE '^[[:space:]]*csb_config_declare [A-Z0-9_]+' 0*/*.sh lib/*.sh | awk '{print $2}' | sort -u)
   [ "${#missing[@]}" -eq 0 ] || { echo "not in lab.env.example: ${missing[*]}"; return 1; }
   # Real hosts' addresses stay commented out.
   run grep -E '^(SERVER_SSH|SERVER_IP|CLIENT_IP)=.+' lab.env.example

@@ -58,6 +58,8 @@ Commands:
   tls-probe -target IP:PORT -ca FILE [-out FILE]
                      the TLS version, cipher, key type a client negotiates,
                      and whether a second connection resumes (JSON)
+  conn-predict FLAGS predict one Phase 4 churn cell from both hosts' settings:
+                     the port wall, when EADDRNOTAVAIL comes (-h: flags)
   constants [-sh]    the constants bash and Go share, KEY=VALUE (-sh: the
                      text of lib/constants.sh, which bash sources)
 
@@ -155,6 +157,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runC10kPlan(args[1:], stdout)
 	case "start-at":
 		return runStartAt(args[1:], stdout, stderr)
+	case "conn-predict":
+		return runConnPredict(args[1:], stdout)
 	case "constants":
 		return runConstants(args[1:], stdout)
 	case "cert":

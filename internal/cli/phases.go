@@ -11,6 +11,7 @@ import (
 	"csbench/internal/phase1"
 	"csbench/internal/phase2"
 	"csbench/internal/phase3"
+	"csbench/internal/phase4"
 )
 
 func init() {
@@ -20,6 +21,7 @@ func init() {
 	Phases["01-http-baseline"] = phase1.Phase{}
 	Phases["02-http-matrix"] = phase2.Phase{}
 	Phases["03-c10k"] = phase3.Phase{}
+	Phases["04-connections"] = phase4.Phase{}
 }
 
 // checkJSON fails unless r holds exactly one well-formed JSON document (a

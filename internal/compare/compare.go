@@ -23,6 +23,9 @@ var DefaultMetrics = []string{
 	"retransmits", "server_cpu_pct", "client_cpu_pct", "server_proc_cpu_pct", ServerCPUPerRequest,
 	"connections_established", "server_rss_mb", "server_rss_per_conn_kb", "setup_s",
 	"errors", "server_listen_overflows", "server_retrans_segs",
+	// Phase 4: new connections.
+	"rate_achieved_per_s", "errors_eaddrnotavail", "connections_never_up", "server_listen_drops",
+	"server_cpu_us_per_conn",
 }
 
 // ServerCPUPerRequest is derived here, per cell: the server processes' CPU

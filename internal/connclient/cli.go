@@ -19,6 +19,8 @@ import (
 // (stderr).
 const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-hold D] [-path P] [common flags]
        connclient lowrate -target IP:PORT -conns N -rps R [-duration D] [-path P] [-rate R] [common flags]
+       connclient churn   -target IP:PORT -rate R [-duration D] [-close client|server|linger0] [-path P] [-source IP] [-workers N] [-timeout D]
+       connclient burst   -target IP:PORT -conns N [-path P] [-source IP] [-timeout D]
 
 connclient opens many keep-alive TCP connections to an HTTP/1.1 server and
 prints one JSON result object on stdout; progress goes to stderr once a second,
@@ -38,6 +40,23 @@ lowrate  opens -conns connections (paced at -rate), each with one request on
          start + i/rps on connection i mod conns, waits if that connection is
          still busy, and its latency is measured from the due time
          (coordinated-omission corrected) and from the actual send.
+
+churn    (Phase 4) opens -rate new connections per second for -duration
+         (default 10s) on an open-model schedule (connection i due at
+         start + i/rate, on a timerfd), each carrying one GET -path and then
+         closed: by the client (-close client, the default: TIME_WAIT on the
+         client), by the server (-close server: the request asks for
+         Connection: close and the client waits for the server's FIN) or by
+         the client with SO_LINGER=0 (-close linger0: RST, no TIME_WAIT).
+         -workers (default 256) goroutines carry the due connections;
+         latencies are measured from the due time. The result has the
+         failures by cause and second, and mergeable histogram buckets.
+burst    (Phase 4) calls connect() -conns times back to back on
+         non-blocking sockets (one epoll set, one thread), sends one GET
+         with Connection: close on each once connected and waits up to
+         -timeout (default 10s) for every response: against a small listen
+         backlog the response latency shows the SYN-ACK retransmission
+         steps (1 s, 3 s). SO_LINGER=0 on every socket.
 
 common flags:
   -target IP:PORT   server address; an IP literal, no host names (required)
@@ -80,6 +99,8 @@ examples:
   connclient lowrate -target 198.18.0.1:8080 -conns 10000 -rps 1000 -duration 60s
   connclient lowrate -target [fd00::1]:8080 -conns 500 -rps 5000 -path /static/1k
   connclient idle -target 198.18.0.1:8443 -conns 1000 -tls-ca ca.pem -tls-resume
+  connclient churn -target 198.18.0.1:8080 -rate 2000 -duration 10s -close server
+  connclient burst -target 198.18.0.1:8080 -conns 4000 -timeout 8s
 `
 
 // UsageError is a bad command line; the command exits 2.
@@ -124,6 +145,7 @@ type config struct {
 	startWait time.Duration
 	tlsCA     string      // -tls-ca: TLS on, this CA trusted
 	tlsCfg    *tls.Config // built from tlsCA (and -tls-resume) by parseArgs
+	close     string      // churn: client, server or linger0
 
 	progress time.Duration // progress interval; tests may shorten it
 }
@@ -156,6 +178,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch cfg.mode {
 	case "idle":
 		return runIdle(ctx, cfg, lim, stdout, stderr)
+	case "churn":
+		return runChurn(ctx, cfg, stdout, stderr)
+	case "burst":
+		return runBurst(ctx, cfg, stdout, stderr)
 	default:
 		return runLowrate(ctx, cfg, lim, stdout, stderr)
 	}
@@ -195,8 +221,10 @@ func parseArgs(args []string) (*config, error) {
 	case "-h", "-help", "--help", "help":
 		return nil, flag.ErrHelp
 	case "idle", "lowrate":
+	case "churn", "burst":
+		return parseConnArgs(args)
 	default:
-		return nil, usageErrorf("unknown subcommand %q (want idle or lowrate)", args[0])
+		return nil, usageErrorf("unknown subcommand %q (want idle, lowrate, churn or burst)", args[0])
 	}
 	cfg := &config{mode: args[0], argv: append([]string(nil), args...), progress: progressInterval}
 	fs := flag.NewFlagSet("connclient "+cfg.mode, flag.ContinueOnError)
@@ -226,36 +254,8 @@ func parseArgs(args []string) (*config, error) {
 		fs.StringVar(&cfg.startFile, "start-file", "", "")
 		fs.DurationVar(&cfg.startWait, "start-wait", 10*time.Minute, "")
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, usageErrorf("%v", err)
-	}
-	if fs.NArg() > 0 {
-		return nil, usageErrorf("unexpected argument %q", fs.Arg(0))
-	}
-
-	if target == "" {
-		return nil, usageErrorf("-target is required (IP:PORT)")
-	}
-	ap, err := parseTarget(target)
-	if err != nil {
+	if err := parseEnds(fs, args[1:], cfg, &target, &source); err != nil {
 		return nil, err
-	}
-	cfg.target = ap
-	if source != "" {
-		ip, err := netip.ParseAddr(source)
-		if err != nil {
-			return nil, usageErrorf("-source %q is not an IP address", source)
-		}
-		if ip.Unmap().Is4() != ap.Addr().Is4() {
-			return nil, usageErrorf("-source %s and -target %s are not the same IP family", source, target)
-		}
-		if ip.IsUnspecified() {
-			return nil, usageErrorf("-source %s is the unspecified address; omit -source instead", source)
-		}
-		cfg.source = ip.Unmap()
 	}
 	if !conns.set {
 		return nil, usageErrorf("-conns is required")
@@ -278,7 +278,7 @@ func parseArgs(args []string) (*config, error) {
 		return nil, usageErrorf("-tls-resume needs -tls-ca (TLS is on only with a CA to trust)")
 	}
 	if cfg.tlsCA != "" {
-		tc, err := TLSClientConfig(cfg.tlsCA, ap.Addr(), tlsResume)
+		tc, err := TLSClientConfig(cfg.tlsCA, cfg.target.Addr(), tlsResume)
 		if err != nil {
 			return nil, usageErrorf("%v", err)
 		}
@@ -333,6 +333,48 @@ func parseTarget(s string) (netip.AddrPort, error) {
 		return netip.AddrPort{}, usageErrorf("-target %q: the unspecified address is not a target", s)
 	}
 	return netip.AddrPortFrom(ip.Unmap(), uint16(p)), nil
+}
+
+// parseEnds parses args with fs (whose -target and -source write target
+// and source) and sets cfg's target and source from them.
+func parseEnds(fs *flag.FlagSet, args []string, cfg *config, target, source *string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageErrorf("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *target == "" {
+		return usageErrorf("-target is required (IP:PORT)")
+	}
+	ap, err := parseTarget(*target)
+	if err != nil {
+		return err
+	}
+	cfg.target = ap
+	cfg.source, err = parseSource(*source, *target, ap)
+	return err
+}
+
+// parseSource accepts "" (no source) or an IP literal of target's family.
+func parseSource(source, target string, ap netip.AddrPort) (netip.Addr, error) {
+	if source == "" {
+		return netip.Addr{}, nil
+	}
+	ip, err := netip.ParseAddr(source)
+	if err != nil {
+		return netip.Addr{}, usageErrorf("-source %q is not an IP address", source)
+	}
+	if ip.Unmap().Is4() != ap.Addr().Is4() {
+		return netip.Addr{}, usageErrorf("-source %s and -target %s are not the same IP family", source, target)
+	}
+	if ip.IsUnspecified() {
+		return netip.Addr{}, usageErrorf("-source %s is the unspecified address; omit -source instead", source)
+	}
+	return ip.Unmap(), nil
 }
 
 func validPath(p string) bool {

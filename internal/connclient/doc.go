@@ -81,6 +81,8 @@
 // addition within schema version 1: results written before them have none,
 // and a reader says its percentiles of several processes are not exact.
 //
+// churn and burst (Phase 4) print their own documents: churn.go, burst.go.
+//
 // Error causes: eaddrnotavail, eaddrinuse, emfile, enfile, econnrefused,
 // econnreset, etimedout (errno, dial timeout or response timeout), epipe,
 // eof (closed before the response), bad_response, server_close (idle: the

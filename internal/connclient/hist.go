@@ -211,3 +211,20 @@ func MergeDumps(ds []*HistDump) (*Histogram, error) {
 	}
 	return out, nil
 }
+
+// Dump is the name churn and burst (Phase 4) use for a HistDump.
+type Dump = HistDump
+
+// LoadDump rebuilds a Histogram from d: nil is an empty histogram, and a
+// dump without max_bits (written before it was recorded) has this layout's.
+func LoadDump(d *Dump) (*Histogram, error) {
+	if d == nil {
+		return &Histogram{}, nil
+	}
+	if d.MaxBits == 0 {
+		c := *d
+		c.MaxBits = histMaxBits
+		d = &c
+	}
+	return LoadHist(d)
+}

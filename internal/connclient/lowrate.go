@@ -104,14 +104,7 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 	if p.complete && len(p.conns) > 0 {
 		r.run(ctx, p.conns, stderr)
 		res.ScheduleStartedAt = ptr(stamp(r.start))
-		elapsed := r.lastDone.Sub(r.start)
-		if elapsed < cfg.duration && ctx.Err() == nil {
-			elapsed = cfg.duration
-		}
-		if ctx.Err() != nil {
-			elapsed = time.Since(r.start)
-		}
-		if elapsed > 0 {
+		if elapsed := scheduleElapsed(ctx, r.start, r.lastDone, cfg.duration); elapsed > 0 {
 			res.ElapsedS = ptr(round(elapsed.Seconds(), 6))
 			res.RPSAchieved = ptr(round(float64(r.completed.Load())/elapsed.Seconds(), 2))
 		}

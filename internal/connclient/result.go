@@ -1,6 +1,7 @@
 package connclient
 
 import (
+	"bytes"
 	"context"
 	"csbench/internal/kv"
 	"encoding/json"
@@ -17,10 +18,8 @@ const SchemaVersion = 1
 
 const schemaVersion = SchemaVersion
 
-// CommonResult is the result fields shared by both modes. Units are in the names; a value that
-// was not measured (for example setup_s of an interrupted connect phase, or
-// a percentile of an empty set) is null, never 0.
-type CommonResult struct {
+// Doc is how every connclient result document begins.
+type Doc struct {
 	SchemaVersion int      `json:"schema_version"`
 	Tool          string   `json:"tool"`
 	Mode          string   `json:"mode"`
@@ -29,6 +28,19 @@ type CommonResult struct {
 	StartedAt     string   `json:"started_at"`
 	FinishedAt    string   `json:"finished_at"`
 	GoVersion     string   `json:"go_version"`
+}
+
+// newDoc is the beginning of a result document of cfg's mode.
+func newDoc(cfg *config, started time.Time) Doc {
+	return Doc{SchemaVersion: schemaVersion, Tool: "connclient", Mode: cfg.mode, Status: "complete",
+		Argv: cfg.argv, StartedAt: stamp(started), GoVersion: runtime.Version()}
+}
+
+// CommonResult is the result fields shared by both modes. Units are in the names; a value that
+// was not measured (for example setup_s of an interrupted connect phase, or
+// a percentile of an empty set) is null, never 0.
+type CommonResult struct {
+	Doc
 
 	Target           string  `json:"target"`
 	Source           *string `json:"source"`
@@ -137,13 +149,7 @@ type LowrateResult struct {
 
 func newCommon(cfg *config, lim [2]uint64, started time.Time) CommonResult {
 	r := CommonResult{
-		SchemaVersion:     schemaVersion,
-		Tool:              "connclient",
-		Mode:              cfg.mode,
-		Status:            "complete",
-		Argv:              cfg.argv,
-		StartedAt:         stamp(started),
-		GoVersion:         runtime.Version(),
+		Doc:               newDoc(cfg, started),
 		Target:            cfg.target.String(),
 		Linger0:           cfg.linger0,
 		TimeoutS:          cfg.timeout.Seconds(),
@@ -226,19 +232,34 @@ func quantileMs(h *Histogram, q float64) *float64 {
 // the one JSON result, and returns ErrPartial when the run was interrupted.
 func finish(ctx context.Context, common *CommonResult, res any, conns []held, stdout, stderr io.Writer) error {
 	closeAll(conns)
+	return writeDoc(ctx, &common.Status, &common.FinishedAt, res, stdout, stderr)
+}
+
+// writeDoc stamps a result document's status ("partial" when ctx ended)
+// and finish time, prints it, and returns ErrPartial for an interrupted run.
+func writeDoc(ctx context.Context, status, finishedAt *string, doc any, stdout, stderr io.Writer) error {
 	if ctx.Err() != nil {
-		common.Status = "partial"
+		*status = "partial"
 	}
-	common.FinishedAt = stamp(time.Now())
-	if err := writeResult(stdout, res); err != nil {
+	*finishedAt = stamp(time.Now())
+	if err := writeResult(stdout, doc); err != nil {
 		fmt.Fprintf(stderr, "error: writing result: %v\n", err)
 		return err
 	}
-	if common.Status == "partial" {
+	if *status == "partial" {
 		fmt.Fprintln(stderr, "error: interrupted; partial result printed")
 		return ErrPartial
 	}
 	return nil
+}
+
+// scheduleElapsed is how long a schedule ran: from its start to the last
+// completion, at least its duration; until now when it was interrupted.
+func scheduleElapsed(ctx context.Context, start, lastDone time.Time, duration time.Duration) time.Duration {
+	if ctx.Err() != nil {
+		return time.Since(start)
+	}
+	return max(lastDone.Sub(start), duration)
 }
 
 func writeResult(w io.Writer, v any) error {
@@ -268,11 +289,14 @@ func formatCauses(m map[string]uint64) string {
 }
 
 // Result is one result document as a reader sees it: the common fields and
-// those of its mode (Idle or Lowrate, the other nil).
+// those of its mode (Idle or Lowrate, the other nil); a Phase 4 document
+// (Churn or Burst) has no Common.
 type Result struct {
 	Common  *CommonResult
 	Idle    *IdleResult
 	Lowrate *LowrateResult
+	Churn   *ChurnResult
+	Burst   *BurstResult
 }
 
 // DecodeResult reads a result document; name (the file) is in every error.
@@ -303,11 +327,24 @@ func DecodeResult(name string, b []byte) (*Result, error) {
 		r.Lowrate = &LowrateResult{}
 		err = json.Unmarshal(b, r.Lowrate)
 		r.Common = &r.Lowrate.CommonResult
+	case "churn":
+		r.Churn = &ChurnResult{}
+		err = strictUnmarshal(b, r.Churn)
+	case "burst":
+		r.Burst = &BurstResult{}
+		err = strictUnmarshal(b, r.Burst)
 	default:
-		return nil, fmt.Errorf("%s: connclient mode %q: want idle or lowrate", name, head.Mode)
+		return nil, fmt.Errorf("%s: connclient mode %q: want idle, lowrate, churn or burst", name, head.Mode)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: not connclient's JSON: %w", name, err)
 	}
 	return &r, nil
+}
+
+// strictUnmarshal decodes b into v and refuses unknown fields.
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }

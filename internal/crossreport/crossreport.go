@@ -19,6 +19,7 @@ import (
 	"csbench/internal/chart"
 	"csbench/internal/compare"
 	"csbench/internal/phase2"
+	"csbench/internal/phase4"
 	"csbench/internal/report"
 	"csbench/internal/server"
 	"csbench/internal/summary"
@@ -30,6 +31,7 @@ var Phases = []struct{ Name, Question string }{
 	{"01-http-baseline", "Can a minimal HTTP server fill it?"},
 	{"02-http-matrix", "What do payload and concurrency do to RPS and tail latency?"},
 	{"03-c10k", "Can the server hold 10k, 20k … 100k connections, at what cost, and where is the wall?"},
+	{"04-connections", "How many new connections a second, what does the backlog absorb, where do TIME_WAIT and the ports stop the client?"},
 }
 
 // Run is one run directory used by the report.
@@ -235,6 +237,8 @@ func Findings(in *Inputs) []Finding {
 			f.Text = phase2Finding(rs)
 		case "03-c10k":
 			f.Text = phase3Finding(rs)
+		case "04-connections":
+			f.Text = phase4.Headline(rs[len(rs)-1].Summary)
 		}
 		if n := maxClients(rs); n > 1 {
 			f.Text = fmt.Sprintf("**%d client hosts** (rates and throughputs summed over the clients, latency percentiles from their merged distributions): %s", n, f.Text)

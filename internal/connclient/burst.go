@@ -1,0 +1,293 @@
+package connclient
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Burst mode (Phase 4): -conns connects issued at once, as fast as one
+// thread can call connect(), against the server's listen backlog. The
+// sockets are non-blocking and watched by one epoll set on one thread (no
+// goroutine per pending connect); each carries one GET with Connection:
+// close once connected, and is done when the server's response and FIN
+// have come. A connection whose final ACK the server dropped (accept queue
+// full: ListenOverflows) looks established to the client; its request
+// waits for the server's SYN-ACK retransmission, 1 s, 3 s, 7 s ... after the
+// SYN, which shows as steps in the response latency (Steps). Sockets close
+// with SO_LINGER=0 so the burst leaves no TIME_WAIT on the client.
+
+// BurstResult is the result of connclient burst.
+type BurstResult struct {
+	Header
+	Path              string            `json:"path"`
+	ConnsTarget       int               `json:"connections_target"`
+	IssueS            float64           `json:"issue_s"` // first to last connect() call
+	ConnsAttempted    int64             `json:"connections_attempted"`
+	ConnsEstablished  int64             `json:"connections_established"` // handshake done as the client sees it
+	ConnsCompleted    int64             `json:"connections_completed"`   // response and FIN read
+	ConnsFailed       int64             `json:"connections_failed"`
+	ConnsNeverUp      int64             `json:"connections_never_up"` // no response within timeout_s
+	ConnectLatencyP50 *float64          `json:"connect_latency_p50_ms"`
+	ConnectLatencyP99 *float64          `json:"connect_latency_p99_ms"`
+	ConnectLatencyMax *float64          `json:"connect_latency_max_ms"`
+	LatencyP50Ms      *float64          `json:"latency_p50_ms"` // response read - connect() called
+	LatencyP90Ms      *float64          `json:"latency_p90_ms"`
+	LatencyP99Ms      *float64          `json:"latency_p99_ms"`
+	LatencyMaxMs      *float64          `json:"latency_max_ms"`
+	Steps             Steps             `json:"latency_steps"`
+	Errors            map[string]uint64 `json:"errors"`
+	StatusCodes       map[string]uint64 `json:"status_codes"`
+	Histograms        map[string]*Dump  `json:"histograms"`
+}
+
+// Steps counts completed connections by the SYN retransmission step their
+// response latency falls in.
+type Steps struct {
+	Under1s  uint64 `json:"under_1s"`
+	From1s   uint64 `json:"1s_to_3s"`
+	From3s   uint64 `json:"3s_to_7s"`
+	From7sUp uint64 `json:"7s_and_more"`
+}
+
+func (s *Steps) add(d time.Duration) {
+	switch {
+	case d < time.Second:
+		s.Under1s++
+	case d < 3*time.Second:
+		s.From1s++
+	case d < 7*time.Second:
+		s.From3s++
+	default:
+		s.From7sUp++
+	}
+}
+
+type bconn struct {
+	t0        time.Time
+	connected bool
+	head      []byte // the first bytes of the response
+}
+
+type burst struct {
+	cfg          *config
+	res          *BurstResult
+	connect, lat Histogram
+	errors       map[string]uint64
+	status       map[int]uint64
+	epfd         int
+	conns        map[int32]*bconn
+	req          []byte
+	buf          [4096]byte
+}
+
+func runBurst(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
+	started := time.Now()
+	res := &BurstResult{Header: newHeader(cfg, started), Path: cfg.path, ConnsTarget: cfg.conns,
+		Errors: map[string]uint64{}, StatusCodes: map[string]uint64{}}
+	b := &burst{cfg: cfg, res: res, errors: map[string]uint64{}, status: map[int]uint64{},
+		conns: make(map[int32]*bconn, cfg.conns), req: buildCloseRequest(cfg.target.String(), cfg.path)}
+	// epoll_wait blocks its thread: keep this goroutine on one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: epoll_create1: %v\n", err)
+		return err
+	}
+	b.epfd = epfd
+	defer syscall.Close(epfd)
+	b.issue(ctx)
+	res.IssueS = round(time.Since(started).Seconds(), 6)
+	b.wait(ctx, started.Add(cfg.timeout))
+	for fd := range b.conns { // no response within the timeout
+		res.ConnsNeverUp++
+		cause := causeTimeout
+		if ctx.Err() != nil {
+			cause = causeCanceled
+		}
+		b.fail(fd, syscall.Errno(0), cause)
+	}
+	res.ConnectLatencyP50 = quantileMs(&b.connect, 0.50)
+	res.ConnectLatencyP99 = quantileMs(&b.connect, 0.99)
+	res.ConnectLatencyMax = quantileMs(&b.connect, 1)
+	res.LatencyP50Ms = quantileMs(&b.lat, 0.50)
+	res.LatencyP90Ms = quantileMs(&b.lat, 0.90)
+	res.LatencyP99Ms = quantileMs(&b.lat, 0.99)
+	res.LatencyMaxMs = quantileMs(&b.lat, 1)
+	addCounts(res.Errors, b.errors)
+	addStatus(res.StatusCodes, b.status)
+	res.Histograms = map[string]*Dump{"connect": b.connect.Dump(), "latency": b.lat.Dump()}
+	return finishDoc(ctx, &res.Header, res, stdout, stderr)
+}
+
+// issue opens every socket and calls connect() on it, back to back.
+func (b *burst) issue(ctx context.Context) {
+	family := syscall.AF_INET
+	var sa syscall.Sockaddr
+	ap := b.cfg.target
+	if ap.Addr().Is4() {
+		sa = &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+	} else {
+		family = syscall.AF_INET6
+		sa = &syscall.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+	}
+	var local syscall.Sockaddr
+	if src := b.cfg.source; src.IsValid() {
+		if src.Is4() {
+			local = &syscall.SockaddrInet4{Addr: src.As4()}
+		} else {
+			local = &syscall.SockaddrInet6{Addr: src.As16()}
+		}
+	}
+	for i := 0; i < b.cfg.conns && ctx.Err() == nil; i++ {
+		b.res.ConnsAttempted++
+		fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			b.count(os.NewSyscallError("socket", err))
+			continue
+		}
+		err = syscall.SetsockoptLinger(fd, syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 1, Linger: 0})
+		if err == nil && local != nil {
+			if err = syscall.SetsockoptInt(fd, syscall.IPPROTO_IP, ipBindAddressNoPort, 1); err == nil {
+				err = syscall.Bind(fd, local)
+			}
+		}
+		t0 := time.Now()
+		if err == nil {
+			err = syscall.Connect(fd, sa)
+			if err == syscall.EINPROGRESS {
+				err = nil
+			}
+		}
+		if err == nil {
+			err = syscall.EpollCtl(b.epfd, syscall.EPOLL_CTL_ADD, fd, &syscall.EpollEvent{Events: syscall.EPOLLOUT, Fd: int32(fd)})
+		}
+		if err != nil {
+			syscall.Close(fd)
+			b.count(os.NewSyscallError("connect", err))
+			continue
+		}
+		b.conns[int32(fd)] = &bconn{t0: t0}
+	}
+}
+
+// wait drives every socket until it is done or the deadline.
+func (b *burst) wait(ctx context.Context, deadline time.Time) {
+	events := make([]syscall.EpollEvent, 256)
+	for len(b.conns) > 0 && ctx.Err() == nil {
+		ms := time.Until(deadline).Milliseconds()
+		if ms <= 0 {
+			return
+		}
+		n, err := syscall.EpollWait(b.epfd, events, int(min(ms, 100)))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		for _, ev := range events[:n] {
+			if c := b.conns[ev.Fd]; c != nil {
+				b.step(ev.Fd, c)
+			}
+		}
+	}
+}
+
+// step moves one socket on: connected -> request written -> response read.
+func (b *burst) step(fd int32, c *bconn) {
+	now := time.Now()
+	if !c.connected {
+		soerr, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_ERROR)
+		if err == nil && soerr != 0 {
+			err = syscall.Errno(soerr)
+		}
+		if err != nil {
+			b.fail(fd, err, "")
+			return
+		}
+		c.connected = true
+		b.res.ConnsEstablished++
+		b.connect.Record(now.Sub(c.t0).Microseconds())
+		if n, err := syscall.Write(int(fd), b.req); err != nil || n != len(b.req) {
+			if err == nil {
+				err = syscall.EAGAIN
+			}
+			b.fail(fd, err, "")
+			return
+		}
+		if err := syscall.EpollCtl(b.epfd, syscall.EPOLL_CTL_MOD, int(fd), &syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: fd}); err != nil {
+			b.fail(fd, err, "")
+		}
+		return
+	}
+	for {
+		n, err := syscall.Read(int(fd), b.buf[:])
+		if n > 0 {
+			if len(c.head) < 16 {
+				c.head = append(c.head, b.buf[:min(n, 16-len(c.head))]...)
+			}
+			continue
+		}
+		if err == syscall.EAGAIN || err == syscall.EINTR {
+			return
+		}
+		if err != nil {
+			b.fail(fd, err, "")
+			return
+		}
+		// EOF: the response is complete.
+		status := parseStatus(c.head)
+		if status == 0 {
+			b.fail(fd, nil, causeBadResponse)
+			return
+		}
+		b.status[status]++
+		d := now.Sub(c.t0)
+		b.lat.Record(d.Microseconds())
+		b.res.Steps.add(d)
+		b.res.ConnsCompleted++
+		b.drop(fd)
+		return
+	}
+}
+
+// parseStatus reads NNN of "HTTP/1.x NNN", or 0.
+func parseStatus(head []byte) int {
+	if len(head) < 12 || !bytes.HasPrefix(head, []byte("HTTP/1.")) {
+		return 0
+	}
+	n, err := strconv.Atoi(string(head[9:12]))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func (b *burst) drop(fd int32) {
+	syscall.Close(int(fd)) // also removes it from the epoll set
+	delete(b.conns, fd)
+}
+
+// fail accounts the socket fd as failed with err (or cause) and closes it.
+func (b *burst) fail(fd int32, err error, cause string) {
+	if cause == "" {
+		cause = Classify(os.NewSyscallError("socket", err))
+	}
+	b.errors[cause]++
+	b.res.ConnsFailed++
+	b.drop(fd)
+}
+
+// count accounts a connect that never got a socket in the epoll set.
+func (b *burst) count(err error) {
+	b.errors[Classify(err)]++
+	b.res.ConnsFailed++
+}

@@ -1,0 +1,100 @@
+package phase4_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"csbench/internal/cli"
+	"csbench/internal/golden"
+	"csbench/internal/summary"
+)
+
+func metric(t *testing.T, s *summary.Summary, cell, key string) float64 {
+	t.Helper()
+	c := s.Cell(cell)
+	if c == nil {
+		t.Fatalf("no cell %s", cell)
+	}
+	v := c.Metrics[key]
+	if v == nil {
+		t.Fatalf("%s: %s is null", cell, key)
+	}
+	return *v
+}
+
+// The fixture is a real smoke run on the netns lab (testdata/README.md).
+// With no gnuplot on PATH the report says the chart was skipped, so the
+// golden files do not depend on this machine.
+func TestSummarizeRealRun(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := golden.CopyTree(t, "testdata/run", "")
+	if err := cli.Summarize(dir, cli.GeneratedBy); err != nil {
+		t.Fatal(err)
+	}
+	s, err := summary.Load(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != "ok" || len(s.Cells) != 9 {
+		t.Fatalf("status %q, %d cells", s.Status, len(s.Cells))
+	}
+	// The wall predicted from the settings read before the cell is met.
+	if metric(t, s, "churn-client-500", "predicted_eaddrnotavail") != 1 || metric(t, s, "churn-client-500", "errors_eaddrnotavail") == 0 {
+		t.Error("churn-client-500: the predicted port wall is not met")
+	}
+	if b := s.Cell("churn-client-500").Verdict.Bound; b != "ephemeral ports" {
+		t.Errorf("churn-client-500 verdict %q", b)
+	}
+	if metric(t, s, "backlog-128", "server_listen_overflows") == 0 || metric(t, s, "backlog-4096", "server_listen_overflows") != 0 {
+		t.Error("backlog 128 should overflow and 4096 not")
+	}
+	b, _ := json.MarshalIndent(s, "", "  ")
+	golden.Check(t, "summary.json", string(b)+"\n")
+	report, _ := os.ReadFile(filepath.Join(dir, "Report_04-connections.md"))
+	golden.Check(t, "Report_04-connections.md", string(report))
+	for _, ext := range []string{"gp", "dat"} {
+		b, err := os.ReadFile(filepath.Join(dir, "time-wait."+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "time-wait."+ext, string(b))
+	}
+
+	// notes.md is included, and regeneration keeps it.
+	if err := os.WriteFile(filepath.Join(dir, "notes.md"), []byte("Five helpers shared the machine.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.Summarize(dir, cli.GeneratedBy); err != nil {
+		t.Fatal(err)
+	}
+	report, _ = os.ReadFile(filepath.Join(dir, "Report_04-connections.md"))
+	if !strings.Contains(string(report), "Five helpers shared the machine.") {
+		t.Error("notes.md is not in the regenerated report")
+	}
+}
+
+// A churn result that is cut short fails its cell with the file named, and
+// the run is partial.
+func TestSummarizeBrokenResult(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := golden.CopyTree(t, "testdata/run", "")
+	p := filepath.Join(dir, "raw", "churn-server-500.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = cli.Summarize(dir, cli.GeneratedBy)
+	if err == nil || !strings.Contains(err.Error(), "raw/churn-server-500.json") {
+		t.Fatalf("err %v, want one naming raw/churn-server-500.json", err)
+	}
+	s, _ := summary.Load(filepath.Join(dir, "summary.json"))
+	if s == nil || s.Status != "partial" || s.Cell("churn-server-500").Status != "failed" {
+		t.Errorf("summary %+v", s)
+	}
+}

@@ -1,0 +1,347 @@
+package phase4
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"csbench/internal/chart"
+	"csbench/internal/kv"
+	"csbench/internal/report"
+	"csbench/internal/rundir"
+	"csbench/internal/summary"
+	"csbench/internal/trust"
+)
+
+// SeedLessons are the seeds this phase measures.
+const SeedLessons = "The seeds: `003_*`, a listen backlog of 128 (somaxconn) turning a burst of ab connections into \"Connection reset by peer\"; `004_*`, thousands of probers opening a connection every few seconds with TIME_WAIT piling up until SO_LINGER=0; the seed's own Phase 3, \"cannot assign requested address\" until TIME_WAIT cooled down: 28,232 ports / 60 s ≈ 470 new connections/s per source address and server port."
+
+func cellsOf(s *summary.Summary, kind string) []*summary.Cell {
+	var out []*summary.Cell
+	for i := range s.Cells {
+		if Kind(&s.Cells[i]) == kind {
+			out = append(out, &s.Cells[i])
+		}
+	}
+	return out
+}
+
+// Headline is the phase's findings in a few sentences (the report's and
+// the cross-phase report's).
+func Headline(s *summary.Summary) string {
+	var parts []string
+	byClose := map[string][]*summary.Cell{}
+	for _, c := range cellsOf(s, "churn") {
+		byClose[c.Params["close"]] = append(byClose[c.Params["close"]], c)
+	}
+	for _, v := range kv.SortedKeys(byClose) {
+		best, wall := bestSustained(byClose[v])
+		p := "churn, " + closeLabel(v) + ": "
+		if best != nil {
+			p += "sustained " + report.N(best.Metrics["rate_achieved_per_s"], 0) + "/s"
+		} else {
+			p += "no rate sustained"
+		}
+		if wall != nil {
+			p += fmt.Sprintf(", %s at %s/s", wall.Verdict.Bound, report.N(wall.Metrics["rate_target_per_s"], 0))
+			if w := wall.Metrics["predicted_sustainable_rate_per_s"]; w != nil && wall.Verdict.Bound == BoundPorts {
+				p += " (predicted wall " + report.N(w, 1) + "/s)"
+			}
+		}
+		parts = append(parts, p)
+	}
+	for _, c := range cellsOf(s, "backlog") {
+		parts = append(parts, fmt.Sprintf("backlog %s, burst of %s: ListenOverflows %s, %s never up, p99 %s ms",
+			report.N(c.Metrics["backlog"], 0), report.N(c.Metrics["connections_target"], 0),
+			report.N(c.Metrics["server_listen_overflows"], 0), report.N(c.Metrics["connections_never_up"], 0), report.N(c.Metrics["latency_p99_ms"], 1)))
+	}
+	if acc := cellsOf(s, "accept"); len(acc) > 0 {
+		best, _ := bestSustained(acc)
+		if best != nil {
+			parts = append(parts, fmt.Sprintf("accept rate %s/s sustained (p99 %s ms, server CPU %s µs per connection)",
+				report.N(best.Metrics["rate_achieved_per_s"], 0), report.N(best.Metrics["latency_p99_ms"], 2), report.N(best.Metrics["server_cpu_us_per_conn"], 1)))
+		} else {
+			most := acc[0]
+			for _, c := range acc {
+				if intp(c.Metrics["rate_achieved_per_s"]) > intp(most.Metrics["rate_achieved_per_s"]) {
+					most = c
+				}
+			}
+			parts = append(parts, fmt.Sprintf("no accept step sustained (the most: %s/s of %s/s, p99 %s ms)",
+				report.N(most.Metrics["rate_achieved_per_s"], 0), report.N(most.Metrics["rate_target_per_s"], 0), report.N(most.Metrics["latency_p99_ms"], 1)))
+		}
+	}
+	if len(parts) == 0 {
+		return "No cell ran."
+	}
+	return strings.Join(parts, "; ") + "."
+}
+
+// bestSustained returns the sustained cell of the highest target and the
+// first cell (by target) that was not.
+func bestSustained(cells []*summary.Cell) (best, wall *summary.Cell) {
+	for _, c := range cells {
+		t := intp(c.Metrics["rate_target_per_s"])
+		if Sustained(c) {
+			if best == nil || t > intp(best.Metrics["rate_target_per_s"]) {
+				best = c
+			}
+		} else if c.Verdict != nil && (wall == nil || t < intp(wall.Metrics["rate_target_per_s"])) {
+			wall = c
+		}
+	}
+	return best, wall
+}
+
+func closeLabel(v string) string {
+	switch v {
+	case "client":
+		return "the client closes"
+	case "server":
+		return "the server closes"
+	case "linger0":
+		return "the client resets (SO_LINGER=0)"
+	}
+	return v
+}
+
+// Report writes Report_04-connections.md and its chart.
+func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
+	var d report.Doc
+	report.Header(&d, s, "Phase 4 — connection setup: new connections per second, the listen backlog, TIME_WAIT and SO_LINGER")
+	d.H(2, "Findings")
+	d.P("%s", Headline(s))
+	d.P("%s", SeedLessons)
+
+	d.H(2, "Churn: new connections per second, by who closes")
+	var rows [][]string
+	for _, c := range cellsOf(s, "churn") {
+		m := c.Metrics
+		rows = append(rows, trust.MarkRow([]string{closeLabel(c.Params["close"]), "`" + c.Name + "`",
+			report.N(m["rate_target_per_s"], 0), report.N(m["rate_achieved_per_s"], 1), report.N(m["predicted_cell_rate_per_s"], 1),
+			report.N(m["predicted_sustainable_rate_per_s"], 1),
+			report.N(m["errors_eaddrnotavail"], 0) + " / " + eaddrPred(m),
+			report.N(m["connect_latency_p50_ms"], 2) + " / " + report.N(m["connect_latency_p99_ms"], 2),
+			report.N(m["latency_p50_ms"], 2) + " / " + report.N(m["latency_p99_ms"], 2) + " / " + report.N(m["latency_max_ms"], 1),
+			report.N(m["client_time_wait_peak"], 0) + " / " + report.N(m["server_time_wait_peak"], 0) +
+				" (" + report.N(m["predicted_client_time_wait"], 0) + " / " + report.N(m["predicted_server_time_wait"], 0) + ")",
+			report.N(m["ports_left"], 0), errorsText(c), c.Status}, c, 2))
+	}
+	if len(rows) > 0 {
+		d.Table([]string{"variant", "cell", "target /s", "achieved /s", "predicted /s", "wall /s (predicted)",
+			"EADDRNOTAVAIL: seen / predicted", "connect p50 / p99 ms", "request p50 / p99 / max ms",
+			"TIME_WAIT peak client / server (predicted)", "ports left", "failures by cause", "status"}, rows)
+		d.P("Achieved is the connections completed (connect, one request, the close asked for) over the schedule (at least its duration). Predicted is `csb conn-predict` on the settings read before the cell (`raw/<cell>.facts.*.env`): a connection the client closes first holds its client port in TIME_WAIT for %d s (%d s when tcp_tw_reuse applies), so one source address toward one server port sustains ports / %d s; ports already in TIME_WAIT at the start are taken, and a cell runs out after free ports / rate seconds. The server-closed and reset variants leave the client no TIME_WAIT and have no port wall; the server-closed one leaves the server at most one TIME_WAIT socket per client port used (a new SYN on the 4-tuple of a TIME_WAIT socket takes it over), and a client whose ports are freed at once uses half its range (connect() takes ports of one parity first). Latencies are from each connection's due time on the open-model schedule (coordinated omission corrected). TIME_WAIT peaks are sar's, once a second, of each host's namespace; ports left is the port range less the client's TIME_WAIT right after the cell.", TimeWaitS, TWReuseS, TimeWaitS)
+	} else {
+		d.P("No churn cell in this run.")
+	}
+
+	d.H(2, "Backlog: a burst of simultaneous connects")
+	rows = nil
+	for _, c := range cellsOf(s, "backlog") {
+		m := c.Metrics
+		rows = append(rows, trust.MarkRow([]string{report.N(m["backlog"], 0), "`" + c.Name + "`", report.N(m["connections_target"], 0),
+			report.N(m["server_listen_overflows"], 0), report.N(m["server_listen_drops"], 0),
+			report.N(m["server_syn_retrans"], 0) + " / " + report.N(m["client_syn_retrans"], 0),
+			report.N(m["latency_under_1s"], 0) + " / " + report.N(m["latency_1s_to_3s"], 0) + " / " + report.N(m["latency_3s_to_7s"], 0) + " / " + report.N(m["latency_7s_and_more"], 0),
+			report.N(m["latency_p50_ms"], 1) + " / " + report.N(m["latency_p99_ms"], 1) + " / " + report.N(m["latency_max_ms"], 1),
+			report.N(m["errors_econnreset"], 0), report.N(m["connections_never_up"], 0), c.Status}, c, 2))
+	}
+	if len(rows) > 0 {
+		d.Table([]string{"backlog", "cell", "connects", "ListenOverflows", "ListenDrops", "SYN retransmits server / client",
+			"answered < 1 s / 1-3 s / 3-7 s / ≥ 7 s", "response p50 / p99 / max ms", "resets", "never up", "status"}, rows)
+		d.P("%s", Absorbed(cellsOf(s, "backlog")))
+		d.P("The server host's net.core.somaxconn is set to the backlog before a fresh server starts (Go's listener takes somaxconn as its backlog). connclient burst calls connect() back to back on non-blocking sockets and sends one request on each once connected. When the accept queue is full the server drops what would add to it (ListenOverflows, ListenDrops): a SYN, which the client sends again after 1 s, then 3 s, 7 s … (client SYN retransmits), or the client's final ACK, after which the client believes the connection is up and its request waits for the server's SYN-ACK retransmission (server SYN retransmits) on the same 1 s, 3 s … steps. Either way the response latency falls in those steps, each its own mode in the columns above. With tcp_abort_on_overflow=1 the server resets such a connection instead (resets). Never up: no response within the burst's timeout. The seed 003 lesson as measured: a backlog absorbed the burst when its row shows no overflow.")
+	} else {
+		d.P("No backlog cell in this run.")
+	}
+
+	d.H(2, "Accept rate: the highest new-connection rate the server sustains")
+	rows = nil
+	acc := cellsOf(s, "accept")
+	for _, c := range acc {
+		m := c.Metrics
+		rows = append(rows, trust.MarkRow([]string{report.N(m["rate_target_per_s"], 0), "`" + c.Name + "`", report.N(m["rate_achieved_per_s"], 1),
+			report.N(m["error_pct"], 2), report.N(m["latency_p99_ms"], 2), report.N(m["server_proc_cpu_pct"], 1),
+			report.N(m["server_cpu_us_per_conn"], 1), report.N(m["client_proc_cpu_pct"], 1), verdictText(c)}, c, 2))
+	}
+	if len(rows) > 0 {
+		d.Table([]string{"target /s", "cell", "achieved /s", "errors %", "p99 ms", "server CPU % of a core", "server CPU µs per connection", "client CPU %", "verdict"}, rows)
+		bound := "—"
+		if len(acc) > 0 {
+			bound = report.N(acc[0].Metrics["accept_p99_bound_ms"], 0)
+		}
+		best, _ := bestSustained(acc)
+		if best != nil {
+			d.P("**Sustained: %s new connections/s** (step %s/s), errors under %.0f %% and p99 under %s ms. Each step is one churn cell closed with SO_LINGER=0, so TIME_WAIT limits neither end; the steps are a fixed ladder (ACCEPT_RATES), the report takes the highest that held.",
+				report.N(best.Metrics["rate_achieved_per_s"], 1), report.N(best.Metrics["rate_target_per_s"], 0), ErrorPctMax, bound)
+		} else {
+			d.P("No step held errors under %.0f %% and p99 under %s ms.", ErrorPctMax, bound)
+		}
+	} else {
+		d.P("No accept cell in this run.")
+	}
+
+	d.H(2, "The wall each cell met")
+	rows = nil
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if c.Verdict != nil {
+			rows = append(rows, trust.MarkRow([]string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence}, c, 1))
+		}
+	}
+	d.Table([]string{"cell", "wall", "evidence"}, rows)
+	trust.Section(&d, s.Cells)
+
+	d.H(2, "TIME_WAIT against time")
+	svg, skipped := twChart(s).Render(r.Dir, s.GeneratedBy)
+	report.Chart(&d, "TIME_WAIT on each host during the churn cells", svg, skipped)
+	d.P("Sockets in TIME_WAIT on each host (sar -n SOCK, once a second), against the seconds since the cell began, one line per churn cell and host. The side that closes first holds TIME_WAIT for %d s; SO_LINGER=0 leaves none.", TimeWaitS)
+
+	report.Notes(&d, r.Dir)
+	report.Environment(&d, s)
+	report.Files(&d)
+	d.Table([]string{"Phase 4 path", "what"}, [][]string{
+		{"`raw/<cell>.json`, `.log`", "connclient churn or burst: the JSON result (mergeable histogram buckets, failures per second) and its progress"},
+		{"`raw/<cell>.facts.{client,server}.env`", "the sysctls and `/proc/net/sockstat`'s TCP line read before the cell; the prediction's input"},
+		{"`monitors/{server,client}/counters/<cell>.{before,after}.*`", "nstat (ListenOverflows, ListenDrops, TCPSynRetrans) and sockstat around the cell"},
+		{"`run.env` `sysctl.<host>.<key>.{old,set,restored}`", "every sysctl the run changed, its old value and that it was put back"},
+	})
+	return report.Write(r.Dir, ReportName, &d)
+}
+
+// Absorbed says, for each backlog, the largest burst it took without an
+// overflow and the smallest it did not: the seed 003 lesson as measured.
+func Absorbed(cells []*summary.Cell) string {
+	type span struct{ took, lost float64 }
+	by := map[float64]*span{}
+	var order []float64
+	for _, c := range cells {
+		b, n, ov := intp(c.Metrics["backlog"]), intp(c.Metrics["connections_target"]), c.Metrics["server_listen_overflows"]
+		if math.IsNaN(b) || math.IsNaN(n) || ov == nil {
+			continue
+		}
+		sp := by[b]
+		if sp == nil {
+			sp = &span{took: math.NaN(), lost: math.NaN()}
+			by[b] = sp
+			order = append(order, b)
+		}
+		if *ov == 0 {
+			sp.took = math.Max(n, nanZero(sp.took))
+		} else if math.IsNaN(sp.lost) || n < sp.lost {
+			sp.lost = n
+		}
+	}
+	if len(order) == 0 {
+		return "No burst has both its backlog and the server's ListenOverflows."
+	}
+	var parts []string
+	for _, b := range order {
+		sp := by[b]
+		p := fmt.Sprintf("backlog %.0f ", b)
+		switch {
+		case math.IsNaN(sp.lost):
+			p += fmt.Sprintf("absorbed every burst (up to %.0f connects)", sp.took)
+		case math.IsNaN(sp.took):
+			p += fmt.Sprintf("overflowed at every burst (from %.0f connects)", sp.lost)
+		default:
+			p += fmt.Sprintf("absorbed %.0f connects and overflowed at %.0f", sp.took, sp.lost)
+		}
+		parts = append(parts, p)
+	}
+	return "Which burst each backlog absorbed (no ListenOverflows): " + strings.Join(parts, "; ") + "."
+}
+
+func nanZero(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
+}
+
+func eaddrPred(m map[string]*float64) string {
+	p := m["predicted_eaddrnotavail"]
+	switch {
+	case p == nil:
+		return "—"
+	case *p == 1:
+		return "yes, at " + report.N(m["predicted_exhaust_s"], 2) + " s"
+	}
+	return "no"
+}
+
+func verdictText(c *summary.Cell) string {
+	if c.Verdict == nil {
+		return "—"
+	}
+	return c.Verdict.Bound
+}
+
+func errorsText(c *summary.Cell) string {
+	var errs map[string]float64
+	switch e := c.Details["errors"].(type) {
+	case map[string]float64:
+		errs = e
+	case map[string]any: // read back from summary.json
+		errs = map[string]float64{}
+		for k, v := range e {
+			errs[k], _ = v.(float64)
+		}
+	default:
+		return "—"
+	}
+	var b strings.Builder
+	for _, k := range kv.SortedKeys(errs) {
+		if errs[k] == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.0f", k, errs[k])
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}
+
+func twChart(s *summary.Summary) *chart.Chart {
+	ch := &chart.Chart{Name: "time-wait", Title: "TIME_WAIT during the churn cells", XLabel: "seconds since the cell began",
+		YLabel: "sockets in TIME_WAIT", HLine: math.NaN()}
+	for _, c := range cellsOf(s, "churn") {
+		pts, _ := c.Details["time_wait"].([]TWPoint)
+		if pts == nil {
+			pts = twFromAny(c.Details["time_wait"])
+		}
+		cl := chart.Series{Title: c.Name + " client"}
+		sv := chart.Series{Title: c.Name + " server"}
+		for _, p := range pts {
+			if p.Client >= 0 {
+				cl.Points = append(cl.Points, chart.Point{X: p.T, Y: float64(p.Client)})
+			}
+			if p.Server >= 0 {
+				sv.Points = append(sv.Points, chart.Point{X: p.T, Y: float64(p.Server)})
+			}
+		}
+		for _, ser := range []chart.Series{cl, sv} {
+			if len(ser.Points) > 0 {
+				ch.Series = append(ch.Series, ser)
+			}
+		}
+	}
+	return ch
+}
+
+// twFromAny reads the series back from a summary loaded from JSON.
+func twFromAny(v any) []TWPoint {
+	list, _ := v.([]any)
+	var out []TWPoint
+	for _, e := range list {
+		o, _ := e.(map[string]any)
+		f := func(k string) float64 { x, _ := o[k].(float64); return x }
+		out = append(out, TWPoint{T: f("t_s"), Client: int(f("client")), Server: int(f("server"))})
+	}
+	return out
+}
