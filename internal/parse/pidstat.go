@@ -24,6 +24,9 @@ type PidstatReport struct {
 	Samples []PidstatSample // in file order
 	// Truncated is true when the last line had no newline and was dropped.
 	Truncated bool
+	// Wrapped counts the samples dropped because sysstat printed a
+	// wrapped-around percentage (about 2^64: see pidstatWrap).
+	Wrapped int
 }
 
 // PidstatSample is one process's line in one interval.
@@ -109,6 +112,10 @@ func parsePidstat(r io.Reader, mem bool) (*PidstatReport, error) {
 		s, err := pidstatLine(fields, col)
 		if err != nil {
 			return nil, fmt.Errorf("pidstat: line %d: %w", lineNo, err)
+		}
+		if s.wrapped() {
+			rep.Wrapped++
+			continue
 		}
 		rep.Samples = append(rep.Samples, s)
 	}
@@ -250,4 +257,15 @@ func (r *PidstatReport) RSSKB(w Window) (maxKB, lastKB uint64, err error) {
 		lastKB = sum
 	}
 	return maxKB, lastKB, nil
+}
+
+// pidstatWrap is a percentage no process can reach: sysstat prints about
+// 1.8e19 (2^64) when a task's CPU time went backwards between two readings
+// (a thread's times folded into its exiting process), an unsigned
+// subtraction that wrapped around.
+const pidstatWrap = 1e12
+
+// wrapped reports whether s carries such a wrapped-around percentage.
+func (s PidstatSample) wrapped() bool {
+	return s.UsrPercent >= pidstatWrap || s.SystemPercent >= pidstatWrap || s.CPUPercent >= pidstatWrap
 }

@@ -141,3 +141,21 @@ func TestParsePidstatNoSuchPID(t *testing.T) {
 		t.Errorf("err = %v, want ErrNoSamples", err)
 	}
 }
+
+// sysstat prints about 2^64 when a task's CPU time went backwards between
+// two readings (recorded in a Phase 4 run): the sample is dropped and
+// counted, never summed as 1.8e19 % of a CPU.
+func TestParsePidstatWrappedDropped(t *testing.T) {
+	rep, err := ParsePidstatCPU(strings.NewReader(string(fixture(t, "pidstat-wrapped.txt"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Wrapped != 1 || len(rep.Samples) != 3 {
+		t.Fatalf("Wrapped = %d, %d samples; want 1 and 3", rep.Wrapped, len(rep.Samples))
+	}
+	for _, s := range rep.Samples {
+		if s.CPUPercent > 100 || s.Command == "bash" && s.PID == 11826 {
+			t.Errorf("a wrapped sample kept: %+v", s)
+		}
+	}
+}
