@@ -378,76 +378,50 @@ csb_clients_preflight_route() {
   ((CSB_CLIENTS_N < 2)) || log_info "route guard: clients 2..${CSB_CLIENTS_N} reach ${SERVER_IP} through their own NICs"
 }
 
-# csb_test_offset LABEL: the test-only offset (ms) CSB_TEST_CLOCK_OFFSET_MS
-# adds to LABEL's measured clock offset (0 when none).
-csb_test_offset() {
-  local e
-  local -a items
-  IFS=, read -r -a items <<<"${CSB_TEST_CLOCK_OFFSET_MS:-}"
-  for e in "${items[@]}"; do
-    if [[ "${e%%=*}" == "$1" && "${e#*=}" =~ ^-?[0-9]{1,9}$ ]]; then
-      echo "${e#*=}"
-      return 0
-    fi
-  done
-  echo 0
-}
-
-# csb_clock_offset_us RUNNER ARGS...: this host's clock against the one
-# RUNNER (on_server_sh, or on_client_sh K) reaches, in microseconds (the
-# other's minus ours at the midpoint of the round trip); the best of three
-# by round trip. Prints "OFFSET_US RTT_US": the true offset is within
-# RTT_US/2 of OFFSET_US (the other host read its clock somewhere in the trip).
-csb_clock_offset_us() {
-  local t0 t1 remote rtt best_rtt="" best_off=""
+# csb_clock_samples LABEL RUNNER ARGS...: three timed readings of the clock
+# of the host RUNNER (on_server_sh, or on_client_sh K) reaches, as the lines
+# `csb clock` reads: "LABEL T0_US REMOTE_US T1_US" (this host's clock before
+# asking and after the answer, the other's in between).
+csb_clock_samples() {
+  local label=$1 t0 t1 remote
+  shift
   for _ in 1 2 3; do
     t0=${EPOCHREALTIME/./}
     remote=$("$@" 'date +%s%6N') || return 1
     t1=${EPOCHREALTIME/./}
     [[ "${remote}" =~ ^[0-9]+$ ]] || return 1
-    rtt=$((t1 - t0))
-    if [[ -z "${best_rtt}" ]] || ((rtt < best_rtt)); then
-      best_rtt=${rtt} best_off=$((remote - (t0 + t1) / 2))
-    fi
+    printf '%s %s %s %s\n' "${label}" "${t0}" "${remote}" "${t1}"
   done
-  echo "${best_off} ${best_rtt}"
-}
-
-# csb_us_to_ms US: microseconds as milliseconds with three decimals.
-csb_us_to_ms() {
-  local us=$1 sign=""
-  ((us >= 0)) || { sign=- us=$((-us)); }
-  printf '%s%d.%03d\n' "${sign}" $((us / 1000)) $((us % 1000))
 }
 
 # csb_clients_clock: every host's clock offset against this one (the
-# controller); refuse (exit 5) one beyond CLOCK_BOUND_MS, naming it.
+# controller), estimated and judged by `csb clock` (internal/clock) from
+# timed readings through ssh; refuse (exit 5) a host beyond CLOCK_BOUND_MS,
+# naming it. CSB_TEST_CLOCK_OFFSET_MS=LABEL=MS,... (tests only: a network
+# namespace shares the machine's clock) adds to a host's offset.
+declare -gA CSB_CLOCK=()
 csb_clients_clock() {
-  local k off rtt label bound_us=$((10#${CLOCK_BOUND_MS} * 1000))
-  local -a hosts=(server)
-  for ((k = 2; k <= CSB_CLIENTS_N; k++)); do hosts+=("${k}"); done
+  local k samples out key v
+  local -a names=(-name "server=server host (${SERVER_SSH:-this host})")
+  samples=$(csb_clock_samples server on_server_sh) || die "cannot read the server host's clock (date +%s%6N)" 4
+  for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
+    samples+=$'\n'$(csb_clock_samples "${CSB_CL_LABEL[k]}" on_client_sh "${k}") ||
+      die "cannot read the clock of ${CSB_CL_LABEL[k]} (${CSB_CL_SSH[k]})" 4
+    names+=(-name "${CSB_CL_LABEL[k]}=${CSB_CL_LABEL[k]} (${CSB_CL_SSH[k]})")
+  done
+  out=$("${CSB_ROOT}/bin/csb" clock -bound-ms "${CLOCK_BOUND_MS}" "${names[@]}" \
+    -test-offset "${CSB_TEST_CLOCK_OFFSET_MS:-}" <<<"${samples}") || die "csb clock failed on: ${samples}" 1
+  CSB_CLOCK=()
+  while IFS='=' read -r key v; do
+    [[ -n "${key}" ]] && CSB_CLOCK["${key}"]=${v}
+  done <<<"${out}"
+  ((CSB_CLOCK[ok])) || die "${CSB_CLOCK[refusal]}" 5
+  CSB_CLIENTS_MAX_RTT_US=${CSB_CLOCK[max_rtt_us]}
+  CSB_SERVER_OFFSET=${CSB_CLOCK[server.offset_ms]} CSB_SERVER_CLOCK_ERR=${CSB_CLOCK[server.error_ms]}
   CSB_CL_OFFSET[1]=0.000 CSB_CL_CLOCK_ERR[1]=0.000
-  for k in "${hosts[@]}"; do
-    if [[ "${k}" == server ]]; then
-      label=server
-      read -r off rtt < <(csb_clock_offset_us on_server_sh) || die "cannot read the server host's clock (date +%s%6N)" 4
-    else
-      label=${CSB_CL_LABEL[k]}
-      read -r off rtt < <(csb_clock_offset_us on_client_sh "${k}") || die "cannot read the clock of ${label} (${CSB_CL_SSH[k]})" 4
-    fi
-    ((rtt <= CSB_CLIENTS_MAX_RTT_US)) || CSB_CLIENTS_MAX_RTT_US=${rtt}
-    off=$((off + $(csb_test_offset "${label}") * 1000))
-    # Refused only when the whole interval the offset may lie in (the
-    # midpoint +- half the round trip, ssh on a busy host is slow) is
-    # beyond the bound.
-    if ((off - rtt / 2 > bound_us || off + rtt / 2 < -bound_us)); then
-      die "the clock of ${label}$([[ "${label}" == server ]] && echo " host (${SERVER_SSH:-this host})" || echo " (${CSB_CL_SSH[k]})") is off by $(csb_us_to_ms "${off}") ms (+- $(csb_us_to_ms $((rtt / 2))) ms, measured through ssh) against this host's: more than CLOCK_BOUND_MS=${CLOCK_BOUND_MS}; sync the clocks (chrony, ntp) and run again" 5
-    fi
-    if [[ "${k}" == server ]]; then
-      CSB_SERVER_OFFSET=$(csb_us_to_ms "${off}") CSB_SERVER_CLOCK_ERR=$(csb_us_to_ms $((rtt / 2)))
-    else
-      CSB_CL_OFFSET[k]=$(csb_us_to_ms "${off}") CSB_CL_CLOCK_ERR[k]=$(csb_us_to_ms $((rtt / 2)))
-    fi
+  for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
+    CSB_CL_OFFSET[k]=${CSB_CLOCK[${CSB_CL_LABEL[k]}.offset_ms]}
+    CSB_CL_CLOCK_ERR[k]=${CSB_CLOCK[${CSB_CL_LABEL[k]}.error_ms]}
   done
   log_info "clocks: server ${CSB_SERVER_OFFSET} ms$(for ((k = 2; k <= CSB_CLIENTS_N; k++)); do printf ', %s %s ms' "${CSB_CL_LABEL[k]}" "${CSB_CL_OFFSET[k]}"; done) against this host (bound ${CLOCK_BOUND_MS} ms)"
 }

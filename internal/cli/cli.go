@@ -48,6 +48,9 @@ Commands:
                      KIND json: exit 1 unless FILE is one well-formed JSON document
   c10k-plan FLAGS    plan one Phase 3 scenario from both hosts' facts; prints
                      KEY=VALUE lines, -out writes the plan document (-h: flags)
+  clock -bound-ms N <SAMPLES
+                     each host's clock offset from timed readings (stdin:
+                     LABEL T0_US REMOTE_US T1_US), and the verdict (-h)
   start-at -due EPOCH_MS -out FILE -- CMD [ARGS...]
                      run CMD at a wall-clock instant (an N-client run's common
                      start), passing signals on; write when it ran to FILE
@@ -157,6 +160,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runC10kPlan(args[1:], stdout)
 	case "start-at":
 		return runStartAt(args[1:], stdout, stderr)
+	case "clock":
+		return runClock(args[1:], stdout)
 	case "conn-predict":
 		return runConnPredict(args[1:], stdout)
 	case "constants":
