@@ -189,14 +189,14 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		for _, g := range acceptGroups(s) {
 			what := ""
 			if h := g[0].Params["handshake"]; h != "" {
-				what = h + " TLS handshakes: "
+				what = " (" + h + " TLS handshakes)"
 			}
 			best, _ := bestSustained(g)
 			if best != nil {
-				d.P("**%sSustained: %s new connections/s** (step %s/s), errors under %.0f %% and p99 under %s ms. Each step is one churn cell closed with SO_LINGER=0, so TIME_WAIT limits neither end; the steps are a fixed ladder (ACCEPT_RATES), the report takes the highest that held.",
+				d.P("**Sustained%s: %s new connections/s** (step %s/s), errors under %.0f %% and p99 under %s ms. Each step is one churn cell closed with SO_LINGER=0, so TIME_WAIT limits neither end; the steps are a fixed ladder (ACCEPT_RATES), the report takes the highest that held.",
 					what, report.N(best.Metrics["rate_achieved_per_s"], 1), report.N(best.Metrics["rate_target_per_s"], 0), ErrorPctMax, bound)
 			} else {
-				d.P("%sNo step held errors under %.0f %% and p99 under %s ms.", what, ErrorPctMax, bound)
+				d.P("No step%s held errors under %.0f %% and p99 under %s ms.", what, ErrorPctMax, bound)
 			}
 		}
 	} else {
@@ -453,10 +453,10 @@ func tlsSection(d *report.Doc, s *summary.Summary) {
 		}
 	}
 	if len(parts) > 0 {
-		d.P("**Sustained with a %s server key: %s.**", kt, strings.Join(parts, "; "))
+		d.P("**Sustained with the %s server key: %s.**", kt, strings.Join(parts, "; "))
 	}
 	d.P("Key type: %s (TLS_KEY_TYPE, or the user's certificate). Every connection does one TLS handshake after its TCP connect, timed apart from it (from the established connection to the handshake's end, client side); the full and resumed counts are what the handshakes did, whatever was asked (a resumed step's first connections, before a session ticket came back, are full; with TLS_TICKETS=0 none resume). The server's CPU per handshake is its processes' CPU over the cell (pidstat) over the connections completed per second: each connection is one handshake, one request and the close, so it bounds the handshake's own cost from above. Latencies from the due time include the handshake.", kt)
-	var held, missed []string
+	var held, missed, aborted []string
 	for _, c := range cellsOf(s, "churn") {
 		p := c.Metrics["predicted_eaddrnotavail"]
 		if p == nil || c.Metrics["tls_handshakes_full"] == nil || c.Metrics["errors_eaddrnotavail"] == nil {
@@ -466,6 +466,10 @@ func tlsSection(d *report.Doc, s *summary.Summary) {
 			held = append(held, "`"+c.Name+"`")
 		} else {
 			missed = append(missed, "`"+c.Name+"`")
+			if a := c.Metrics["client_abort_on_data"]; a != nil && *a > 0 && *p == 1 {
+				aborted = append(aborted, fmt.Sprintf("`%s` %s of %s connections (client TIME_WAIT peak %s)", c.Name,
+					report.N(a, 0), report.N(c.Metrics["connections_completed"], 0), report.N(c.Metrics["client_time_wait_peak"], 0)))
+			}
 		}
 	}
 	switch {
@@ -475,6 +479,9 @@ func tlsSection(d *report.Doc, s *summary.Summary) {
 		d.P("**The churn wall over TLS: the port prediction held** in every churn cell (%s): the handshake adds time per connection but no port, so EADDRNOTAVAIL came where and only where the settings predicted it.", strings.Join(held, ", "))
 	default:
 		d.P("**The churn wall over TLS: the port prediction did not hold** in %s (EADDRNOTAVAIL seen where none was predicted, or none where it was); it held in %d other cell(s).", strings.Join(missed, ", "), len(held))
+		if len(aborted) > 0 {
+			d.P("Why, from the client's nstat (TCPAbortOnData): %s. The client closes first with a TLS close_notify; the server answers with its own close_notify, which reaches a socket the client has already closed, and the client's kernel answers data on a closed socket with an RST: the connection is aborted, not left in TIME_WAIT, so the client keeps no port for 60 s and meets no port wall. Over TLS against a server that sends close_notify, the client-closed variant behaves like SO_LINGER=0 at the client; the prediction, which reads only the sysctls, does not know it.", strings.Join(aborted, "; "))
+		}
 	}
 	d.P("The backlog bursts stay cleartext with SCHEME=https (their server is started without TLS): they measure the listen queue, which fills before any handshake.")
 }
