@@ -148,6 +148,11 @@ no_key_left() {
   grep -Eq '^\*\*The churn wall over TLS: the port prediction (held|did not hold)' "${r}"
   grep -q 'The backlog bursts stay cleartext with SCHEME=https' "${r}"
   no_key_left "${dir}"
+  # A handshake kind that does not exist: one line, exit 2, no run.
+  run bash 04-connections/run_connections.sh -l netns -p smoke -r "${BATS_TEST_TMPDIR}/r" -s SCHEME=https -s ACCEPT_HANDSHAKES=half
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"error: ACCEPT_HANDSHAKES=half is not valid (from flag): expected a comma-separated list of full, resumed"* ]]
+  [ ! -e "${BATS_TEST_TMPDIR}/r" ]
 }
 
 # refused ARGS...: Phase 1 exits 2 with one error line before anything starts
