@@ -22,13 +22,23 @@
 #                         report finds the highest rate with errors < 1 % and
 #                         p99 < ACCEPT_P99_MS, and the server's CPU per
 #                         connection
+#   accept-<H>-<R>        the same with SCHEME=https, for each H in
+#                         ACCEPT_HANDSHAKES: full (every connection a full
+#                         TLS handshake) and resumed (connclient -tls-resume:
+#                         handshakes resume the session of a ticket): the
+#                         handshakes per second the server sustains and its
+#                         CPU per handshake, for TLS_KEY_TYPE's key
 #   churn-<V>-<R>         for each V in CHURN_CLOSE (linger0,server,client:
 #                         who ends the connection) and each R in CHURN_RATES:
 #                         connclient churn, one request per connection, from
 #                         CLIENT_IP (IP_BIND_ADDRESS_NO_PORT); with
 #                         CLIENT_PORT_RANGE the client's
 #                         net.ipv4.ip_local_port_range is narrowed first, so
-#                         the port wall comes within the cell
+#                         the port wall comes within the cell; with
+#                         SCHEME=https every connection a full TLS handshake
+# The bursts stay cleartext with SCHEME=https (their server is started
+# without TLS): they measure the listen backlog, which a handshake after
+# accept() does not change.
 # Before each cell both hosts' settings are read (raw/<cell>.facts.*.env)
 # and `csb conn-predict` says which wall the cell should meet, and when;
 # the report sets the prediction beside what happened. TIME_WAIT on each
@@ -50,6 +60,8 @@
 #   CHURN_CLOSE        who closes: a list of linger0,server,client (default all three)
 #   CLIENT_PORT_RANGE  LO-HI: the client's ip_local_port_range during churn (empty: as it is)
 #   ACCEPT_RATES       rates of the accept cells (empty: the profile's)
+#   ACCEPT_HANDSHAKES  SCHEME=https: the accept steps' TLS handshakes, a list
+#                      of full,resumed (default both)
 #   ACCEPT_P99_MS      latency bound of a sustained accept rate (default 50)
 #   BACKLOGS           listen backlogs of the burst cells (default 128,4096)
 #   BURST              connects per burst, a list (empty: the profile's)
@@ -96,6 +108,8 @@ csb_check_portrange_or_empty() {
   ((10#${BASH_REMATCH[1]} >= 1024 && 10#${BASH_REMATCH[1]} <= 10#${BASH_REMATCH[2]} && 10#${BASH_REMATCH[2]} <= 65535))
 }
 csb_expect_portrange_or_empty() { echo "LO-HI with 1024 <= LO <= HI <= 65535, such as 40000-40999, or empty"; }
+csb_check_handshakes() { [[ "$1" =~ ^(full|resumed)(,(full|resumed))?$ ]]; }
+csb_expect_handshakes() { echo "a comma-separated list of full, resumed"; }
 csb_check_posints_or_empty() { [[ -z "$1" ]] || csb_check_posints "$1"; }
 csb_expect_posints_or_empty() { echo "a comma-separated list of positive integers, or empty for the profile's"; }
 
@@ -104,6 +118,7 @@ csb_config_declare CHURN_RATES "" posints_or_empty "Phase 4: new connections per
 csb_config_declare CHURN_CLOSE linger0,server,client closes "Phase 4: who ends a churn connection: linger0 (client, SO_LINGER=0), server (Connection: close), client"
 csb_config_declare CLIENT_PORT_RANGE "" portrange_or_empty "Phase 4: LO-HI, the client's net.ipv4.ip_local_port_range during the churn cells (empty: left as it is)"
 csb_config_declare ACCEPT_RATES "" posints_or_empty "Phase 4: new connections per second of the accept-rate steps (empty: the profile's)"
+csb_config_declare ACCEPT_HANDSHAKES full,resumed handshakes "Phase 4, SCHEME=https: the accept steps' TLS handshakes: full (each connection a full handshake), resumed (connclient -tls-resume)"
 csb_config_declare ACCEPT_P99_MS 50 posint "Phase 4: an accept-rate step is sustained with errors under 1 % and p99 (from the due time) under this many ms"
 csb_config_declare BACKLOGS 128,4096 posints "Phase 4: listen backlogs (the server's net.core.somaxconn) of the burst cells"
 csb_config_declare BURST "" posints_or_empty "Phase 4: connects per burst, a list (empty: the profile's: 2000 / 4000 / 1000,4000,8000)"
@@ -125,17 +140,20 @@ p4_profile() {
 }
 
 # p4_cells: every cell of the run, in order, as "KIND ARG VALUE":
-# "backlog N B", "accept - R", "churn V R".
+# "backlog N B", "accept - R" (or "accept H R" with https), "churn V R".
 p4_cells() {
-  local b n r v
-  local -a closes
+  local b n r v h
+  local -a closes hs=(-)
+  ! csb_tls_on || IFS=, read -r -a hs <<<"${ACCEPT_HANDSHAKES}"
   if c10k_wants backlog; then
     for b in "${P4_BACKLOGS[@]}"; do
       for n in "${P4_BURSTS[@]}"; do echo "backlog $((10#${n})) $((10#${b}))"; done
     done
   fi
   if c10k_wants accept; then
-    for r in "${P4_ACCEPT_RATES[@]}"; do echo "accept - $((10#${r}))"; done
+    for h in "${hs[@]}"; do
+      for r in "${P4_ACCEPT_RATES[@]}"; do echo "accept ${h} $((10#${r}))"; done
+    done
   fi
   if c10k_wants churn; then
     IFS=, read -r -a closes <<<"${CHURN_CLOSE}"
@@ -211,6 +229,12 @@ p4_client() {
 p4_cell() {
   local kind=$1 arg=$2 value=$3 cell
   local -a params client
+  # The bursts stay cleartext: their server, its checks and the client
+  # see SCHEME=http (dynamic scope: this cell only).
+  if [[ "${kind}" == backlog ]]; then
+    local SCHEME=http
+    local -a CSB_TLS_SERVER_FLAGS=() CSB_TLS_CLIENT_FLAGS=() CSB_CURL_TLS=()
+  fi
   case "${kind}" in
     backlog)
       cell="backlog-${value}"
@@ -224,13 +248,20 @@ p4_cell() {
       cell="accept-${value}"
       params=("scenario=accept" "close=linger0" "rate=${value}" "duration_s=${P4_SECS}" "p99_bound_ms=${ACCEPT_P99_MS}")
       client=(churn -rate "${value}" -duration "${P4_SECS}s" -close linger0)
+      if [[ "${arg}" != - ]]; then
+        cell="accept-${arg}-${value}"
+        params+=("handshake=${arg}")
+        [[ "${arg}" != resumed ]] || client+=(-tls-resume)
+      fi
       ;;
     churn)
       cell="churn-${arg}-${value}"
       params=("scenario=churn" "close=${arg}" "rate=${value}" "duration_s=${P4_SECS}")
       client=(churn -rate "${value}" -duration "${P4_SECS}s" -close "${arg}")
+      ! csb_tls_on || params+=("handshake=full")
       ;;
   esac
+  [[ "${kind}" == backlog ]] || client+=("${CSB_TLS_CLIENT_FLAGS[@]}")
   # A burst gets a fresh server, which reads the somaxconn just set; the
   # rate cells share one per scenario, started before the client's port
   # range narrows (its readiness check connects from the client too).

@@ -3,7 +3,9 @@
 # SCHEME=https end to end on the real netns lab (smoke profile, tiny
 # counts): Phase 1 with the reference server and the lab's certificate,
 # Phase 1 with nginx and a user's own RSA certificate (tickets off), Phase 3
-# idle; one run of each in setup_file, asserted below. The refusals before
+# idle, Phase 4 (a cleartext burst, accept steps with full and resumed
+# handshakes, one churn cell toward a narrowed port range); one run of each
+# in setup_file, asserted below. The refusals before
 # anything starts: a wrong certificate path, an unreadable key, a key type
 # that is not supported. After every run no key is left on either host.
 
@@ -31,6 +33,9 @@ setup_file() {
     -s DURATION=1 -s WARMUP=0 -s TLS_TICKETS=0 -s TLS_CERT="${TLS_ROOT}/own/cert.pem" \
     -s TLS_KEY="${TLS_ROOT}/own/key.pem" -s TLS_CA="${TLS_ROOT}/own/ca.pem" >"${TLS_ROOT}/nginx.log" 2>&1 || true
   bash 03-c10k/run_c10k.sh "${common[@]}" -s SCENARIOS=idle -s CONNS=200 >"${TLS_ROOT}/p3.log" 2>&1 || true
+  bash 04-connections/run_connections.sh "${common[@]}" -s BACKLOGS=128 -s BURST=200 -s BURST_TIMEOUT=2 \
+    -s ACCEPT_RATES=400 -s CHURN_RATES=200 -s CHURN_CLOSE=client -s CLIENT_PORT_RANGE=40000-40099 -s DURATION=2 \
+    >"${TLS_ROOT}/p4.log" 2>&1 || true
   if ((was_up == 0)); then
     lab/netns.sh down >/dev/null 2>&1 || true
   fi
@@ -112,6 +117,42 @@ no_key_left() {
   run jq -r '.cells[0].metrics.server_rss_per_conn_kb > 0' "${dir}/summary.json"
   [ "$output" = true ]
   no_key_left "${dir}"
+}
+
+@test "Phase 4 over https: full and resumed handshakes per second, CPU per handshake, the churn wall" {
+  need_root
+  local dir
+  dir=$(run_of p4.log)
+  [ -n "${dir}" ] || { cat "${TLS_ROOT}/p4.log"; return 1; }
+  grep -qx 'status=ok' "${dir}/run.env" || { tail -n 20 "${TLS_ROOT}/p4.log"; return 1; }
+  run jq -r '[.cells[] | .name + ":" + .status] | join(" ")' "${dir}/summary.json"
+  [ "$output" = "backlog-128:ok accept-full-400:ok accept-resumed-400:ok churn-client-200:ok" ]
+  # The burst stayed cleartext; every rate cell did its handshakes, full
+  # and resumed counted apart.
+  run jq -r '.tls == null' "${dir}/raw/backlog-128.json"
+  [ "$output" = true ]
+  run jq -r '[.connections_completed, .tls.handshakes_full, .tls.handshakes_resumed, .tls.first.key_type] | @tsv' "${dir}/raw/accept-full-400.json"
+  [ "$output" = $'800\t800\t0\tecdsa-p256' ]
+  run jq -r '[.tls.resume, .tls.handshakes_resumed > 700, .histograms.tls_resumed != null] | @tsv' "${dir}/raw/accept-resumed-400.json"
+  [ "$output" = $'true\ttrue\ttrue' ]
+  run jq -r '.tls.handshakes_full' "${dir}/raw/churn-client-200.json"
+  [ "$output" = 400 ]
+  run jq -r '.cells[] | select(.name | startswith("accept-")) | .metrics | [.tls_handshake_full_p50_ms > 0, .server_cpu_us_per_handshake > 0] | @tsv' "${dir}/summary.json"
+  [ "${lines[0]}" = $'true\ttrue' ]
+  [ "${lines[1]}" = $'true\ttrue' ]
+  run jq -r '.cells[] | select(.name == "accept-resumed-400") | .metrics.tls_handshake_resumed_p50_ms > 0' "${dir}/summary.json"
+  [ "$output" = true ]
+  local r="${dir}/Report_04-connections.md"
+  grep -q '^## TLS: handshakes per second, CPU per handshake, the churn wall' "${r}"
+  grep -q '^\*\*Sustained with the ecdsa-p256 server key: full handshakes .*; resumed handshakes ' "${r}"
+  grep -Eq '^\*\*The churn wall over TLS: the port prediction (held|did not hold)' "${r}"
+  grep -q 'The backlog bursts stay cleartext with SCHEME=https' "${r}"
+  no_key_left "${dir}"
+  # A handshake kind that does not exist: one line, exit 2, no run.
+  run bash 04-connections/run_connections.sh -l netns -p smoke -r "${BATS_TEST_TMPDIR}/r" -s SCHEME=https -s ACCEPT_HANDSHAKES=half
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"error: ACCEPT_HANDSHAKES=half is not valid (from flag): expected a comma-separated list of full, resumed"* ]]
+  [ ! -e "${BATS_TEST_TMPDIR}/r" ]
 }
 
 # refused ARGS...: Phase 1 exits 2 with one error line before anything starts

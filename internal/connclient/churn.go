@@ -69,9 +69,15 @@ type ChurnResult struct {
 	Errors      map[string]uint64 `json:"errors"`
 	StatusCodes map[string]uint64 `json:"status_codes"`
 	PerSecond   []ChurnSecond     `json:"per_second"` // by due time
-	Histograms  map[string]*Dump  `json:"histograms"` // connect, latency: mergeable
+	Histograms  map[string]*Dump  `json:"histograms"` // connect, latency (and tls_full, tls_resumed): mergeable
 	ClientRSSMB *float64          `json:"client_rss_mb"`
 	Goroutines  int               `json:"client_goroutines"` // mid-schedule
+
+	// TLS is null for cleartext runs; with -tls-ca each connection's TLS
+	// handshake, full and resumed apart, timed from the established TCP
+	// connection (connect_latency and handshake_* stay the TCP connect's;
+	// latency, from the due time, includes the TLS handshake).
+	TLS *TLSResult `json:"tls,omitempty"`
 }
 
 // Header is what every Phase 4 result document starts with.
@@ -123,6 +129,9 @@ type churnRun struct {
 	connect    Histogram  // connected - due
 	handshake  Histogram  // connected - connect() called
 	lat        Histogram  // response read - due
+	tlsFull    Histogram  // TLS only: full handshakes, established - handshake done
+	tlsResumed Histogram  // TLS only: resumed handshakes
+	tlsFirst   *TLSState
 	errors     map[string]uint64
 	status     map[int]uint64
 	secs       []ChurnSecond
@@ -202,9 +211,31 @@ func (r *churnRun) dispatch(ctx context.Context, jobs chan<- int64) {
 	}
 }
 
-// dial opens one connection: the one step a TLS mode replaces.
+// dial opens one TCP connection.
 func (r *churnRun) dial(ctx context.Context) (net.Conn, error) {
 	return r.dialer.DialContext(ctx, "tcp", r.cfg.target.String())
+}
+
+// tlsHandshake runs the TLS handshake on c (with -tls-ca) and records its time,
+// full or resumed. On failure c is closed.
+func (r *churnRun) tlsHandshake(ctx context.Context, c net.Conn) (net.Conn, error) {
+	sc, hs, err := HandshakeTLS(ctx, c, r.cfg.tlsCfg, r.cfg.timeout)
+	if err != nil {
+		return nil, err
+	}
+	st := sc.ConnectionState()
+	r.mu.Lock()
+	if st.DidResume {
+		r.tlsResumed.Record(hs.Microseconds())
+	} else {
+		r.tlsFull.Record(hs.Microseconds())
+	}
+	if r.tlsFirst == nil {
+		first := StateOf(st)
+		r.tlsFirst = &first
+	}
+	r.mu.Unlock()
+	return sc, nil
 }
 
 // one runs connection i: connect, one request, the close asked for.
@@ -227,6 +258,14 @@ func (r *churnRun) one(ctx context.Context, i int64, br *bufio.Reader) {
 				return
 			}
 		}
+	}
+	if r.cfg.tlsCfg != nil {
+		sc, err := r.tlsHandshake(ctx, c)
+		if err != nil {
+			r.record(ctx, i, due, t0, connected, time.Time{}, 0, err)
+			return
+		}
+		c = sc
 	}
 	stopClose := context.AfterFunc(ctx, func() { c.Close() })
 	status, keepAlive, err := roundTrip(c, br, r.req, r.cfg.timeout)
@@ -341,6 +380,22 @@ func (r *churnRun) result(ctx context.Context, h Header) *ChurnResult {
 	addCounts(res.Errors, r.errors)
 	addStatus(res.StatusCodes, r.status)
 	res.Histograms = map[string]*Dump{"connect": r.connect.Dump(), "latency": r.lat.Dump()}
+	if cfg.tlsCfg != nil {
+		res.Histograms["tls_full"] = r.tlsFull.Dump()
+		res.Histograms["tls_resumed"] = r.tlsResumed.Dump()
+		res.TLS = &TLSResult{
+			First:              r.tlsFirst,
+			Resume:             cfg.tlsCfg.ClientSessionCache != nil,
+			HandshakesFull:     r.tlsFull.Count(),
+			HandshakesResumed:  r.tlsResumed.Count(),
+			HandshakeFullP50Ms: quantileMs(&r.tlsFull, 0.50),
+			HandshakeFullP99Ms: quantileMs(&r.tlsFull, 0.99),
+			HandshakeFullMaxMs: quantileMs(&r.tlsFull, 1),
+			HandshakeResumeP50: quantileMs(&r.tlsResumed, 0.50),
+			HandshakeResumeP99: quantileMs(&r.tlsResumed, 0.99),
+			HandshakeResumeMax: quantileMs(&r.tlsResumed, 1),
+		}
+	}
 	res.ClientRSSMB = rssMB()
 	return res
 }
@@ -390,6 +445,11 @@ func parseConnArgs(args []string) (*config, error) {
 		fs.StringVar(&cfg.close, "close", CloseClient, "")
 	}
 	fs.DurationVar(&cfg.timeout, "timeout", timeout, "")
+	var tlsResume bool
+	if cfg.mode == "churn" {
+		fs.StringVar(&cfg.tlsCA, "tls-ca", "", "")
+		fs.BoolVar(&tlsResume, "tls-resume", false, "")
+	}
 	if err := parseEnds(fs, args[1:], cfg, &target, &source); err != nil {
 		return nil, err
 	}
@@ -415,6 +475,16 @@ func parseConnArgs(args []string) (*config, error) {
 		return nil, usageErrorf("-rate is required (new connections per second), at most %d", maxRate)
 	}
 	cfg.rate = rate.v
+	if tlsResume && cfg.tlsCA == "" {
+		return nil, usageErrorf("-tls-resume needs -tls-ca (TLS is on only with a CA to trust)")
+	}
+	if cfg.tlsCA != "" {
+		tc, err := TLSClientConfig(cfg.tlsCA, cfg.target.Addr(), tlsResume)
+		if err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+		cfg.tlsCfg = tc
+	}
 	if cfg.duration <= 0 || requestCount(cfg.duration, cfg.rate) < 1 {
 		return nil, usageErrorf("-duration %v at -rate %d schedules no connection", cfg.duration, cfg.rate)
 	}

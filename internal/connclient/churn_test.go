@@ -2,11 +2,17 @@ package connclient
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
+	"net/http"
+	"net/netip"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"csbench/internal/tlscert"
 )
 
 // okClose answers one request and closes when asked (Connection: close),
@@ -153,4 +159,59 @@ func BenchmarkChurnDispatch(b *testing.B) {
 	b.ResetTimer()
 	r.dispatch(context.Background(), jobs)
 	close(jobs)
+}
+
+// TestChurnTLS: with -tls-ca every connection does a verified TLS handshake
+// against a net/http server, timed apart from the connect; with -tls-resume
+// the handshakes after the first tickets resume, counted apart.
+func TestChurnTLS(t *testing.T) {
+	dir := t.TempDir()
+	b, err := tlscert.Make(netip.MustParseAddr("127.0.0.1"), "ecdsa-p256", time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tlscert.WriteDir(dir, b); err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(b.CertPEM, b.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }),
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}}}
+	go srv.ServeTLS(ln, "", "")
+	t.Cleanup(func() { srv.Close() })
+	ca := filepath.Join(dir, tlscert.CAFile)
+	for _, tc := range []struct {
+		close  string
+		resume bool
+	}{{CloseLinger0, false}, {CloseServer, true}, {CloseClient, true}} {
+		args := []string{"churn", "-target", ln.Addr().String(), "-rate", "100", "-duration", "300ms", "-close", tc.close, "-tls-ca", ca, "-workers", "1"}
+		if tc.resume {
+			args = append(args, "-tls-resume")
+		}
+		res, stderr, err := runCmd(t, context.Background(), args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr)
+		}
+		if num(t, res, "connections_completed") != 30 || num(t, res, "connections_failed") != 0 {
+			t.Fatalf("%v: completed %v errors %v", args, res["connections_completed"], res["errors"])
+		}
+		tr := res["tls"].(map[string]any)
+		full, resumed := num(t, tr, "handshakes_full"), num(t, tr, "handshakes_resumed")
+		if want := map[bool][2]float64{false: {30, 0}, true: {1, 29}}[tc.resume]; full != want[0] || resumed != want[1] {
+			t.Errorf("%v: %v full, %v resumed, want %v", args, full, resumed, want)
+		}
+		h := res["histograms"].(map[string]any)
+		if h["tls_full"] == nil || h["tls_resumed"] == nil {
+			t.Errorf("histograms %v", h)
+		}
+	}
+	if _, _, err := runCmd(t, context.Background(), "churn", "-target", "127.0.0.1:9", "-rate", "1", "-tls-resume"); err == nil {
+		t.Error("-tls-resume without -tls-ca was accepted")
+	}
 }

@@ -20,6 +20,7 @@ import (
 const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-hold D] [-path P] [common flags]
        connclient lowrate -target IP:PORT -conns N -rps R [-duration D] [-path P] [-rate R] [common flags]
        connclient churn   -target IP:PORT -rate R [-duration D] [-close client|server|linger0] [-path P] [-source IP] [-workers N] [-timeout D]
+                          [-tls-ca FILE [-tls-resume]]
        connclient burst   -target IP:PORT -conns N [-path P] [-source IP] [-timeout D]
 
 connclient opens many keep-alive TCP connections to an HTTP/1.1 server and
@@ -51,6 +52,9 @@ churn    (Phase 4) opens -rate new connections per second for -duration
          -workers (default 256) goroutines carry the due connections;
          latencies are measured from the due time. The result has the
          failures by cause and second, and mergeable histogram buckets.
+         With -tls-ca (and -tls-resume) each connection does a TLS
+         handshake after the connect, timed apart, full and resumed
+         counted apart (tls_full, tls_resumed histograms).
 burst    (Phase 4) calls connect() -conns times back to back on
          non-blocking sockets (one epoll set, one thread), sends one GET
          with Connection: close on each once connected and waits up to

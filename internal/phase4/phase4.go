@@ -50,6 +50,12 @@ var MetricKeys = []string{
 	"predicted_client_time_wait", "predicted_server_time_wait",
 	"ports", "ports_left", "client_time_wait_before", "client_time_wait_peak", "server_time_wait_peak",
 	"backlog", "server_somaxconn", "server_abort_on_overflow", "server_cpu_us_per_conn", "accept_p99_bound_ms",
+	// SCHEME=https (null in cleartext): the TLS handshakes of the churn and
+	// accept cells, full and resumed apart, and the server's CPU per
+	// handshake (one per connection).
+	"tls_handshakes_full", "tls_handshakes_resumed",
+	"tls_handshake_full_p50_ms", "tls_handshake_full_p99_ms", "tls_handshake_resumed_p50_ms", "tls_handshake_resumed_p99_ms",
+	"server_cpu_us_per_handshake",
 }
 
 func num(s string) float64 {
@@ -164,6 +170,9 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 		}
 		if v := m["server_proc_cpu_pct"]; v != nil && m["rate_achieved_per_s"] != nil && *m["rate_achieved_per_s"] > 0 {
 			m["server_cpu_us_per_conn"] = summary.F(round(*v/100*1e6 / *m["rate_achieved_per_s"], 1))
+			if res.Churn.TLS != nil {
+				m["server_cpu_us_per_handshake"] = m["server_cpu_us_per_conn"]
+			}
 		}
 		if Kind(c) == "accept" {
 			m["accept_p99_bound_ms"] = summary.F(num(rc.Params["p99_bound_ms"]))
@@ -222,6 +231,15 @@ func churn(res *connclient.ChurnResult, m map[string]*float64, details map[strin
 	errorsDetail(res.Errors, m, details)
 	details["close"] = res.Close
 	details["per_second"] = res.PerSecond
+	if t := res.TLS; t != nil {
+		m["tls_handshakes_full"] = summary.F(float64(t.HandshakesFull))
+		m["tls_handshakes_resumed"] = summary.F(float64(t.HandshakesResumed))
+		m["tls_handshake_full_p50_ms"], m["tls_handshake_full_p99_ms"] = t.HandshakeFullP50Ms, t.HandshakeFullP99Ms
+		m["tls_handshake_resumed_p50_ms"], m["tls_handshake_resumed_p99_ms"] = t.HandshakeResumeP50, t.HandshakeResumeP99
+		if t.First != nil {
+			details["tls"] = t.First
+		}
+	}
 }
 
 // latencies sets the connect and request latency percentiles of a cell.

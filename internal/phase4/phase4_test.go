@@ -98,3 +98,43 @@ func TestSummarizeBrokenResult(t *testing.T) {
 		t.Errorf("summary %+v", s)
 	}
 }
+
+// The TLS fixture is a real smoke run over https (testdata/README.md): the
+// burst cleartext, accept steps with full and resumed handshakes, one churn
+// cell toward 100 client ports.
+func TestSummarizeTLSRun(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := golden.CopyTree(t, "testdata/run-tls", "")
+	if err := cli.Summarize(dir, cli.GeneratedBy); err != nil {
+		t.Fatal(err)
+	}
+	s, err := summary.Load(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != "ok" || len(s.Cells) != 4 {
+		t.Fatalf("status %q, %d cells", s.Status, len(s.Cells))
+	}
+	if s.Cell("backlog-128").Metrics["tls_handshakes_full"] != nil {
+		t.Error("the burst has TLS handshakes; it stays cleartext")
+	}
+	if metric(t, s, "accept-full-400", "tls_handshakes_full") != 800 || metric(t, s, "accept-full-400", "tls_handshakes_resumed") != 0 {
+		t.Error("accept-full-400: not 800 full handshakes")
+	}
+	if metric(t, s, "accept-resumed-400", "tls_handshakes_resumed") < 700 {
+		t.Error("accept-resumed-400: fewer than 700 resumed handshakes")
+	}
+	for _, c := range []string{"accept-full-400", "accept-resumed-400"} {
+		if metric(t, s, c, "server_cpu_us_per_handshake") != metric(t, s, c, "server_cpu_us_per_conn") {
+			t.Errorf("%s: CPU per handshake is not CPU per connection", c)
+		}
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "Report_04-connections.md"))
+	for _, want := range []string{"## TLS: handshakes per second, CPU per handshake, the churn wall",
+		"**Sustained with the ecdsa-p256 server key: full handshakes ", "The churn wall over TLS: the port prediction"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	golden.Check(t, "Report_04-connections-tls.md", string(report))
+}
