@@ -87,11 +87,18 @@ type wrkJSON struct {
 // not loaded, or wrk stopped before running: its first line is quoted in the
 // error, e.g. "unable to connect to 127.0.0.1:8080 Connection refused"), if
 // there are several, or if the line lacks a field the hook always prints.
+// wrkMaxLine bounds one line of wrk's output. The hook's CSB_WRK_DIST line
+// is the long one: a pair is at most ~40 bytes and wrk's histogram has at
+// most one value per microsecond up to its timeout; at 10k connections a
+// 5 s cell gave 1.2 MB. Every reader of the file takes that line in
+// passing, so every one needs the room (the buffer grows only as needed).
+const wrkMaxLine = 256 << 20
+
 func ParseWrkJSON(r io.Reader) (*WrkResult, error) {
 	var line []byte
 	var first string
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	sc.Buffer(make([]byte, 64*1024), wrkMaxLine)
 	for sc.Scan() {
 		b := sc.Bytes()
 		if first == "" && len(bytes.TrimSpace(b)) > 0 {
@@ -175,7 +182,7 @@ func ParseWrkText(r io.Reader) (*WrkText, error) {
 	t := &WrkText{}
 	var sawRequests, sawRPS, sawTransfer, inDist bool
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	sc.Buffer(make([]byte, 64*1024), wrkMaxLine)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		f := strings.Fields(line)
@@ -422,9 +429,7 @@ type WrkDist struct {
 func ParseWrkDist(r io.Reader) (*WrkDist, error) {
 	var line []byte
 	sc := bufio.NewScanner(r)
-	// One pair is at most ~40 bytes; wrk's histogram has at most one
-	// value per microsecond up to its timeout.
-	sc.Buffer(make([]byte, 64*1024), 256*1024*1024)
+	sc.Buffer(make([]byte, 64*1024), wrkMaxLine)
 	name := strings.TrimSpace(WrkDistPrefix)
 	for sc.Scan() {
 		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte(WrkDistPrefix)); ok {

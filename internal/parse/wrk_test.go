@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -305,5 +306,30 @@ func TestParseWrkDistIncomplete(t *testing.T) {
 	wd, err := ParseWrkDist(strings.NewReader(`CSB_WRK_DIST {"schema":"csb.wrkdist/v1","unit":"us","complete":false,"distinct":55324,"values":[]}`))
 	if err != nil || wd.Complete || wd.Distinct != 55324 || wd.Dist.Count() != 0 {
 		t.Fatalf("%+v, %v", wd, err)
+	}
+}
+
+// At 10k connections the hook's distribution line is over a megabyte (a
+// Phase 3 active cell gave 1.2 MB): the readers that pass over it must
+// not fail on its length.
+func TestParseWrkLongDistLine(t *testing.T) {
+	var b strings.Builder
+	b.Write(fixture(t, "wrk-200.txt"))
+	b.WriteString(WrkDistPrefix + `{"schema":"csb.wrkdist/v1","unit":"us","values":[`)
+	for v := 1; v <= 150000; v++ {
+		if v > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "[%d,1]", v)
+	}
+	b.WriteString("]}\n")
+	if b.Len() < 1<<20 {
+		t.Fatalf("the line is only %d bytes", b.Len())
+	}
+	if _, err := ParseWrkJSON(strings.NewReader(b.String())); err != nil {
+		t.Errorf("ParseWrkJSON: %v", err)
+	}
+	if _, err := ParseWrkText(strings.NewReader(b.String())); err != nil {
+		t.Errorf("ParseWrkText: %v", err)
 	}
 }
