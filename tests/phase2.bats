@@ -120,7 +120,9 @@ printf "%s\n" "${cmd[*]}"'
     grep -q '^CSB_WRK_JSON ' "${dir}/raw/${cell}.txt"
     grep -q '^CSB_WRK_JSON ' "${dir}/raw/warmup/${cell}.txt"
   done
-  grep -q 'wrk -t 2 -c 64 -d 2s --latency .* http://198.18.0.1:18182/payload/4k' "${dir}/logs/console.log"
+  # wrk gets one thread per CPU the client host has: 1 when the netns lab
+  # pins it (CPU_PIN), the machine's otherwise.
+  grep -qE "wrk -t $(grep -q '^client.1.cpus=.' "${dir}/run.env" && echo 1 || nproc) -c 64 -d 2s --latency .* http://198.18.0.1:18182/payload/4k" "${dir}/logs/console.log"
 
   local s="${dir}/summary.json"
   [ "$(jq -r .status "$s")" = ok ]

@@ -183,24 +183,30 @@ func Overlap(cs []Client, ts []Timing, warmupMs float64) (Window, error) {
 
 // CPUCount is the number of CPUs in a cpuset such as "1", "0-3", "1,3-5";
 // 0 when cpus is empty (all) or malformed.
-func CPUCount(cpus string) int {
+func CPUCount(cpus string) int { return len(ExpandCPUs(cpus)) }
+
+// ExpandCPUs expands a cpuset such as "0" or "1-3,5" into CPU numbers as
+// mpstat names them ("1", "2", ...); nil when it is empty or malformed.
+func ExpandCPUs(cpus string) []string {
 	if cpus == "" {
-		return 0
+		return nil
 	}
-	n := 0
+	var out []string
 	for _, part := range strings.Split(cpus, ",") {
 		lo, hi, rng := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
 		if err != nil || a < 0 {
-			return 0
+			return nil
 		}
 		b := a
 		if rng {
 			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return 0
+				return nil
 			}
 		}
-		n += b - a + 1
+		for i := a; i <= b; i++ {
+			out = append(out, strconv.Itoa(i))
+		}
 	}
-	return n
+	return out
 }

@@ -48,7 +48,9 @@ type lowrateRun struct {
 func waitStart(ctx context.Context, path string, wait time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(wait)
 	for {
-		if b, err := os.ReadFile(path); err == nil {
+		// An empty file is one being written (the runner renames a whole
+		// one into place; a hand-made one may be caught mid-write): wait.
+		if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) != "" {
 			ms, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 			if err != nil || ms <= 0 {
 				return time.Time{}, fmt.Errorf("-start-file %s: %q is not a start time in Unix milliseconds", path, strings.TrimSpace(string(b)))

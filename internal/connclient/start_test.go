@@ -18,7 +18,8 @@ func TestWaitStart(t *testing.T) {
 	want := time.Now().Add(time.Second).UnixMilli()
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		os.WriteFile(path, []byte("  "+itoa(want)+"\n"), 0o644)
+		os.WriteFile(path+".tmp", []byte("  "+itoa(want)+"\n"), 0o644)
+		os.Rename(path+".tmp", path)
 	}()
 	at, err := waitStart(context.Background(), path, 5*time.Second)
 	if err != nil || at.UnixMilli() != want {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"csbench/internal/clients"
 	"csbench/internal/kv"
 	"csbench/internal/parse"
 	"csbench/internal/rundir"
@@ -33,6 +34,10 @@ type Hosts struct {
 	// AllProcs is pidstat of every process (procs-pidstat.txt), per host;
 	// LAB=local and netns record it on the client only (one kernel).
 	AllProcs map[string]*parse.PidstatReport
+	// CPUSets is each host's CPU set when the hosts were pinned (CPU_PIN,
+	// run.env server.cpus and client.<k>.cpus), else empty: a pinned
+	// host's CPU figures are over its own CPUs, not the machine's.
+	CPUSets  map[string][]string
 	Problems []string // files that were missing or unreadable
 }
 
@@ -42,6 +47,7 @@ func Load(dir string) *Hosts {
 	h := &Hosts{dir: dir, Mpstat: map[string]*parse.MpstatReport{}, Pidstat: map[string]*parse.PidstatReport{},
 		Sadf: map[string]*parse.SadfReport{}, AllProcs: map[string]*parse.PidstatReport{}}
 	h.Names = hostNames(dir)
+	h.CPUSets = cpuSets(dir, h.Names)
 	for _, host := range h.Names {
 		nics := []string{host + "_nic_rx_mbps", host + "_nic_tx_mbps", host + "_nic_rx_pps", host + "_nic_tx_pps"}
 		p := filepath.Join(dir, "monitors", host, "sar.json")
@@ -104,6 +110,31 @@ func Load(dir string) *Hosts {
 	return h
 }
 
+// cpuSets reads run.env's pinning: nothing unless client.1.cpus is set
+// (CPU_PIN on); then server.cpus for "server", client.1.cpus for "client"
+// and client.<k>.cpus for "client<k>". A set that cannot be expanded is
+// left out (its host's figures stay over every CPU).
+func cpuSets(dir string, names []string) map[string][]string {
+	out := map[string][]string{}
+	env, err := kv.Read(filepath.Join(dir, "run.env"), "=")
+	if err != nil || env["client.1.cpus"] == "" {
+		return out
+	}
+	for _, host := range names {
+		key := "server.cpus"
+		switch {
+		case host == "client":
+			key = "client.1.cpus"
+		case strings.HasPrefix(host, "client"):
+			key = "client." + strings.TrimPrefix(host, "client") + ".cpus"
+		}
+		if set := clients.ExpandCPUs(env[key]); len(set) > 0 {
+			out[host] = set
+		}
+	}
+	return out
+}
+
 // hostNames is "server", "client" for a one-client run; with N clients
 // (monitors/client1/ exists) "server" and every monitors/client<k>/, in
 // order of k.
@@ -146,7 +177,7 @@ func Window(c rundir.Cell) parse.Window {
 
 // CPU adds server_cpu_pct and client_cpu_pct (with N clients
 // client1_cpu_pct, ...: one per monitored host; mean busy % of all CPUs of
-// that host, mpstat) and per-CPU maxima (…_cpu_max_core_pct: the busiest
+// that host, mpstat; of its own CPU set when the hosts were pinned) and per-CPU maxima (…_cpu_max_core_pct: the busiest
 // core's mean, which shows a single-threaded bound that the mean hides).
 func (h *Hosts) CPU(c rundir.Cell, m map[string]*float64) {
 	w := Window(c)
@@ -155,6 +186,25 @@ func (h *Hosts) CPU(c rundir.Cell, m map[string]*float64) {
 		m[host+"_cpu_max_core_pct"] = nil
 		r := h.Mpstat[host]
 		if r == nil {
+			continue
+		}
+		if set := h.CPUSets[host]; len(set) > 0 {
+			// Pinned: the mean and the busiest core of its own CPUs.
+			if per, err := r.MeanBusyPercentPerCPU(w); err == nil {
+				sum, best, n := 0.0, math.NaN(), 0
+				for _, cpu := range set {
+					if v, ok := per[cpu]; ok {
+						sum, n = sum+v, n+1
+						if math.IsNaN(best) || v > best {
+							best = v
+						}
+					}
+				}
+				if n == len(set) {
+					m[host+"_cpu_pct"] = summary.F(round(sum/float64(n), 1))
+					m[host+"_cpu_max_core_pct"] = summary.F(round(best, 1))
+				}
+			}
 			continue
 		}
 		if v, err := r.MeanBusyPercent(w, "all"); err == nil {

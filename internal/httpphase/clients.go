@@ -265,7 +265,7 @@ func mergeLoads(ls []*Load) *Load {
 // labels.
 func ClientVerdicts(s *summary.Summary, c *summary.Cell) []string {
 	var bound []string
-	shared := SharedCPUs(s.Lab)
+	shared := s.SharedCPUs()
 	for i := range c.Clients {
 		cc := &c.Clients[i]
 		cc.CPUBound, cc.CPUBoundEvidence = false, ""

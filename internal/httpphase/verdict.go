@@ -32,14 +32,10 @@ const (
 // WrkLatencyNote says what wrk's latency figures are.
 const WrkLatencyNote = "wrk's latencies (its text and the hook's alike) include wrk's own coordinated-omission correction (`stats_correct`, applied before `done()`): every response slower than runtime / (requests / connections) adds synthetic samples, so wrk's mean and tail overstate what the requests themselves took."
 
-// SharedCPUs reports whether server and client run on the same CPUs: the
-// netns and local labs are one machine.
-func SharedCPUs(lab string) bool { return lab == "netns" || lab == "local" }
-
 // Rules states the verdict rules, for the reports.
 func Rules(s *summary.Summary) string {
 	shared := ""
-	if SharedCPUs(s.Lab) {
+	if s.SharedCPUs() {
 		shared = fmt.Sprintf(" In this lab (%s) server and client are one machine: when its CPUs are ≥ %.0f%% busy (mpstat) and neither process alone is saturated, the verdict is **%s**, as it is: the two compete for the same cores.", s.Lab, CPUSaturated, BoundShared)
 	}
 	if s.Clients != nil {
@@ -72,12 +68,21 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 		}
 	}
 	cliCPUs := summary.Val(s.Hosts["client"].CPUs)
+	if s.Pin != nil {
+		// Pinned hosts (CPU_PIN): each had its CPU set, not the machine.
+		if n := clients.CPUCount(s.Pin.Server); n > 0 {
+			srvCPUs = float64(n)
+		}
+		if n := clients.CPUCount(s.Pin.Client); n > 0 {
+			cliCPUs = float64(n)
+		}
+	}
 	cliLimit := cliCPUs
 	tool := c.Params["loadgen"]
 	if th := Param(c, "threads"); tool == "wrk" && !math.IsNaN(th) && (math.IsNaN(cliLimit) || th < cliLimit) {
 		cliLimit = th
 	}
-	shared := SharedCPUs(s.Lab)
+	shared := s.SharedCPUs()
 
 	var ev []string
 	tp := report.N(m["throughput_mbps"], 1) + " Mbit/s"
@@ -97,6 +102,9 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 		ev = append(ev, fmt.Sprintf("CPUs %s%% busy (%s shared by server and client)", report.N(m["server_cpu_pct"], 0), report.N(s.Hosts["server"].CPUs, 0)))
 	case len(c.Clients) > 0:
 		ev = append(ev, fmt.Sprintf("server host %s%% busy of %s CPUs (each client's host: per client)", report.N(m["server_cpu_pct"], 0), report.N(summary.F(srvCPUs), 0)))
+	case s.Pin != nil:
+		ev = append(ev, fmt.Sprintf("server host %s%% busy of its CPU(s) %s, client host %s%% of its CPU(s) %s (pinned)",
+			report.N(m["server_cpu_pct"], 0), s.Pin.Server, report.N(m["client_cpu_pct"], 0), s.Pin.Client))
 	default:
 		ev = append(ev, fmt.Sprintf("server host %s%% busy of %s CPUs, client host %s%% of %s",
 			report.N(m["server_cpu_pct"], 0), report.N(s.Hosts["server"].CPUs, 0), report.N(m["client_cpu_pct"], 0), report.N(s.Hosts["client"].CPUs, 0)))

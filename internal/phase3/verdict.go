@@ -217,7 +217,7 @@ func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
 func cpuBound(s *summary.Summary, m map[string]*float64) string {
 	host := val(m, "server_cpu_pct")
 	if host >= 90 {
-		if s.Lab == "netns" || s.Lab == "local" {
+		if s.SharedCPUs() {
 			return " behind CPU (both ends share this machine's cores)"
 		}
 		return " behind the server's CPU"

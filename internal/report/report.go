@@ -186,6 +186,10 @@ func labDescription(s *summary.Summary) string {
 	}
 	switch s.Lab {
 	case "netns":
+		if s.Pin != nil {
+			// (A pinned host's own CPU count is its set's: nproc.)
+			return fmt.Sprintf("netns — emulated: two network namespaces on one machine (%s), a veth pair shaped by tbf to LINK_RATE=%s; the server host pinned to CPU(s) %s, the client host to CPU(s) %s (CPU_PIN)", srv.CPUModel, s.Link.Rate, s.Pin.Server, s.Pin.Client)
+		}
 		return fmt.Sprintf("netns — emulated: two network namespaces on one %s-core host (%s), a veth pair shaped by tbf to LINK_RATE=%s; server and client share the CPUs", cores, srv.CPUModel, s.Link.Rate)
 	case "local":
 		return fmt.Sprintf("local — both ends on one %s-core host over loopback; server and client share the CPUs", cores)

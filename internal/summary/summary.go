@@ -65,7 +65,9 @@ type Summary struct {
 	// Clients is set for a run with several client hosts (run.env
 	// clients >= 2) and absent for one client.
 	Clients *Clients `json:"clients,omitempty"`
-	Cells   []Cell   `json:"cells"`
+	// Pin is set when the hosts were pinned to CPU sets of their own.
+	Pin   *Pin   `json:"cpu_pin,omitempty"`
+	Cells []Cell `json:"cells"`
 }
 
 // Clients is the client hosts of an N-client run, from run.env.
@@ -87,6 +89,27 @@ type ClientHost struct {
 	CPUs  string   `json:"cpus"` // cpuset, "" = all
 	// ClockOffsetMs is the host's clock minus the controller's.
 	ClockOffsetMs *float64 `json:"clock_offset_ms"`
+}
+
+// Pin is the CPUs the hosts' processes were pinned to (CPU_PIN: in the
+// netns lab the server host on one CPU set, the client hosts on the rest),
+// from run.env's server.cpus and client.1.cpus; nil when unpinned.
+type Pin struct {
+	Server string `json:"server_cpus"`
+	Client string `json:"client_cpus"`
+}
+
+// SharedCPUs reports whether server and client ran on the same CPUs: the
+// local lab always; the netns lab (one machine) unless its hosts were
+// pinned to CPU sets of their own.
+func (s *Summary) SharedCPUs() bool {
+	switch s.Lab {
+	case "local":
+		return true
+	case "netns":
+		return s.Pin == nil
+	}
+	return false
 }
 
 // ClientsFrom converts the run's client set (nil for one client).
@@ -497,6 +520,9 @@ func New(r *rundir.Run, generatedBy string) *Summary {
 		s.Notes = append(s.Notes, err.Error())
 	} else {
 		s.Clients = ClientsFrom(set)
+	}
+	if cc := r.Get("client.1.cpus"); cc != "" && r.Get("server.cpus") != "" {
+		s.Pin = &Pin{Server: r.Get("server.cpus"), Client: cc}
 	}
 	s.Link = LinkFor(r.Settings["LINK_RATE"], s.Lab)
 	if r.Get("server.kind") != "" || httpPhase(s.Phase) {
