@@ -432,7 +432,7 @@ csb_clients_clock() {
 # work directory on each client k >= 2 with csb and report.lua in it, and
 # the per-client directories of the run.
 csb_clients_begin() {
-  local k label dir out
+  local k label dir out refused
   csb_run_set clients "${CSB_CLIENTS_N}"
   csb_run_set server.cpus "${SERVER_CPUS:-${CSB_CPUS_SERVER}}"
   csb_run_set server.clock_offset_ms "${CSB_SERVER_OFFSET}"
@@ -458,9 +458,8 @@ cd \"\$d\" && mkdir -p bin $(csb_quote "raw/${label}" "raw/warmup/${label}" "mon
 printf '%s\\n' $(csb_quote "lab=$(csb_lock_key)" "controller=$(hostname)" "runner_pid=$$" "run_dir=${CSB_RUN_DIR}") >run.state &&
 printf 'csb-workdir=%s\\n' \"\$d\"" 2>&1) || true
     dir=$(sed -n 's/^csb-workdir=//p' <<<"${out}")
-    if [[ "${out}" == *csb-refused=* ]]; then
-      die "${label} (${CSB_CL_SSH[k]}): $(sed -n 's/^csb-refused=//p' <<<"${out}" | sed 's/the server host/that client host/g')" 2
-    fi
+    refused=$(sed -n 's/^csb-refused=//p' <<<"${out}")
+    [[ -z "${refused}" ]] || die "${label} (${CSB_CL_SSH[k]}): ${refused//the server host/that client host}" 2
     [[ "${dir}" == /* ]] || die "cannot create a work directory under ${REMOTE_DIR} on ${label} (${CSB_CL_SSH[k]}): $(tail -n 1 <<<"${out}")" 1
     CSB_CL_WORK[k]=${dir}
     csb_run_set "client.${k}.workdir" "${dir}"
