@@ -1,25 +1,36 @@
 #!/usr/bin/env bash
-# scripts/references.sh: re-make the committed reference runs and the csb-vs-nginx comparison.
+# scripts/references.sh: re-make the committed reference runs and comparisons.
 #
-# Usage: sudo bash scripts/references.sh [-h]
+# Usage: sudo bash scripts/references.sh [-h] [GROUP...]
 #
-# On the netns lab with the quick profile, in order: Phase 0; Phase 1 with
-# REPEAT=5 and Phase 2 with REPEAT=3 (so their CPU-bound figures are
-# medians); the three Phase 3 runners; Phase 4 (with CLIENT_PORT_RANGE=
-# 40000-40999, so the client-closed churn meets its port wall within the
-# quick cells); bin/csb report. Then Phases 0-3
-# (run_c10k.sh) once with SERVER=csb and once with SERVER=nginx, the server
-# pinned to CPU 1 (SERVER_CPUS=1), into compare/csb-vs-nginx/{csb,nginx}/, and
-# bin/csb compare -roots writes compare/csb-vs-nginx/README.md. About 25
-# minutes; run it on a quiet machine (the reports mark disturbed cells).
-# The new runs go beside the old ones: remove the old directories (git rm)
-# and update README.md's "Results at a glance" before committing
-# (git add -f: results/ is ignored for test runs).
+# On the netns lab, in the groups named (default: all, in this order):
+#   phases         the quick profile: Phase 0; Phase 1 with REPEAT=5 and
+#                  Phase 2 with REPEAT=3 (so their CPU-bound figures are
+#                  medians); the three Phase 3 runners; Phase 4 (with
+#                  CLIENT_PORT_RANGE=40000-40999, so the client-closed churn
+#                  meets its port wall within the quick cells); bin/csb report
+#   c100k          03-c10k/run_c10k_beyond.sh with the full profile (steps
+#                  20k, 50k, 100k), named c100k
+#   csb-vs-nginx   Phases 0-3 (run_c10k.sh) with SERVER=csb and SERVER=nginx,
+#                  the server process pinned to CPU 1 (SERVER_CPUS=1) and
+#                  the hosts not (CPU_PIN=0), as the committed comparison was
+#   http-vs-https  Phase 1 (REPEAT=3) and Phase 3 idle with SCHEME=http and
+#                  SCHEME=https
+#   clients1-vs-clients2
+#                  Phases 0 and 1 with one client host and with two
+#                  (CLIENTS=2: the lab's switch, both clients at once)
+# A comparison's runs go into compare/<a>-vs-<b>/{<a>,<b>}/ and bin/csb
+# compare -roots writes its README.md. All groups take about 50 minutes;
+# run them on a quiet machine (the reports mark disturbed cells). The new
+# runs go beside the old ones: remove the old directories (git rm) and
+# update README.md's "Results at a glance" before committing (git add -f:
+# results/ is ignored for test runs).
 #
 # Requires root (the netns lab), nginx (make setup). Loads lib/init.sh.
 #
 # Examples:
 #   sudo bash scripts/references.sh
+#   sudo bash scripts/references.sh clients1-vs-clients2 c100k
 
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
@@ -33,35 +44,81 @@ refs_run() {
   bash "${CSB_ROOT}/$1" "${@:2}" || REFS_FAILED+=("$1")
 }
 
-main() {
-  case "${1:-}" in
-    -h | --help) usage; exit 0 ;;
-    "") ;;
-    *) usage_error "unexpected argument: $1" ;;
+REFS_GROUPS=(phases c100k csb-vs-nginx http-vs-https clients1-vs-clients2)
+
+# refs_compare NAME A B: bin/csb compare -roots over compare/NAME/{A,B}, with
+# the same relative paths scripts/check-generated.sh regenerates it with.
+refs_compare() {
+  bin/csb compare -roots -out "compare/$1/README.md" "compare/$1/$2" "compare/$1/$3" ||
+    REFS_FAILED+=("csb compare -roots $1")
+}
+
+refs_group() {
+  local s
+  case "$1" in
+    phases)
+      refs_run 00-iperf3/run_iperf3_baseline.sh
+      refs_run 01-http-baseline/run_http_baseline.sh -s REPEAT=5
+      refs_run 02-http-matrix/run_http_matrix.sh -s REPEAT=3
+      refs_run 03-c10k/run_c10k.sh
+      refs_run 03-c10k/run_c10k_beyond.sh
+      refs_run 03-c10k/run_c10k_beyond_lowrate_retry.sh
+      refs_run 04-connections/run_connections.sh -s CLIENT_PORT_RANGE=40000-40999
+      bin/csb report || REFS_FAILED+=("csb report")
+      ;;
+    c100k)
+      refs_run 03-c10k/run_c10k_beyond.sh -p full -n c100k
+      ;;
+    csb-vs-nginx)
+      for s in csb nginx; do
+        refs_run 00-iperf3/run_iperf3_baseline.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s CPU_PIN=0
+        refs_run 01-http-baseline/run_http_baseline.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s SERVER="${s}" -s SERVER_CPUS=1 -s CPU_PIN=0
+        refs_run 02-http-matrix/run_http_matrix.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s SERVER="${s}" -s SERVER_CPUS=1 -s CPU_PIN=0
+        refs_run 03-c10k/run_c10k.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s SERVER="${s}" -s SERVER_CPUS=1 -s CPU_PIN=0
+      done
+      refs_compare csb-vs-nginx csb nginx
+      ;;
+    http-vs-https)
+      for s in http https; do
+        refs_run 01-http-baseline/run_http_baseline.sh -r "${CSB_ROOT}/compare/http-vs-https/${s}" -s SCHEME="${s}" -s REPEAT=3
+        refs_run 03-c10k/run_c10k.sh -r "${CSB_ROOT}/compare/http-vs-https/${s}" -s SCHEME="${s}" -s SCENARIOS=idle
+      done
+      refs_compare http-vs-https http https
+      ;;
+    clients1-vs-clients2)
+      for s in 1 2; do
+        CLIENTS=${s} refs_run 00-iperf3/run_iperf3_baseline.sh -r "${CSB_ROOT}/compare/clients1-vs-clients2/clients${s}"
+        CLIENTS=${s} refs_run 01-http-baseline/run_http_baseline.sh -r "${CSB_ROOT}/compare/clients1-vs-clients2/clients${s}"
+      done
+      refs_compare clients1-vs-clients2 clients1 clients2
+      ;;
   esac
+}
+
+main() {
+  local g
+  local -a groups=()
+  while (($#)); do
+    case "$1" in
+      -h | --help) usage; exit 0 ;;
+      -*) usage_error "unexpected flag: $1" ;;
+      *)
+        [[ " ${REFS_GROUPS[*]} " == *" $1 "* ]] || usage_error "unknown group $1: one of ${REFS_GROUPS[*]}"
+        groups+=("$1")
+        ;;
+    esac
+    shift
+  done
+  ((${#groups[@]})) || groups=("${REFS_GROUPS[@]}")
   [[ ${EUID} -eq 0 ]] || die "the reference runs use the netns lab, which needs root: sudo bash scripts/references.sh" 2
   export LAB=netns PROFILE=quick
-  unset RESULTS_ROOT SERVER SERVER_CPUS REPEAT
+  unset RESULTS_ROOT SERVER SERVER_CPUS REPEAT SCHEME CLIENTS CLIENT_HOSTS
   cd "${CSB_ROOT}"
   make build >/dev/null
-  refs_run 00-iperf3/run_iperf3_baseline.sh
-  refs_run 01-http-baseline/run_http_baseline.sh -s REPEAT=5
-  refs_run 02-http-matrix/run_http_matrix.sh -s REPEAT=3
-  refs_run 03-c10k/run_c10k.sh
-  refs_run 03-c10k/run_c10k_beyond.sh
-  refs_run 03-c10k/run_c10k_beyond_lowrate_retry.sh
-  refs_run 04-connections/run_connections.sh -s CLIENT_PORT_RANGE=40000-40999
-  bin/csb report || REFS_FAILED+=("csb report")
-  local s
-  for s in csb nginx; do
-    refs_run 00-iperf3/run_iperf3_baseline.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}"
-    refs_run 01-http-baseline/run_http_baseline.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s SERVER="${s}" -s SERVER_CPUS=1
-    refs_run 02-http-matrix/run_http_matrix.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s SERVER="${s}" -s SERVER_CPUS=1
-    refs_run 03-c10k/run_c10k.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s SERVER="${s}" -s SERVER_CPUS=1
+  for g in "${groups[@]}"; do
+    log_info "references: group ${g}"
+    refs_group "${g}"
   done
-  # The same relative paths as scripts/check-generated.sh regenerates it with.
-  bin/csb compare -roots -out compare/csb-vs-nginx/README.md compare/csb-vs-nginx/csb compare/csb-vs-nginx/nginx ||
-    REFS_FAILED+=("csb compare -roots")
   if ((${#REFS_FAILED[@]})); then
     die "failed: ${REFS_FAILED[*]}" 1
   fi
