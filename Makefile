@@ -34,7 +34,7 @@ check-generated: build ## the committed summaries, reports and charts are what b
 	bash scripts/check-generated.sh
 
 test-bats: build ## bats: library, bad input, end to end
-	bats --print-output-on-failure tests/
+	bats --timing --print-output-on-failure tests/
 
 lint: ## gofmt, go vet, shellcheck (scripts and the manual's code blocks)
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>&1); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
