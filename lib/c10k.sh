@@ -31,6 +31,17 @@
 # monitors/{server,client}/c10k/; csb summarize computes memory per
 # connection (server, client, kernel) and the counts from those files.
 # This module changes no sysctl.
+#
+# With CLIENTS >= 2 (lib/clients.sh) the plan covers every client host:
+# each host's facts are read there (raw/limits.<label>.env) and before each
+# scenario its sockets and addresses (raw/<cell>.<label>.*); the plan names
+# the host of each process (labels client1..N). Addresses are added and
+# removed on their host; a process of client k >= 2 runs from its work
+# directory (connclient copied there), recorded and stopped by PID like
+# every process there, pidstat following it; the start file is written on
+# every host; the results come back as raw/<cell>.client-N.json, N over
+# the plan's sources; the snapshots of client k as monitors/<label>/c10k/.
+# The active scenario (wrk) runs from one host: refused with CLIENTS >= 2.
 
 declare -ga C10K_CELLS=() C10K_ADDED=() C10K_CLIENT_PIDS=() C10K_CLIENT_OUT=() C10K_CLIENT_LOG=() C10K_CLIENT_K=()
 declare -ga C10K_SOURCES=() C10K_SHARE_CONNS=() C10K_SHARE_RPS=() C10K_SHARE_RATE=()
@@ -661,15 +672,18 @@ c10k_wait_event() {
   local deadline=$((SECONDS + $2)) i ready k rc=0
   local -a watchers=()
   for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
-    local files=()
+    local files=() pids=()
     for i in "${!C10K_CLIENT_K[@]}"; do
       ((C10K_CLIENT_K[i] == k)) || continue
       files+=("$(c10k_remote_path "${k}" "${C10K_CLIENT_OUT[i]}")" "$(c10k_remote_path "${k}" "${C10K_CLIENT_LOG[i]}")")
+      [[ -z "${C10K_CLIENT_PIDS[i]}" ]] || pids+=("${C10K_CLIENT_PIDS[i]}")
     done
     ((${#files[@]})) || continue
+    # The watcher also ends once none of the host's processes is left (a
+    # run stopped meanwhile stops them: nothing waits on there).
     # shellcheck disable=SC2016 # expanded by the client's shell
-    on_client_sh "${k}" "set -- $(csb_quote "${CONNCLIENT_EVENT_PREFIX}$1\"" "$2" "${files[@]}")"'
-pat=$1; end=$((SECONDS + $2)); shift 2
+    on_client_sh "${k}" "set -- $(csb_quote "${CONNCLIENT_EVENT_PREFIX}$1\"" "$2" "${pids[*]}" "${files[@]}")"'
+pat=$1; end=$((SECONDS + $2)); pids=$3; shift 3
 while [ "${SECONDS}" -lt "${end}" ]; do
   ready=1
   for f in "$@"; do
@@ -679,6 +693,9 @@ while [ "${SECONDS}" -lt "${end}" ]; do
     esac
   done
   [ "$ready" = 1 ] && exit 0
+  alive=0
+  for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done
+  [ "$alive" = 1 ] || exit 1
   sleep 0.2
 done
 exit 1' &

@@ -136,10 +136,14 @@ merged_p99() {
   done
 }
 
-@test "c100k: a CONNS step that is not a count is refused before anything starts (exit 2)" {
+@test "c100k: a CONNS step that is not a count, or wrk over two client hosts, is refused before anything starts (exit 2)" {
   run bash 03-c10k/run_c10k_beyond.sh -l local -p smoke -s CONNS=20k,50x
   [ "$status" -eq 2 ]
   [[ "$output" == *"CONNS"*"20k,50k,100k"* ]]
+  # One wrk cannot be split across client hosts: refused, saying what to give.
+  run bash 03-c10k/run_c10k.sh -l netns -p smoke -s CLIENTS=2
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"the active scenario (wrk) runs from one client host"*"SCENARIOS=idle,lowrate, or CLIENTS=1"* ]]
 }
 
 # two_hosts_clean DIR: nothing of a CLIENTS=2 run is left: no process it
@@ -196,6 +200,8 @@ two_hosts_clean() {
     [ -s "${d}/monitors/client2/c10k/${cell}.held.sockstat" ]
   done
   grep -q '^client_addrs_removed=.*198\.18\.2\.' "${d}/run.env"
+  # The report gives each host's share.
+  grep -q '^| 4k low-rate at 2000 req/s | client2 | 2 | 2000 | ' "${d}/Report_03-c10k.md"
   two_hosts_clean "${d}"
 }
 
