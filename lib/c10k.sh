@@ -589,7 +589,7 @@ c10k_clients_start_on() {
   local k=$1 cell=$2 kind=$3 idx=$4
   shift 4
   local work=${CSB_CL_WORK[k]} label=${CSB_CL_LABEL[k]} i a base script out p
-  local -a cmd args=() pids
+  local -a cmd args=() c10k_started
   for a in "$@"; do
     [[ "${a}" != "${CSB_RUN_DIR}/"* ]] || a="${work}/${a#"${CSB_RUN_DIR}/"}"
     args+=("${a}")
@@ -613,10 +613,10 @@ printf '%s %s %s\\n' \"\$p\" \"\${st:-0}\" connclient >>$(csb_quote "${work}/pid
 echo \"\$p\""
   done
   out=$(on_client_sh "${k}" "${script}") || out=""
-  mapfile -t pids <<<"${out}"
+  mapfile -t c10k_started <<<"${out}"
   local j=0
   for i in ${idx}; do
-    p=${pids[j]:-}
+    p=${c10k_started[j]:-}
     j=$((j + 1))
     if [[ ! "${p}" =~ ^[0-9]+$ ]]; then
       log_error "could not start connclient $((i + 1)) on ${label}: ${out}"
@@ -672,17 +672,17 @@ c10k_wait_event() {
   local deadline=$((SECONDS + $2)) i ready k rc=0
   local -a watchers=()
   for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
-    local files=() pids=()
+    local files=() c10k_hpids=()
     for i in "${!C10K_CLIENT_K[@]}"; do
       ((C10K_CLIENT_K[i] == k)) || continue
       files+=("$(c10k_remote_path "${k}" "${C10K_CLIENT_OUT[i]}")" "$(c10k_remote_path "${k}" "${C10K_CLIENT_LOG[i]}")")
-      [[ -z "${C10K_CLIENT_PIDS[i]}" ]] || pids+=("${C10K_CLIENT_PIDS[i]}")
+      [[ -z "${C10K_CLIENT_PIDS[i]}" ]] || c10k_hpids+=("${C10K_CLIENT_PIDS[i]}")
     done
     ((${#files[@]})) || continue
     # The watcher also ends once none of the host's processes is left (a
     # run stopped meanwhile stops them: nothing waits on there).
     # shellcheck disable=SC2016 # expanded by the client's shell
-    on_client_sh "${k}" "set -- $(csb_quote "${CONNCLIENT_EVENT_PREFIX}$1\"" "$2" "${pids[*]}" "${files[@]}")"'
+    on_client_sh "${k}" "set -- $(csb_quote "${CONNCLIENT_EVENT_PREFIX}$1\"" "$2" "${c10k_hpids[*]}" "${files[@]}")"'
 pat=$1; end=$((SECONDS + $2)); pids=$3; shift 3
 while [ "${SECONDS}" -lt "${end}" ]; do
   ready=1
@@ -764,15 +764,15 @@ c10k_clients_wait() {
   local i rc k failed=() w
   local -a waiters=()
   for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
-    local pids=() files=()
+    local c10k_hpids=() files=()
     for i in "${!C10K_CLIENT_K[@]}"; do
       ((C10K_CLIENT_K[i] == k)) || continue
-      [[ -z "${C10K_CLIENT_PIDS[i]}" ]] || pids+=("${C10K_CLIENT_PIDS[i]}")
+      [[ -z "${C10K_CLIENT_PIDS[i]}" ]] || c10k_hpids+=("${C10K_CLIENT_PIDS[i]}")
       files+=("raw/$(basename "${C10K_CLIENT_OUT[i]}" .json).json" "raw/$(basename "${C10K_CLIENT_OUT[i]}" .json).log" "raw/$(basename "${C10K_CLIENT_OUT[i]}" .json).rc")
     done
     ((${#files[@]})) || continue
     # shellcheck disable=SC2016 # expanded by the client's shell
-    on_client_sh "${k}" "for p in ${pids[*]}; do while kill -0 \"\$p\" 2>/dev/null; do sleep 0.2; done; done
+    on_client_sh "${k}" "for p in ${c10k_hpids[*]}; do while kill -0 \"\$p\" 2>/dev/null; do sleep 0.2; done; done
 sleep 0.2
 cd $(csb_quote "${CSB_CL_WORK[k]}") && tar -cf - --ignore-failed-read $(csb_quote "${files[@]}") 2>/dev/null; rm -f raw/*.rc" |
       tar -C "${CSB_RUN_DIR}" -xf - &
