@@ -719,6 +719,31 @@ exit 1' &
   return "${rc}"
 }
 
+# c10k_hold_overlap CELL: with several client hosts each idle process holds
+# HOLD s from its own last connect: a host whose ramp ended much sooner may
+# have closed its connections before the slowest host held all of its own.
+# Names such hosts (log and run.env c10k.CELL.hold_ended=LABEL,...): the
+# held snapshot then misses their connections; a HOLD longer than the
+# ramps' spread avoids it.
+c10k_hold_overlap() {
+  local cell=$1 i k done_hosts=()
+  local -A seen=()
+  for i in "${!C10K_CLIENT_OUT[@]}"; do
+    k=${C10K_CLIENT_K[i]:-1}
+    [[ -z "${seen[${k}]+x}" ]] || continue
+    if ((k == 1)); then
+      [[ -s "${C10K_CLIENT_OUT[i]}" ]] || continue
+    else
+      on_client_sh "${k}" "test -s $(csb_quote "$(c10k_remote_path "${k}" "${C10K_CLIENT_OUT[i]}")")" || continue
+    fi
+    seen[${k}]=1
+    done_hosts+=("${CSB_CL_LABEL[k]}")
+  done
+  ((${#done_hosts[@]})) || return 0
+  log_warn "${cell}: the processes on ${done_hosts[*]} ended their ${C10K_HOLD} s hold before every host held its connections (their ramps were shorter): the held snapshot misses theirs; a HOLD longer than the ramps' spread avoids it"
+  csb_run_set "c10k.${cell}.hold_ended" "$(IFS=,; echo "${done_hosts[*]}")"
+}
+
 # c10k_remote_path K PATH: a path of the run directory as client K's work
 # directory holds it.
 c10k_remote_path() { echo "${CSB_CL_WORK[$1]}/${2#"${CSB_RUN_DIR}/"}"; }
@@ -860,6 +885,7 @@ c10k_scenario() {
       c10k_clients_start "${cell}" idle -hold "${C10K_HOLD}s" -path "${HEALTH_PATH}"
       c10k_wait_event "${CONNCLIENT_EVENT_HOLDING}" "${bound}" ||
         log_warn "${cell}: not every client holds its connections after ${bound} s; snapshot taken anyway"
+      ((CSB_CLIENTS_N == 1)) || c10k_hold_overlap "${cell}"
       ;;
     lowrate)
       # Every process opens its connections, then waits for one start time

@@ -175,6 +175,12 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 	if rc.Status == "refused" {
 		return notes
 	}
+	// lib/c10k.sh names the client hosts whose idle processes had ended
+	// their hold before every host held (c10k.<cell>.hold_ended).
+	if v := r.Get("c10k." + rc.Name + ".hold_ended"); v != "" {
+		details["hold_ended_early"] = strings.Split(v, ",")
+		note("the idle processes on %s ended their hold before every client host held its connections: the counts and memory with every connection held miss theirs (raise HOLD above the spread of the hosts' ramps)", v)
+	}
 	v, basis := established(c10k, "server", r.Get("lab") == "local")
 	m["server_established"] = v
 	if basis != "" {
