@@ -45,6 +45,8 @@
 #   TW_THRESHOLD      TIME_WAIT sockets from which a client address is busy (500)
 #   TW_WAIT_MAX       longest wait for TIME_WAIT to drain, seconds (120)
 #   CLIENT_EXTRA_IPS  LAB=ssh: more source addresses already on CLIENT_NIC
+#   CLIENTS           client hosts: idle and low-rate split across them; the
+#                     active scenario (one wrk) needs CLIENTS=1
 #   SERVER            the server under test: csb (default), nginx, cmd
 #                     (SERVER_CMD) or url; HEALTH_PATH its idle/low-rate path
 #                     (default /healthz); see README

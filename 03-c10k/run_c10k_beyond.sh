@@ -25,6 +25,10 @@
 # their TIME_WAIT, listen backlog, memory, files): what cannot work is
 # refused before any connection is opened, naming the setting to change.
 # The server is started for each scenario, so its RSS starts fresh.
+# With CLIENTS=N client hosts the scenario is split evenly across them,
+# each host's share planned on its own limits and sockets, its processes
+# started there (the netns lab adds 198.18.<k>.3 and up on client k >= 2);
+# the results are merged as from one host (histograms bucket by bucket).
 #
 # Profiles (each setting below overrides its part):
 #   smoke  CONNS 20000, RPS 2000, hold 3 s, 5 s per low-rate cell,
@@ -45,6 +49,7 @@
 #   TW_THRESHOLD      TIME_WAIT sockets from which a client address is busy (500)
 #   TW_WAIT_MAX       longest wait for TIME_WAIT to drain, seconds (120)
 #   CLIENT_EXTRA_IPS  LAB=ssh: more source addresses already on CLIENT_NIC
+#   CLIENTS           client hosts (netns: 1 to 8; ssh: CLIENT_HOSTS lists them)
 #   SERVER            the server under test: csb (default), nginx, cmd
 #                     (SERVER_CMD) or url; HEALTH_PATH its idle/low-rate path
 #                     (default /healthz); see README
@@ -76,6 +81,7 @@
 #   sudo LAB=netns PROFILE=quick bash 03-c10k/run_c10k_beyond.sh
 #   sudo bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s SCENARIOS=idle
 #   sudo bash 03-c10k/run_c10k_beyond.sh -l netns -s CONNS=20k,50k,100k
+#   sudo bash 03-c10k/run_c10k_beyond.sh -l netns -p quick -s CLIENTS=2
 
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"

@@ -76,8 +76,9 @@ csb_c10k_settings
 
 # cooldown: wait for the client's TIME_WAIT toward the server to drain.
 cooldown() {
-  local start=${SECONDS}
-  log_info "TIME_WAIT cool-down: waiting until fewer than ${TW_THRESHOLD} of this host's sockets toward ${SERVER_IP}:${SERVER_PORT} are in TIME_WAIT (at most ${TW_WAIT_MAX} s)"
+  local start=${SECONDS} whose="this host's"
+  ((CSB_CLIENTS_N == 1)) || whose="the ${CSB_CLIENTS_N} client hosts' (summed)"
+  log_info "TIME_WAIT cool-down: waiting until fewer than ${TW_THRESHOLD} of ${whose} sockets toward ${SERVER_IP}:${SERVER_PORT} are in TIME_WAIT (at most ${TW_WAIT_MAX} s)"
   if c10k_tw_wait "${CSB_RUN_DIR}/raw/tw-cooldown.tsv"; then
     csb_run_set tw_cooldown_ok 1
     log_info "TIME_WAIT cool-down: waited $((SECONDS - start)) s"

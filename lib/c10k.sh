@@ -31,8 +31,19 @@
 # monitors/{server,client}/c10k/; csb summarize computes memory per
 # connection (server, client, kernel) and the counts from those files.
 # This module changes no sysctl.
+#
+# With CLIENTS >= 2 (lib/clients.sh) the plan covers every client host:
+# each host's facts are read there (raw/limits.<label>.env) and before each
+# scenario its sockets and addresses (raw/<cell>.<label>.*); the plan names
+# the host of each process (labels client1..N). Addresses are added and
+# removed on their host; a process of client k >= 2 runs from its work
+# directory (connclient copied there), recorded and stopped by PID like
+# every process there, pidstat following it; the start file is written on
+# every host; the results come back as raw/<cell>.client-N.json, N over
+# the plan's sources; the snapshots of client k as monitors/<label>/c10k/.
+# The active scenario (wrk) runs from one host: refused with CLIENTS >= 2.
 
-declare -ga C10K_CELLS=() C10K_ADDED=() C10K_CLIENT_PIDS=() C10K_CLIENT_OUT=() C10K_CLIENT_LOG=()
+declare -ga C10K_CELLS=() C10K_ADDED=() C10K_CLIENT_PIDS=() C10K_CLIENT_OUT=() C10K_CLIENT_LOG=() C10K_CLIENT_K=()
 declare -ga C10K_SOURCES=() C10K_SHARE_CONNS=() C10K_SHARE_RPS=() C10K_SHARE_RATE=()
 C10K_SERVER_PROCS=1
 C10K_REFUSAL=""
@@ -81,6 +92,14 @@ c10k_check_scenarios() {
     [[ -z "${seen[${item}]+x}" ]] || usage_error "SCENARIOS=${SCENARIOS}: ${item} is listed twice"
     seen[${item}]=1
   done
+  # wrk cannot be split across hosts by source address: it runs on one.
+  if ((CSB_CLIENTS_N > 1)) && [[ -n "${seen[active]+x}" ]]; then
+    usage_error "SCENARIOS=${SCENARIOS}: the active scenario (wrk) runs from one client host, and CLIENTS=${CSB_CLIENTS_N}: give SCENARIOS=idle,lowrate, or CLIENTS=1"
+  fi
+  # connclient over TLS trusts the run's CA, which is on this host only.
+  if ((CSB_CLIENTS_N > 1)) && [[ "${SCHEME:-http}" == https ]]; then
+    usage_error "SCHEME=https with CLIENTS=${CSB_CLIENTS_N}: Phase 3 over TLS runs from one client host (the run's CA is on this one); give CLIENTS=1"
+  fi
 }
 
 # c10k_wants KIND: is KIND in SCENARIOS?
@@ -123,6 +142,7 @@ c10k_begin() {
   c10k_facts
   c10k_preflight "${C10K_CELLS[@]}"
   csb_run_begin 03-c10k "${name}" "$@"
+  c10k_put_connclient
   c10k_record_facts
   c10k_raise_fd
   csb_capture_env
@@ -173,10 +193,19 @@ SCRIPT
 # c10k_facts: read both hosts' limits (ulimit -Hn of a process started the
 # way the runner starts them, sysctls, MemAvailable) into C10K_SRV_FACTS and
 # C10K_CLI_FACTS, verbatim; `csb c10k-plan` reads them.
+# With CLIENTS >= 2 each client host's facts are read there (through its
+# ssh: the fd limit its processes get) into C10K_CL_FACTS[k].
 C10K_SRV_FACTS="" C10K_CLI_FACTS=""
+declare -ga C10K_CL_FACTS=()
 c10k_facts() {
+  local k
   C10K_SRV_FACTS=$(on_server_sh "$(c10k_facts_script)") || die "cannot read the server's limits" 4
   C10K_CLI_FACTS=$(bash -c "$(c10k_facts_script)") || die "cannot read this host's limits" 1
+  C10K_CL_FACTS=([1]="${C10K_CLI_FACTS}")
+  for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
+    C10K_CL_FACTS[k]=$(on_client_sh "${k}" "$(c10k_facts_script)") ||
+      die "cannot read the limits of ${CSB_CL_LABEL[k]} (${CSB_CL_SSH[k]})" 4
+  done
 }
 
 # c10k_record_facts: keep the facts read above in the run directory; the
@@ -184,6 +213,10 @@ c10k_facts() {
 c10k_record_facts() {
   printf '%s\n' "${C10K_SRV_FACTS}" >"${CSB_RUN_DIR}/raw/limits.server.env"
   printf '%s\n' "${C10K_CLI_FACTS}" >"${CSB_RUN_DIR}/raw/limits.client.env"
+  local k
+  for ((k = 1; k <= CSB_CLIENTS_N && CSB_CLIENTS_N > 1; k++)); do
+    printf '%s\n' "${C10K_CL_FACTS[k]}" >"${CSB_RUN_DIR}/raw/limits.${CSB_CL_LABEL[k]}.env"
+  done
   csb_run_set sysctls_changed none
 }
 
@@ -210,18 +243,50 @@ c10k_plan_run() {
   done <<<"${out}"
 }
 
+# c10k_host_flags ARRAY FACTS_PREFIX [CELL]: with CLIENTS >= 2, one
+# -client-host of `csb c10k-plan` per client host into ARRAY: named by its
+# label (client<k>), its first address, its NIC, its other addresses (and,
+# on client 1, CLIENT_EXTRA_IPS), its facts FACTS_PREFIX<label>.env; with
+# CELL its sockets toward the server and the addresses on its NIC
+# (raw/CELL.<label>.ports.txt, .addrs.json). Empty with one client.
+c10k_host_flags() {
+  local -n _flags=$1
+  local pre=$2 cell=${3:-} k spec first extra label
+  _flags=()
+  ((CSB_CLIENTS_N > 1)) || return 0
+  for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+    label=${CSB_CL_LABEL[k]} first=${CSB_CL_ADDRS[k]%%,*} extra=""
+    [[ "${CSB_CL_ADDRS[k]}" != *,* ]] || extra=${CSB_CL_ADDRS[k]#*,}
+    ((k > 1)) || [[ -z "${CLIENT_EXTRA_IPS}" ]] || extra=${extra:+${extra},}${CLIENT_EXTRA_IPS}
+    spec="name=${label},ip=${first},nic=${CSB_CL_NIC[k]},facts=${pre}${label}.env"
+    [[ -z "${extra}" ]] || spec+=",extra=${extra//,/+}"
+    [[ -z "${cell}" ]] || spec+=",sockets=${CSB_RUN_DIR}/raw/${cell}.${label}.ports.txt,addrs=${CSB_RUN_DIR}/raw/${cell}.${label}.addrs.json"
+    _flags+=(-client-host "${spec}")
+  done
+}
+
 # c10k_preflight SCENARIO...: refuse the run (exit 6) before anything starts
 # when a scenario ("KIND CONNS RPS") cannot work on these hosts.
 c10k_preflight() {
-  local sc kind conns rps bad=0
+  local sc kind conns rps bad=0 tmp="" k
+  local -a hostf=()
+  if ((CSB_CLIENTS_N > 1)); then
+    # The run directory does not exist yet: the hosts' facts in files here.
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/csb-c10k-facts.XXXXXX")
+    for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+      printf '%s\n' "${C10K_CL_FACTS[k]}" >"${tmp}/limits.${CSB_CL_LABEL[k]}.env"
+    done
+    c10k_host_flags hostf "${tmp}/limits."
+  fi
   for sc in "$@"; do
     read -r kind conns rps <<<"${sc}"
-    c10k_plan_run "${kind}" "${conns}" "${rps}" <(printf '%s\n' "${C10K_SRV_FACTS}") <(printf '%s\n' "${C10K_CLI_FACTS}")
+    c10k_plan_run "${kind}" "${conns}" "${rps}" <(printf '%s\n' "${C10K_SRV_FACTS}") <(printf '%s\n' "${C10K_CLI_FACTS}") "${hostf[@]}"
     if ((!C10K_PLAN[ok])); then
       printf 'error: %s %s: %s\n' "${kind}" "${conns}" "${C10K_PLAN[refusal]}" >&2
       bad=1
     fi
   done
+  [[ -z "${tmp}" ]] || rm -rf "${tmp}"
   log_info "limits: ${C10K_PLAN[limits]}"
   ((bad == 0)) || die "a Phase 3 scenario cannot work on these hosts (see above); nothing was started" 6
   log_info "preflight: every scenario fits the fd limits, backlog, memory and files of both hosts${C10K_PLAN[note]:+ (${C10K_PLAN[note]})}"
@@ -229,42 +294,76 @@ c10k_preflight() {
 
 # ---- client source addresses ----------------------------------------------------
 
-# c10k_addr_add IP: add IP to CLIENT_NIC in the netns lab's client namespace
-# (this process runs inside it) and remember it for c10k_addrs_remove.
+# c10k_addr_add IP [K]: add IP to client K's NIC (default 1, the netns
+# lab's client namespace this process runs in; K >= 2 through its ssh) and
+# remember it for c10k_addrs_remove. With CLIENTS >= 2 the lab's hosts share
+# one /CSB_NETNS_LAN_PREFIX, and the address takes that prefix.
 c10k_addr_add() {
-  local ip=$1
-  local -a cmd=(ip addr add "${ip}/${CSB_NETNS_PREFIX}" dev "${CLIENT_NIC}")
-  log_cmd "${cmd[@]}"
-  "${cmd[@]}" || die "could not add ${ip} to ${CLIENT_NIC}" 1
+  local ip=$1 k=${2:-1} prefix=${CSB_NETNS_PREFIX}
+  ((CSB_CLIENTS_N == 1)) || prefix=${CSB_NETNS_LAN_PREFIX}
+  local nic=${CSB_CL_NIC[k]:-${CLIENT_NIC}}
+  local -a cmd=(ip addr add "${ip}/${prefix}" dev "${nic}")
+  if ((k == 1)); then
+    log_cmd "${cmd[@]}"
+    "${cmd[@]}" || die "could not add ${ip} to ${nic}" 1
+  else
+    log_cmd "${CSB_CL_LABEL[k]}:" "${cmd[@]}"
+    on_client_sh "${k}" "$(csb_quote "${cmd[@]}")" || die "could not add ${ip} to ${nic} on ${CSB_CL_LABEL[k]}" 1
+  fi
   if ((${#C10K_ADDED[@]} == 0)); then
     csb_on_exit_hook c10k_addrs_remove
   fi
-  C10K_ADDED+=("${ip}")
-  csb_run_set client_addrs_added "$(IFS=,; echo "${C10K_ADDED[*]}")"
+  C10K_ADDED+=("${k} ${ip}/${prefix} ${nic}")
+  csb_run_set client_addrs_added "$(c10k_added_ips "${C10K_ADDED[@]}")"
 }
 
-# c10k_addrs_remove: remove every address this run added (an exit hook).
+# c10k_added_ips ENTRY...: the addresses of C10K_ADDED entries
+# ("K IP/PREFIX NIC"), comma-separated.
+c10k_added_ips() {
+  local e k a n ips=()
+  for e in "$@"; do
+    read -r k a n <<<"${e}"
+    ips+=("${a%/*}")
+  done
+  (IFS=,; echo "${ips[*]}")
+}
+
+# c10k_addrs_remove: remove every address this run added, on its host (an
+# exit hook).
 c10k_addrs_remove() {
-  local ip removed=()
-  for ip in "${C10K_ADDED[@]}"; do
-    if ip addr del "${ip}/${CSB_NETNS_PREFIX}" dev "${CLIENT_NIC}"; then
-      removed+=("${ip}")
+  local e k a nic removed=()
+  for e in "${C10K_ADDED[@]}"; do
+    read -r k a nic <<<"${e}"
+    if ((k == 1)) && ip addr del "${a}" dev "${nic}"; then
+      removed+=("${e}")
+    elif ((k > 1)) && on_client_sh "${k}" "ip addr del $(csb_quote "${a}") dev $(csb_quote "${nic}")"; then
+      removed+=("${e}")
     else
-      log_warn "could not remove ${ip} from ${CLIENT_NIC}; remove it by hand: ip addr del ${ip}/${CSB_NETNS_PREFIX} dev ${CLIENT_NIC}"
+      log_warn "could not remove ${a%/*} from ${nic}$( ((k == 1)) || echo " on ${CSB_CL_LABEL[k]}"); remove it by hand: ip addr del ${a} dev ${nic}"
     fi
   done
   ((${#removed[@]})) || return 0
-  log_info "removed the client addresses this run added: ${removed[*]}"
-  csb_run_set client_addrs_removed "$(IFS=,; echo "${removed[*]}")"
+  log_info "removed the client addresses this run added: $(c10k_added_ips "${removed[@]}" | tr , ' ')"
+  csb_run_set client_addrs_removed "$(c10k_added_ips "${removed[@]}")"
   C10K_ADDED=()
 }
 
 # c10k_sockets_scan CELL: what the plan reads about the client before a
 # scenario: its sockets toward SERVER_IP:SERVER_PORT (ss, raw/CELL.ports.txt)
 # and the addresses on CLIENT_NIC (ip -j, raw/CELL.addrs.json; LAB=local
-# uses 127.0.0.x, always there).
+# uses 127.0.0.x, always there). With CLIENTS >= 2 the same of every client
+# host, read there: raw/CELL.<label>.ports.txt and .addrs.json.
 c10k_sockets_scan() {
-  local raw="${CSB_RUN_DIR}/raw/$1"
+  local raw="${CSB_RUN_DIR}/raw/$1" k label
+  if ((CSB_CLIENTS_N > 1)); then
+    for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+      label=${CSB_CL_LABEL[k]}
+      on_client_sh "${k}" "ss -Htan dst $(csb_quote "$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}") 2>&1" >"${raw}.${label}.ports.txt" || true
+      on_client_sh "${k}" "ip -j -4 addr show dev $(csb_quote "${CSB_CL_NIC[k]}")" >"${raw}.${label}.addrs.json" ||
+        die "cannot list the addresses of ${CSB_CL_NIC[k]} on ${label}" 1
+    done
+    return 0
+  fi
   ss -Htan dst "$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}" >"${raw}.ports.txt" 2>&1 || true
   if [[ "${LAB}" == local ]]; then
     echo '[]' >"${raw}.addrs.json"
@@ -273,10 +372,20 @@ c10k_sockets_scan() {
   fi
 }
 
-# c10k_tw_count [ADDR]: TIME_WAIT sockets toward the server (from ADDR).
+# c10k_tw_count [ADDR]: TIME_WAIT sockets toward the server (from ADDR);
+# with CLIENTS >= 2 the sum over the client hosts, each counted there.
 c10k_tw_count() {
   local -a lines filter=(dst "$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}")
   [[ -z "${1:-}" ]] || filter+=(src "$1")
+  local k n total=0
+  if ((CSB_CLIENTS_N > 1)); then
+    for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
+      n=$(on_client_sh "${k}" "ss -Htn state time-wait $(csb_quote "${filter[@]}") 2>/dev/null | wc -l") || n=0
+      total=$((total + ${n:-0}))
+    done
+    echo "${total}"
+    return 0
+  fi
   mapfile -t lines < <(ss -Htn state time-wait "${filter[@]}" 2>/dev/null)
   echo "${#lines[@]}"
 }
@@ -317,9 +426,11 @@ c10k_tw_wait() {
 # C10K_REFUSAL says why (for people; the plan has the code).
 c10k_plan() {
   local cell=$1 kind=$2 conns=$3 rps=${4:-0}
-  local raw="${CSB_RUN_DIR}/raw/${cell}" ip
-  local -a flags=(-sockets "${raw}.ports.txt" -addrs "${raw}.addrs.json" -out "${raw}.plan.json")
+  local raw="${CSB_RUN_DIR}/raw/${cell}" ip k
+  local -a flags=(-sockets "${raw}.ports.txt" -addrs "${raw}.addrs.json" -out "${raw}.plan.json") hostf
   local -a facts=("${CSB_RUN_DIR}/raw/limits.server.env" "${CSB_RUN_DIR}/raw/limits.client.env")
+  c10k_host_flags hostf "${CSB_RUN_DIR}/raw/limits." "${cell}"
+  flags+=("${hostf[@]}")
   C10K_REFUSAL=""
   c10k_sockets_scan "${cell}"
   c10k_plan_run "${kind}" "${conns}" "${rps}" "${facts[@]}" "${flags[@]}"
@@ -336,15 +447,40 @@ c10k_plan() {
     log_warn "scenario ${cell} refused (${C10K_PLAN[code]}): ${C10K_REFUSAL}"
     return 1
   fi
-  local -a add=()
-  [[ -z "${C10K_PLAN[add]}" ]] || IFS=, read -r -a add <<<"${C10K_PLAN[add]}"
-  for ip in "${add[@]}"; do c10k_addr_add "${ip}"; done
   C10K_SERVER_PROCS=${C10K_PLAN[server_procs]}
   IFS=, read -r -a C10K_SOURCES <<<"${C10K_PLAN[sources]}"
+  c10k_source_hosts
+  local -a add=()
+  local i
+  [[ -z "${C10K_PLAN[add]}" ]] || IFS=, read -r -a add <<<"${C10K_PLAN[add]}"
+  for ip in "${add[@]}"; do
+    k=1
+    for i in "${!C10K_SOURCES[@]}"; do
+      [[ "${C10K_SOURCES[i]}" != "${ip}" ]] || k=${C10K_SOURCE_K[i]}
+    done
+    c10k_addr_add "${ip}" "${k}"
+  done
   IFS=, read -r -a C10K_SHARE_CONNS <<<"${C10K_PLAN[share_conns]}"
   IFS=, read -r -a C10K_SHARE_RATE <<<"${C10K_PLAN[share_rate]}"
   IFS=, read -r -a C10K_SHARE_RPS <<<"${C10K_PLAN[share_rps]}"
-  log_info "plan ${cell}: ${C10K_SERVER_PROCS} server process(es), ${#C10K_SOURCES[@]} client process(es) from ${C10K_SOURCES[*]}${C10K_PLAN[note]:+; ${C10K_PLAN[note]}}"
+  log_info "plan ${cell}: ${C10K_SERVER_PROCS} server process(es), ${#C10K_SOURCES[@]} client process(es) from ${C10K_SOURCES[*]}$( ((CSB_CLIENTS_N == 1)) || echo " on ${C10K_PLAN[source_hosts]//,/ }")${C10K_PLAN[note]:+; ${C10K_PLAN[note]}}"
+}
+
+# c10k_source_hosts: C10K_SOURCE_K[i], the client host (k) that runs
+# source i, from the plan's source_hosts (the labels the hosts were given;
+# "local" with one client: client 1).
+declare -ga C10K_SOURCE_K=()
+c10k_source_hosts() {
+  local -a hosts
+  local i k
+  C10K_SOURCE_K=()
+  IFS=, read -r -a hosts <<<"${C10K_PLAN[source_hosts]:-}"
+  for i in "${!C10K_SOURCES[@]}"; do
+    C10K_SOURCE_K[i]=1
+    for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
+      [[ "${hosts[i]:-}" != "${CSB_CL_LABEL[k]}" ]] || C10K_SOURCE_K[i]=${k}
+    done
+  done
 }
 
 # ---- the server, per scenario ---------------------------------------------------
@@ -365,7 +501,7 @@ c10k_server_start() { CSB_SERVER_CONNS=$4 csb_http_start "csb-server-$1" "$3" "$
 # is taken only while no request is in flight (idle holds).
 c10k_snapshot() {
   local cell=$1 when=$2 with_ss=${3:-0}
-  local rd="${CSB_REMOTE_RUN}/monitors/server/c10k" ld="${CSB_RUN_DIR}/monitors/client/c10k"
+  local rd="${CSB_REMOTE_RUN}/monitors/server/c10k" ld="${CSB_RUN_DIR}/monitors/${CSB_CLIENT_LABEL}/c10k"
   local base="${cell}.${when}" port_filter="( sport = :${SERVER_PORT} )"
   local script
   script="mkdir -p $(csb_quote "${rd}") && cd $(csb_quote "${rd}") && for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; cat /proc/net/sockstat >$(csb_quote "${base}.sockstat"); { cat /proc/slabinfo 2>/dev/null || echo unreadable; } >$(csb_quote "${base}.slabinfo"); getconf PAGESIZE >$(csb_quote "${base}.pagesize")"
@@ -378,35 +514,141 @@ c10k_snapshot() {
   if ((with_ss)); then
     ss -Htn state established "( dport = :${SERVER_PORT} )" >"${ld}/${base}.established" 2>/dev/null || true
   fi
+  # Every other client host's, read there, kept under monitors/<label>/c10k/.
+  local k cscript="cat /proc/net/sockstat"
+  ((with_ss)) && cscript+="; echo ==ss; ss -Htn state established $(csb_quote "( dport = :${SERVER_PORT} )")"
+  for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
+    ld="${CSB_RUN_DIR}/monitors/${CSB_CL_LABEL[k]}/c10k"
+    mkdir -p "${ld}"
+    on_client_sh "${k}" "${cscript}" >"${ld}/${base}.snap" 2>/dev/null || log_warn "snapshot ${base} failed on ${CSB_CL_LABEL[k]}"
+    sed '/^==ss$/,$d' "${ld}/${base}.snap" >"${ld}/${base}.sockstat"
+    ((with_ss)) && sed '1,/^==ss$/d' "${ld}/${base}.snap" >"${ld}/${base}.established"
+    rm -f "${ld}/${base}.snap"
+  done
 }
 
 # ---- the clients ----------------------------------------------------------------
 
 # c10k_clients_start CELL KIND ARGS...: one connclient KIND per planned
-# source, each with its share; stdout (the JSON result) to
-# raw/CELL.client-N.json, stderr (progress) to raw/CELL.client-N.log.
+# source, each with its share, on the client host the plan puts it on;
+# stdout (the JSON result) to raw/CELL.client-N.json, stderr (progress) to
+# raw/CELL.client-N.log, N numbering the plan's sources over every host.
+# A process of client K >= 2 runs from its work directory's bin/ and
+# writes there (an argument naming a path of the run directory names the
+# same path there); c10k_clients_wait copies its files back.
 c10k_clients_start() {
   local cell=$1 kind=$2
   shift 2
-  local i pid out log
+  local i k pid out log
   local -a cmd
-  C10K_CLIENT_PIDS=() C10K_CLIENT_OUT=() C10K_CLIENT_LOG=()
+  local -A remote=()
+  C10K_CLIENT_PIDS=() C10K_CLIENT_OUT=() C10K_CLIENT_LOG=() C10K_CLIENT_K=()
   for i in "${!C10K_SOURCES[@]}"; do
-    cmd=("${CSB_ROOT}/bin/connclient" "${kind}" -target "$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}"
-      -conns "${C10K_SHARE_CONNS[i]}" -rate "${C10K_SHARE_RATE[i]}" -source "${C10K_SOURCES[i]}")
-    if [[ "${kind}" == lowrate ]]; then
-      cmd+=(-rps "${C10K_SHARE_RPS[i]}")
-    fi
-    cmd+=("${CSB_TLS_CLIENT_FLAGS[@]}" "$@")
+    k=${C10K_SOURCE_K[i]:-1}
     out="${CSB_RUN_DIR}/raw/${cell}.client-$((i + 1)).json"
     log="${CSB_RUN_DIR}/raw/${cell}.client-$((i + 1)).log"
+    C10K_CLIENT_OUT+=("${out}") C10K_CLIENT_LOG+=("${log}") C10K_CLIENT_K+=("${k}")
+    if ((k > 1)); then
+      remote[${k}]+=" ${i}"
+      C10K_CLIENT_PIDS+=("")
+      continue
+    fi
+    c10k_client_cmd cmd "${CSB_ROOT}/bin/connclient" "${i}" "${kind}" "$@"
     log_cmd "${cmd[@]}"
     "${cmd[@]}" </dev/null >"${out}" 2>"${log}" &
     pid=$!
     csb_track_client "${pid}" connclient
-    C10K_CLIENT_PIDS+=("${pid}") C10K_CLIENT_OUT+=("${out}") C10K_CLIENT_LOG+=("${log}")
+    C10K_CLIENT_PIDS[i]=${pid}
   done
-  csb_monitor_client_pids "connclient-${cell}" "$(IFS=,; echo "${C10K_CLIENT_PIDS[*]}")"
+  local -a local_pids=()
+  for i in "${!C10K_CLIENT_PIDS[@]}"; do
+    ((C10K_CLIENT_K[i] == 1)) && local_pids+=("${C10K_CLIENT_PIDS[i]}")
+  done
+  ((${#local_pids[@]} == 0)) || csb_monitor_client_pids "connclient-${cell}" "$(IFS=,; echo "${local_pids[*]}")"
+  for k in "${!remote[@]}"; do
+    # shellcheck disable=SC2086 # the list of source indexes
+    c10k_clients_start_on "${k}" "${cell}" "${kind}" "${remote[${k}]}" "$@"
+  done
+}
+
+# c10k_client_cmd ARRAY BIN I KIND ARGS...: source I's connclient command.
+c10k_client_cmd() {
+  local -n _cmd=$1
+  local bin=$2 i=$3 kind=$4
+  shift 4
+  _cmd=("${bin}" "${kind}" -target "$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}"
+    -conns "${C10K_SHARE_CONNS[i]}" -rate "${C10K_SHARE_RATE[i]}" -source "${C10K_SOURCES[i]}")
+  if [[ "${kind}" == lowrate ]]; then
+    _cmd+=(-rps "${C10K_SHARE_RPS[i]}")
+  fi
+  _cmd+=("${CSB_TLS_CLIENT_FLAGS[@]}" "$@")
+}
+
+# c10k_clients_start_on K CELL KIND "I..." ARGS...: the connclient processes
+# of sources I on client K, in one ssh call: each detached (its own
+# session) under a small shell that records its exit status (base.rc);
+# each PID recorded in the work directory's pids file, in run.env and here
+# (stopped by PID at exit), and pidstat following them there.
+c10k_clients_start_on() {
+  local k=$1 cell=$2 kind=$3 idx=$4
+  shift 4
+  local work=${CSB_CL_WORK[k]} label=${CSB_CL_LABEL[k]} i a base script out p
+  local -a cmd args=() c10k_started
+  for a in "$@"; do
+    [[ "${a}" != "${CSB_RUN_DIR}/"* ]] || a="${work}/${a#"${CSB_RUN_DIR}/"}"
+    args+=("${a}")
+  done
+  script="$(csb_remote_guard "${work}")
+mkdir -p $(csb_quote "${work}/raw" "${work}/monitors/${label}")"
+  # shellcheck disable=SC2016 # expanded by the client's shell
+  local sup='b=$1; shift; setsid "$@" </dev/null >"$b.json" 2>"$b.log" & c=$!; echo "$c" >"$b.pid"; wait "$c"; echo $? >"$b.rc"'
+  for i in ${idx}; do
+    base="${work}/raw/${cell}.client-$((i + 1))"
+    c10k_client_cmd cmd "${work}/bin/connclient" "${i}" "${kind}" "${args[@]}"
+    log_cmd "${label}:" "${cmd[@]}"
+    # shellcheck disable=SC2016 # $p expands in the client's shell
+    script+="
+rm -f $(csb_quote "${base}.pid")
+setsid bash -c $(csb_quote "${sup}") _ $(csb_quote "${base}" "${cmd[@]}") </dev/null >/dev/null 2>&1 &
+n=0; while [ ! -s $(csb_quote "${base}.pid") ] && [ \$n -lt 100 ]; do sleep 0.05; n=\$((n+1)); done
+p=\$(cat $(csb_quote "${base}.pid") 2>/dev/null); rm -f $(csb_quote "${base}.pid")
+st=\$(sed 's/.*) //' /proc/\$p/stat 2>/dev/null | cut -d' ' -f20)
+printf '%s %s %s\\n' \"\$p\" \"\${st:-0}\" connclient >>$(csb_quote "${work}/pids")
+echo \"\$p\""
+  done
+  out=$(on_client_sh "${k}" "${script}") || out=""
+  mapfile -t c10k_started <<<"${out}"
+  local j=0
+  for i in ${idx}; do
+    p=${c10k_started[j]:-}
+    j=$((j + 1))
+    if [[ ! "${p}" =~ ^[0-9]+$ ]]; then
+      log_error "could not start connclient $((i + 1)) on ${label}: ${out}"
+      continue
+    fi
+    csb_client_record "${k}" "${p}" connclient
+    C10K_CLIENT_PIDS[i]=${p}
+  done
+  local list=()
+  for i in ${idx}; do [[ -z "${C10K_CLIENT_PIDS[i]}" ]] || list+=("${C10K_CLIENT_PIDS[i]}"); done
+  ((${#list[@]})) || return 0
+  p=$(on_client_bg_k "${k}" "${work}/monitors/${label}/pidstat-connclient-${cell}.txt" \
+    "${CSB_SYSSTAT_ENV[@]}" pidstat -H -h -u -r -p "$(IFS=,; echo "${list[*]}")" 1) &&
+    csb_monitor_add "${label}" "${p}" pidstat
+}
+
+# c10k_put_connclient: bin/connclient into the work directory's bin/ of
+# every client k >= 2 (beside csb, as Phase 1 puts its tools there).
+c10k_put_connclient() {
+  local k
+  local -a ssh
+  for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
+    mapfile -t ssh < <(csb_client_ssh "${k}")
+    tar -cf - -C "${CSB_ROOT}/bin" connclient |
+      "${ssh[@]}" "${CSB_CL_SSH[k]}" "$(csb_remote_guard "${CSB_CL_WORK[k]}")
+cd $(csb_quote "${CSB_CL_WORK[k]}/bin") && tar -xf - && chmod 0755 connclient" ||
+      die "could not copy bin/connclient to ${CSB_CL_WORK[k]}/bin on ${CSB_CL_LABEL[k]}" 1
+  done
 }
 
 # c10k_wrk_start CELL CONNS SECONDS URL: wrk with the repo's done() hook,
@@ -420,7 +662,7 @@ c10k_wrk_start() {
   "${cmd[@]}" </dev/null >"${out}" 2>&1 &
   pid=$!
   csb_track_client "${pid}" wrk
-  C10K_CLIENT_PIDS=("${pid}") C10K_CLIENT_OUT=("${out}") C10K_CLIENT_LOG=("${out}")
+  C10K_CLIENT_PIDS=("${pid}") C10K_CLIENT_OUT=("${out}") C10K_CLIENT_LOG=("${out}") C10K_CLIENT_K=(1)
   csb_monitor_client_pids "wrk-${cell}" "${pid}"
 }
 
@@ -428,42 +670,159 @@ c10k_wrk_start() {
 # JSON event line EVENT on stderr (CONNCLIENT_EVENT_HOLDING once its
 # connections are all open and held, CONNCLIENT_EVENT_RUNNING once its
 # schedule starts) or has finished, at most SECONDS. Returns 1 on timeout.
+# The processes of a client host k >= 2 are watched there, one watcher per
+# host, all at once.
 c10k_wait_event() {
-  local deadline=$((SECONDS + $2)) i ready
+  local deadline=$((SECONDS + $2)) i ready k rc=0
+  local -a watchers=()
+  for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
+    local files=() c10k_hpids=()
+    for i in "${!C10K_CLIENT_K[@]}"; do
+      ((C10K_CLIENT_K[i] == k)) || continue
+      files+=("$(c10k_remote_path "${k}" "${C10K_CLIENT_OUT[i]}")" "$(c10k_remote_path "${k}" "${C10K_CLIENT_LOG[i]}")")
+      [[ -z "${C10K_CLIENT_PIDS[i]}" ]] || c10k_hpids+=("${C10K_CLIENT_PIDS[i]}")
+    done
+    ((${#files[@]})) || continue
+    # The watcher also ends once none of the host's processes is left (a
+    # run stopped meanwhile stops them: nothing waits on there).
+    # shellcheck disable=SC2016 # expanded by the client's shell
+    on_client_sh "${k}" "set -- $(csb_quote "${CONNCLIENT_EVENT_PREFIX}$1\"" "$2" "${c10k_hpids[*]}" "${files[@]}")"'
+pat=$1; end=$((SECONDS + $2)); pids=$3; shift 3
+while [ "${SECONDS}" -lt "${end}" ]; do
+  ready=1
+  for f in "$@"; do
+    case "$f" in
+      *.json) o=$f ;;
+      *) [ -s "$o" ] || grep -qF -- "$pat" "$f" 2>/dev/null || { ready=0; break; } ;;
+    esac
+  done
+  [ "$ready" = 1 ] && exit 0
+  alive=0
+  for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done
+  [ "$alive" = 1 ] || exit 1
+  sleep 0.2
+done
+exit 1' &
+    watchers+=($!)
+  done
+  # The runner's own host (client 1), as with one client.
   while ((SECONDS < deadline)); do
     ready=1
     for i in "${!C10K_CLIENT_PIDS[@]}"; do
+      ((${C10K_CLIENT_K[i]:-1} == 1)) || continue
       [[ -s "${C10K_CLIENT_OUT[i]}" ]] && continue
       grep -qF -- "${CONNCLIENT_EVENT_PREFIX}$1\"" "${C10K_CLIENT_LOG[i]}" 2>/dev/null && continue
       ready=0
       break
     done
-    ((ready)) && return 0
+    ((ready)) && break
     sleep 0.2
   done
-  return 1
+  ((ready)) || rc=1
+  for i in "${watchers[@]}"; do wait "${i}" || rc=1; done
+  return "${rc}"
 }
 
+# c10k_hold_overlap CELL: with several client hosts each idle process holds
+# HOLD s from its own last connect: a host whose ramp ended much sooner may
+# have closed its connections before the slowest host held all of its own.
+# Names such hosts (log and run.env c10k.CELL.hold_ended=LABEL,...): the
+# held snapshot then misses their connections; a HOLD longer than the
+# ramps' spread avoids it.
+c10k_hold_overlap() {
+  local cell=$1 i k done_hosts=()
+  local -A seen=()
+  for i in "${!C10K_CLIENT_OUT[@]}"; do
+    k=${C10K_CLIENT_K[i]:-1}
+    [[ -z "${seen[${k}]+x}" ]] || continue
+    if ((k == 1)); then
+      [[ -s "${C10K_CLIENT_OUT[i]}" ]] || continue
+    else
+      on_client_sh "${k}" "test -s $(csb_quote "$(c10k_remote_path "${k}" "${C10K_CLIENT_OUT[i]}")")" || continue
+    fi
+    seen[${k}]=1
+    done_hosts+=("${CSB_CL_LABEL[k]}")
+  done
+  ((${#done_hosts[@]})) || return 0
+  log_warn "${cell}: the processes on ${done_hosts[*]} ended their ${C10K_HOLD} s hold before every host held its connections (their ramps were shorter): the held snapshot misses theirs; a HOLD longer than the ramps' spread avoids it"
+  csb_run_set "c10k.${cell}.hold_ended" "$(IFS=,; echo "${done_hosts[*]}")"
+}
+
+# c10k_remote_path K PATH: a path of the run directory as client K's work
+# directory holds it.
+c10k_remote_path() { echo "${CSB_CL_WORK[$1]}/${2#"${CSB_RUN_DIR}/"}"; }
+
 # c10k_start_at FILE MS: hand the clients one start time, MS milliseconds
-# from now (Unix milliseconds, written whole: temp file and rename).
+# from now (Unix milliseconds, written whole: temp file and rename). With
+# CLIENTS >= 2 every client host with processes gets the same file in its
+# work directory (written there the same way, all at once), and MS is at
+# least the lead time of csb_clients_cell (a second, and twice the slowest
+# ssh round trip per client).
 c10k_start_at() {
-  local file=$1 at
-  at=$(($(csb_epoch_ms) + $2))
+  local file=$1 lead=$2 at k i
+  local -a hosts=() writers=()
+  for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
+    for i in "${!C10K_CLIENT_K[@]}"; do
+      if ((C10K_CLIENT_K[i] == k)); then hosts+=("${k}"); break; fi
+    done
+  done
+  if ((${#hosts[@]})); then
+    local per=$((CSB_CLIENTS_MAX_RTT_US / 500))
+    ((per >= 250)) || per=250
+    ((lead >= 1000 + per * CSB_CLIENTS_N)) || lead=$((1000 + per * CSB_CLIENTS_N))
+  fi
+  at=$(($(csb_epoch_ms) + lead))
+  for k in "${hosts[@]}"; do
+    local rf
+    rf=$(c10k_remote_path "${k}" "${file}")
+    on_client_sh "${k}" "printf '%s\n' ${at} >$(csb_quote "${rf}.tmp") && mv -f $(csb_quote "${rf}.tmp" "${rf}")" &
+    writers+=($!)
+  done
   printf '%s\n' "${at}" >"${file}.tmp"
   mv -f "${file}.tmp" "${file}"
-  log_info "start time handed to the clients: ${at} (epoch ms, in $2 ms)"
+  for k in "${writers[@]}"; do wait "${k}" || log_warn "could not hand the start time to a client host (see above)"; done
+  log_info "start time handed to the clients: ${at} (epoch ms, in ${lead} ms)"
 }
 
 # c10k_clients_wait: wait for every client (in this shell: they are its
-# children); C10K_CLIENTS_FAILED names the ones that exited non-zero.
+# children; on a client k >= 2, one watcher per host that then sends their
+# files back into raw/); C10K_CLIENTS_FAILED names the ones that exited
+# non-zero.
 C10K_CLIENTS_FAILED=""
 c10k_clients_wait() {
-  local i rc failed=()
+  local i rc k failed=() w
+  local -a waiters=()
+  for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
+    local c10k_hpids=() files=()
+    for i in "${!C10K_CLIENT_K[@]}"; do
+      ((C10K_CLIENT_K[i] == k)) || continue
+      [[ -z "${C10K_CLIENT_PIDS[i]}" ]] || c10k_hpids+=("${C10K_CLIENT_PIDS[i]}")
+      files+=("raw/$(basename "${C10K_CLIENT_OUT[i]}" .json).json" "raw/$(basename "${C10K_CLIENT_OUT[i]}" .json).log" "raw/$(basename "${C10K_CLIENT_OUT[i]}" .json).rc")
+    done
+    ((${#files[@]})) || continue
+    # shellcheck disable=SC2016 # expanded by the client's shell
+    on_client_sh "${k}" "for p in ${c10k_hpids[*]}; do while kill -0 \"\$p\" 2>/dev/null; do sleep 0.2; done; done
+sleep 0.2
+cd $(csb_quote "${CSB_CL_WORK[k]}") && tar -cf - --ignore-failed-read $(csb_quote "${files[@]}") 2>/dev/null; rm -f raw/*.rc" |
+      tar -C "${CSB_RUN_DIR}" -xf - &
+    waiters+=($!)
+  done
   for i in "${!C10K_CLIENT_PIDS[@]}"; do
+    ((${C10K_CLIENT_K[i]:-1} == 1)) || continue
     rc=0
     wait "${C10K_CLIENT_PIDS[i]}" || rc=$?
     csb_untrack_client "${C10K_CLIENT_PIDS[i]}"
     ((rc == 0)) || failed+=("${C10K_CLIENT_OUT[i]#"${CSB_RUN_DIR}/"} (exit ${rc})")
+  done
+  for w in "${waiters[@]}"; do wait "${w}" || true; done
+  for i in "${!C10K_CLIENT_PIDS[@]}"; do
+    k=${C10K_CLIENT_K[i]:-1}
+    ((k > 1)) || continue
+    [[ -z "${C10K_CLIENT_PIDS[i]}" ]] || csb_untrack_cl "${k}" "${C10K_CLIENT_PIDS[i]}"
+    local rcf="${C10K_CLIENT_OUT[i]%.json}.rc"
+    rc=$(cat "${rcf}" 2>/dev/null) || rc=""
+    rm -f "${rcf}"
+    [[ "${rc}" == 0 ]] || failed+=("${C10K_CLIENT_OUT[i]#"${CSB_RUN_DIR}/"} on ${CSB_CL_LABEL[k]} (exit ${rc:-unknown})")
   done
   C10K_CLIENT_PIDS=()
   C10K_CLIENTS_FAILED=""
@@ -530,6 +889,7 @@ c10k_scenario() {
       c10k_clients_start "${cell}" idle -hold "${C10K_HOLD}s" -path "${HEALTH_PATH}"
       c10k_wait_event "${CONNCLIENT_EVENT_HOLDING}" "${bound}" ||
         log_warn "${cell}: not every client holds its connections after ${bound} s; snapshot taken anyway"
+      ((CSB_CLIENTS_N == 1)) || c10k_hold_overlap "${cell}"
       ;;
     lowrate)
       # Every process opens its connections, then waits for one start time

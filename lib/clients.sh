@@ -519,7 +519,7 @@ csb_clients_monitors_stop() {
 ) & "
     done
     local convert=""
-    [[ -z "${CSB_CL_WORK[k]}" ]] ||
+    [[ -z "${CSB_CL_WORK[k]:-}" ]] ||
       convert="cd $(csb_quote "${CSB_CL_WORK[k]}/monitors/${CSB_CL_LABEL[k]}") && { [ ! -f sar.bin ] || $(csb_quote "${sadf[@]}") >sar.json; }"
     [[ -z "${script}${convert}" ]] || on_client_sh "${k}" "${script} wait
 ${convert:-true}" >/dev/null 2>&1 || log_warn "stopping the monitors or sadf on ${CSB_CL_LABEL[k]} failed"
@@ -530,7 +530,7 @@ ${convert:-true}" >/dev/null 2>&1 || log_warn "stopping the monitors or sadf on 
 csb_clients_snapshot() {
   local k d
   for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
-    [[ -n "${CSB_CL_WORK[k]}" ]] || continue
+    [[ -n "${CSB_CL_WORK[k]:-}" ]] || continue
     d="${CSB_CL_WORK[k]}/monitors/${CSB_CL_LABEL[k]}/counters"
     on_client_sh "${k}" "mkdir -p $(csb_quote "${d}") && nstat -a -s -z -j >$(csb_quote "${d}/$1.$2.nstat.json") && cat /proc/net/sockstat >$(csb_quote "${d}/$1.$2.sockstat")" ||
       log_warn "counter snapshot failed on ${CSB_CL_LABEL[k]}"
@@ -565,7 +565,7 @@ csb_clients_fetch() {
 csb_clients_finish() {
   local k
   for ((k = 2; k <= CSB_CLIENTS_N; k++)); do
-    [[ -n "${CSB_CL_WORK[k]}" ]] || continue
+    [[ -n "${CSB_CL_WORK[k]:-}" ]] || continue
     if csb_clients_fetch "${k}"; then
       on_client_sh "${k}" "rm -rf $(csb_quote "${CSB_CL_WORK[k]}")" >/dev/null 2>&1 || true
     else

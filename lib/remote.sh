@@ -56,9 +56,11 @@ csb_ssh_open() {
   csb_clients_open
 }
 
-# csb_ssh_close: stop the master connection.
+# csb_ssh_close: stop the master connection (and the client hosts' ones:
+# the run's end calls this before the exit steps would).
 csb_ssh_close() {
   [[ -n "${CSB_SSH_CTL_DIR}" ]] || return 0
+  csb_clients_close
   local -a ssh
   mapfile -t ssh < <(csb_ssh_base)
   "${ssh[@]}" -O exit "${SERVER_SSH}" </dev/null >/dev/null 2>&1 || true

@@ -9,6 +9,9 @@
 # One run (setup_file); the tests read it: the steps, memory per connection
 # three ways, the p99 of the merged histograms recomputed here from the
 # processes' raw files, the one start time of the low-rate processes.
+# Then a 4k low-rate step with two client hosts (CLIENTS=2, the lab up again
+# with a switch): the plan puts processes on both, each started there, and
+# the merged figures come from both hosts' raw files; and Ctrl-C on it.
 
 load helpers
 
@@ -28,11 +31,19 @@ setup_file() {
   export C100K_OUT="${BATS_FILE_TMPDIR}/run.out"
   bash -c 'ulimit -n "$1" && exec bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke \
     -s CONNS=2k,4k -s SCENARIOS=lowrate -s DURATION=2' _ "${C100K_FD}" >"${C100K_OUT}" 2>&1 || echo "exit $?" >>"${C100K_OUT}"
+  # Two client hosts, under the same fd limit (client 2's sshd has it).
+  lab/netns.sh down >/dev/null
+  (ulimit -n "${C100K_FD}" && CLIENTS=2 lab/netns.sh up >/dev/null)
+  export C100K_OUT2="${BATS_FILE_TMPDIR}/run2.out"
+  # One step: 4k over two hosts is two processes on each, one address
+  # added on each (the steps themselves are tested above).
+  bash -c 'ulimit -n "$1" && exec bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s CLIENTS=2 \
+    -s CONNS=4k -s SCENARIOS=lowrate -s DURATION=2' _ "${C100K_FD}" >"${C100K_OUT2}" 2>&1 || echo "exit $?" >>"${C100K_OUT2}"
 }
 
 teardown_file() {
   [[ ${EUID} -eq 0 ]] || return 0
-  lab/netns.sh down >/dev/null || true
+  CLIENTS=2 lab/netns.sh down >/dev/null || true
   if ((C100K_WAS_UP)); then lab/netns.sh up >/dev/null || true; fi
   [[ -z "${C100K_ROOT:-}" ]] || rm -rf "${C100K_ROOT}"
 }
@@ -127,8 +138,91 @@ merged_p99() {
   done
 }
 
-@test "c100k: a CONNS step that is not a count is refused before anything starts (exit 2)" {
+@test "c100k: a CONNS step that is not a count, or wrk over two client hosts, is refused before anything starts (exit 2)" {
   run bash 03-c10k/run_c10k_beyond.sh -l local -p smoke -s CONNS=20k,50x
   [ "$status" -eq 2 ]
   [[ "$output" == *"CONNS"*"20k,50k,100k"* ]]
+  # One wrk cannot be split across client hosts: refused, saying what to give.
+  run bash 03-c10k/run_c10k.sh -l netns -p smoke -s CLIENTS=2
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"the active scenario (wrk) runs from one client host"*"SCENARIOS=idle,lowrate, or CLIENTS=1"* ]]
+}
+
+# two_hosts_clean DIR: nothing of a CLIENTS=2 run is left: no process it
+# recorded on any host, no address it added on either client, client 2's
+# work directory removed.
+two_hosts_clean() {
+  local pid_name wd
+  while read -r pid_name; do
+    if kill -0 "${pid_name%% *}" 2>/dev/null; then
+      echo "still running: ${pid_name}" >&2
+      return 1
+    fi
+  done < <(sed -n 's/^started\.\(server\|client[0-9]*\)=//p' "$1/run.env")
+  local added
+  added=$(ip -n "${LAB_ID}-cli" -o -4 addr show dev csbc0 | grep -v ' inet 198\.18\.0\.2/'
+    ip -n "${LAB_ID}-cli2" -o -4 addr show dev csbc1 | grep -v ' inet 198\.18\.2\.2/') || true
+  [ -z "${added}" ]
+  wd=$(sed -n 's/^client\.2\.workdir=//p' "$1/run.env")
+  [[ -n "${wd}" && ! -e "${wd}" ]]
+}
+
+@test "c100k, two client hosts: processes on both, connections held, merged p99 of both hosts' files, nothing left" {
+  local d cell files want got at
+  tail -n 5 "${C100K_OUT2}"
+  run grep -q '^exit ' "${C100K_OUT2}"
+  [ "$status" -ne 0 ]
+  d=$(results_line "$(cat "${C100K_OUT2}")")
+  jq -e '.status == "ok" and ([.cells[].name] == ["lowrate-4k-2000rps"]) and all(.cells[]; .status == "ok"
+    and .metrics.connections_established == .metrics.connections_target
+    and .metrics.server_established == .metrics.connections_target
+    and .metrics.client_established == .metrics.connections_target
+    and .metrics.rps_achieved_ratio >= 0.98 and .details.percentile_basis == "merged_histogram"
+    and (.details.client_hosts | map(.host) == ["client1","client2"])
+    and (.details.client_hosts | all(.[]; .connections_established > 0 and .client_rss_per_conn_kb > 0)))' "${d}/summary.json"
+  cell=lowrate-4k-2000rps
+  # The plan put processes on both hosts, from each host's own range.
+  jq -e '([.sources[].host] | unique) == ["client1","client2"] and ([.sources[] | select(.add)] | length) >= 2
+    and all(.sources[]; (.host == "client1" and (.ip | startswith("198.18.0.")))
+      or (.host == "client2" and (.ip | startswith("198.18.2."))))' "${d}/raw/${cell}.plan.json"
+  files=("${d}/raw/${cell}".client-*.json)
+  [ "${#files[@]}" -eq "$(jq '.sources | length' "${d}/raw/${cell}.plan.json")" ]
+  want=$(merged_p99 latency_histogram "${files[@]}")
+  got=$(jq --arg c "${cell}" '.cells[] | select(.name == $c) | .metrics.latency_p99_ms' "${d}/summary.json")
+  echo "${cell}: summary p99 ${got} ms, recomputed ${want} ms"
+  [ "${got}" = "${want}" ]
+  jq -s -e '(map(.latency_histogram.count) | add) == (map(.requests_completed) | add)' "${files[@]}"
+  # One start time, handed to both hosts, each process's schedule from it.
+  at=$(cat "${d}/raw/${cell}.start")
+  jq -s -e --argjson at "${at}" 'all(.[]; .schedule_started_at
+    | (sub("\\.[0-9]+Z$"; "Z") | fromdate) * 1000 + ((capture("\\.(?<f>[0-9]{3})").f // "000") | tonumber) == $at)' "${files[@]}"
+  # Each host's connclient followed by pidstat there; its sockstat kept.
+  [ -s "${d}/monitors/client1/pidstat-connclient-${cell}.txt" ]
+  [ -s "${d}/monitors/client2/pidstat-connclient-${cell}.txt" ]
+  [ -s "${d}/monitors/client2/c10k/${cell}.held.sockstat" ]
+  grep -q '^client_addrs_removed=.*198\.18\.2\.' "${d}/run.env"
+  # The report gives each host's share.
+  grep -q '^| 4k low-rate at 2000 req/s | client2 | 2 | 2000 | ' "${d}/Report_03-c10k.md"
+  two_hosts_clean "${d}"
+}
+
+@test "c100k, two client hosts: Ctrl-C during a hold stops every process on all three hosts, addresses removed" {
+  local out="${BATS_TEST_TMPDIR}/out" d rc=0
+  # env --default-signal: the SIGINT a terminal would give (a background
+  # job of a non-interactive shell starts with it ignored).
+  env --default-signal=INT bash -c 'ulimit -n "$1" && exec bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s CLIENTS=2 \
+    -s CONNS=2k -s SCENARIOS=idle -s HOLD=60' _ "${C100K_FD}" >"${out}" 2>&1 &
+  local pid=$!
+  wait_for "${out}" 'cell idle-2k \(' 60
+  sleep 3
+  kill -INT "${pid}"
+  wait "${pid}" || rc=$?
+  tail -n 8 "${out}"
+  [ "${rc}" -eq 130 ]
+  d=$(results_line "$(cat "${out}")")
+  jq -e '.status == "partial" and (.error | test("SIGINT")) and .cells[0].status == "failed"' "${d}/summary.json"
+  grep -q 'stopping client2 process [0-9]* connclient' "${out}"
+  # What client 2's process wrote until then came back with the run.
+  [ -s "${d}/raw/idle-2k.client-2.log" ]
+  two_hosts_clean "${d}"
 }

@@ -48,6 +48,11 @@ func ComputeHosts(in Input, hosts []ClientHost) *Plan {
 	// The whole scenario against the server, with the first host as the
 	// client: only its server-side findings are kept when there are several.
 	first := hostInput(in, hosts[0], in.Conns, in.ConnectRate, in.RPS)
+	if len(hosts) > 1 {
+		// Its sources are replaced by the hosts' below: without the
+		// sockets it picks none and notes no address it would add.
+		first.Sockets = nil
+	}
 	p := Compute(first)
 	p.Hosts = []HostPlan{}
 	if len(hosts) == 1 {

@@ -253,3 +253,39 @@ func TestPlansC100K(t *testing.T) {
 		})
 	}
 }
+
+// Two netns client hosts whose own addresses are all that is present: the
+// plan adds addresses on each host, and its notes name exactly the
+// addresses its sources add (none of a whole-scenario plan of the first
+// host).
+func TestHostsNetnsAddNotes(t *testing.T) {
+	in := Input{Kind: "lowrate", Conns: 100000, RPS: 5000, ConnectRate: 2000, Lab: "netns", ServerIP: "198.18.0.1", ServerPort: 8080,
+		TWThreshold: 500, Server: c100kFacts(t, "server")}
+	hosts := []ClientHost{c100kHost(t, "client1", "198.18.0.2", nil), c100kHost(t, "client2", "198.18.2.2", nil)}
+	p := ComputeHosts(in, hosts)
+	if !p.OK {
+		t.Fatalf("refused: %+v", p.Refusals)
+	}
+	added := map[string]bool{}
+	for _, s := range p.Sources {
+		if s.Add {
+			added[s.IP] = true
+		}
+		if want := map[string]string{"client1": "198.18.0.", "client2": "198.18.2."}[s.Host]; !strings.HasPrefix(s.IP, want) {
+			t.Errorf("source %s on %s: not in that host's range %s*", s.IP, s.Host, want)
+		}
+	}
+	n := 0
+	for _, note := range p.Notes {
+		if i := strings.Index(note, "added "); i >= 0 {
+			n++
+			ip := strings.Fields(note[i+len("added "):])[0]
+			if !added[ip] {
+				t.Errorf("note %q names an address no source adds", note)
+			}
+		}
+	}
+	if n != len(added) || n == 0 {
+		t.Errorf("%d notes of added addresses, %d added: %v", n, len(added), p.Notes)
+	}
+}

@@ -140,11 +140,14 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 	for _, p := range hosts.Counters(rc, m) {
 		note("%s", p)
 	}
-	if ss, err := hostdata.ReadSockstat(filepath.Join(r.Dir, "monitors", "client", "counters", rc.Name+".before.sockstat")); err == nil {
-		if v, ok := ss["TCP.tw"]; ok {
-			m["client_time_wait_before"] = summary.F(v)
+	labels := clientLabels(hosts)
+	m["client_time_wait_before"] = sumHosts(labels, func(l string) *float64 {
+		ss, err := hostdata.ReadSockstat(filepath.Join(r.Dir, "monitors", l, "counters", rc.Name+".before.sockstat"))
+		if v, ok := ss["TCP.tw"]; err == nil && ok {
+			return summary.F(v)
 		}
-	}
+		return nil
+	})
 	// The server processes were started before the cell: their pidstat
 	// samples inside the cell are the cell's. The clients' pidstat started
 	// with them, at the cell's start: its first sample, stamped less than a
@@ -156,9 +159,15 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 	if rc.Params["scenario"] == "active" {
 		tool = "wrk"
 	}
-	hosts.Procs(lg, "client/"+tool+"-"+rc.Name, "client", m)
-	hosts.PeakProcs(lg, "client/"+tool+"-"+rc.Name, "client", m)
-	hosts.PeakCPU(rc, "client", m)
+	for _, l := range labels {
+		hosts.Procs(lg, l+"/"+tool+"-"+rc.Name, l, m)
+		hosts.PeakProcs(lg, l+"/"+tool+"-"+rc.Name, l, m)
+		hosts.PeakCPU(rc, l, m)
+	}
+	if len(labels) > 1 {
+		aggregateHosts(labels, m)
+		details["client_hosts_basis"] = ClientHostsBasis
+	}
 
 	c10k := func(host, when, ext string) string {
 		return filepath.Join(r.Dir, "monitors", host, "c10k", rc.Name+"."+when+"."+ext)
@@ -166,13 +175,25 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 	if rc.Status == "refused" {
 		return notes
 	}
-	for _, host := range []string{"server", "client"} {
-		v, basis := established(c10k, host, r.Get("lab") == "local")
-		m[host+"_established"] = v
+	// lib/c10k.sh names the client hosts whose idle processes had ended
+	// their hold before every host held (c10k.<cell>.hold_ended).
+	if v := r.Get("c10k." + rc.Name + ".hold_ended"); v != "" {
+		details["hold_ended_early"] = strings.Split(v, ",")
+		note("the idle processes on %s ended their hold before every client host held its connections: the counts and memory with every connection held miss theirs (raise HOLD above the spread of the hosts' ramps)", v)
+	}
+	v, basis := established(c10k, "server", r.Get("lab") == "local")
+	m["server_established"] = v
+	if basis != "" {
+		details["established_basis"] = basis
+	}
+	// With several client hosts, the sum of every host's count.
+	m["client_established"] = sumHosts(labels, func(l string) *float64 {
+		v, basis := established(c10k, l, r.Get("lab") == "local")
 		if basis != "" {
 			details["established_basis"] = basis
 		}
-	}
+		return v
+	})
 	base, _, errB := readStatusRSS(c10k("server", "before", "status"))
 	held, _, errH := readStatusRSS(c10k("server", "held", "status"))
 	if errB == nil {
@@ -205,6 +226,72 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 		note("%s", p)
 	}
 	return notes
+}
+
+// ClientHostsBasis says, in details "client_hosts_basis", how a run with
+// several client hosts gives the client_* figures: counts, memory and
+// traffic summed over the hosts, CPU the busiest host's (a client host is
+// CPU-bound when one is); each host's own are client<k>_*.
+const ClientHostsBasis = "sum_over_hosts_cpu_busiest"
+
+// clientLabels are the client hosts of the run: "client", or with N
+// clients "client1" ... "clientN" (monitors/<label>/).
+func clientLabels(hosts *hostdata.Hosts) []string {
+	var out []string
+	for _, n := range hosts.Names {
+		if n != "server" {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"client"}
+	}
+	return out
+}
+
+// sumHosts sums get over the client hosts; nil when one has no value.
+func sumHosts(labels []string, get func(string) *float64) *float64 {
+	t := 0.0
+	for _, l := range labels {
+		v := get(l)
+		if v == nil {
+			return nil
+		}
+		t += *v
+	}
+	return summary.F(t)
+}
+
+// aggregateHosts sets each client_<x> that the client hosts' client<k>_<x>
+// give and the cell does not have yet: the busiest host's for CPU figures,
+// else the sum over the hosts (nil when one host has none).
+func aggregateHosts(labels []string, m map[string]*float64) {
+	prefix := labels[0] + "_"
+	var suffixes []string
+	for k := range m {
+		if x, ok := strings.CutPrefix(k, prefix); ok {
+			suffixes = append(suffixes, x)
+		}
+	}
+	for _, x := range suffixes {
+		if _, have := m["client_"+x]; have {
+			continue
+		}
+		if strings.Contains(x, "cpu") {
+			var best *float64
+			for _, l := range labels {
+				if v := m[l+"_"+x]; v != nil && (best == nil || *v > *best) {
+					best = v
+				}
+			}
+			m["client_"+x] = best
+			continue
+		}
+		m["client_"+x] = sumHosts(labels, func(l string) *float64 { return m[l+"_"+x] })
+		if v := m["client_"+x]; v != nil {
+			m["client_"+x] = summary.F(round(*v, 1))
+		}
+	}
 }
 
 // established counts a host's connections on the server port with every
@@ -309,6 +396,20 @@ func measureClients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(st
 	errs := map[string]float64{}
 	total := 0.0
 	var perProc []map[string]any
+	// The host of each process (the plan's sources, in order), when the
+	// plan names more than one.
+	var procHost []string
+	if plan, ok := c.Details["plan"].(map[string]string); ok && num(plan["client_hosts"]) > 1 {
+		procHost = strings.Split(plan["client_source_hosts"], ",")
+	}
+	type hostSum struct {
+		procs       int
+		established int64
+		rssMB       float64
+		rssKnown    bool
+	}
+	byHost := map[string]*hostSum{}
+	var hostOrder []string
 	partial := 0
 	for i, cl := range clients {
 		for k, v := range cl.Errors {
@@ -325,6 +426,22 @@ func measureClients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(st
 		p := map[string]any{"process": i + 1, "source": src, "status": cl.Status,
 			"connections_target": cl.ConnectionsTarget, "connections_established": cl.ConnectionsEstablished,
 			"setup_s": cl.SetupS, "client_rss_mb": cl.ClientRSSMB, "errors": cl.Errors}
+		if i < len(procHost) {
+			h := procHost[i]
+			p["host"] = h
+			if byHost[h] == nil {
+				byHost[h] = &hostSum{rssKnown: true}
+				hostOrder = append(hostOrder, h)
+			}
+			b := byHost[h]
+			b.procs++
+			b.established += cl.ConnectionsEstablished
+			if cl.ClientRSSMB == nil {
+				b.rssKnown = false
+			} else {
+				b.rssMB += *cl.ClientRSSMB
+			}
+		}
 		if rc.Params["scenario"] == "lowrate" {
 			p["rps_target"], p["rps_achieved"] = cl.RPSTarget, cl.RPSAchieved
 			p["latency_p99_ms"], p["service_latency_p99_ms"] = cl.LatencyP99Ms, cl.ServiceLatencyP99Ms
@@ -339,6 +456,24 @@ func measureClients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(st
 	m["errors_total"] = summary.F(total)
 	c.Details["errors"] = errs
 	c.Details["processes"] = perProc
+	if len(hostOrder) > 0 {
+		// Each client host's share: its processes, connections and their
+		// memory (connclient's own VmRSS), per connection.
+		var per []map[string]any
+		for _, h := range hostOrder {
+			b := byHost[h]
+			e := map[string]any{"host": h, "processes": b.procs, "connections_established": b.established,
+				"client_vmrss_mb": nil, "client_rss_per_conn_kb": nil}
+			if b.rssKnown {
+				e["client_vmrss_mb"] = round(b.rssMB, 1)
+				if b.established > 0 {
+					e["client_rss_per_conn_kb"] = round(b.rssMB*1024/float64(b.established), 1)
+				}
+			}
+			per = append(per, e)
+		}
+		c.Details["client_hosts"] = per
+	}
 	if rc.Params["scenario"] == "idle" {
 		m["request_latency_p99_ms"] = most(func(cl *Client) *float64 { return cl.RequestP99Ms })
 		drops := map[string]float64{}

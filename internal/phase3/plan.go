@@ -47,10 +47,11 @@ func bit(b bool) string {
 // planView flattens the plan document into the keys of plan.env.
 func planView(p *c10kplan.Plan) map[string]string {
 	in, s, c := &p.Scenario, &p.Facts.Server, &p.Facts.Client
-	var ips, shares []string
+	var ips, shares, hosts []string
 	for _, src := range p.Sources {
 		ips = append(ips, src.IP)
 		shares = append(shares, itoa(src.Connections))
+		hosts = append(hosts, src.Host)
 	}
 	m := map[string]string{
 		"scenario": in.Kind, "connections_target": itoa(in.Conns),
@@ -59,6 +60,7 @@ func planView(p *c10kplan.Plan) map[string]string {
 		"client_fd_hard": p.ClientFDHard.String(), "client_procs": itoa(len(p.Sources)),
 		"client_procs_needed": itoa(p.ClientProcsNeeded), "client_procs_by_fd": itoa(p.ClientProcsByFD),
 		"client_sources": strings.Join(ips, ","), "client_shares": strings.Join(shares, ","),
+		"client_source_hosts": strings.Join(hosts, ","), "client_hosts": itoa(len(p.Hosts)),
 		"client_port_range":       c.PortLo.String() + "-" + c.PortHi.String(),
 		"client_ports_per_source": p.PortsPerSource.String(), "client_tcp_tw_reuse": c.TWReuse.String(),
 		"client_tw_reusable": bit(p.TWReusable), "tw_threshold": itoa(in.TWThreshold),

@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"csbench/internal/c10kplan"
@@ -61,13 +62,18 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		plan, _ := c.Details["plan"].(map[string]string)
-		prows = append(prows, []string{label(c), c.Params["server_procs"], c.Params["client_procs"], "`" + c.Params["sources"] + "`",
+		prows = append(prows, []string{label(c), c.Params["server_procs"], c.Params["client_procs"], "`" + sourcesText(c, plan) + "`",
 			fdLimits(plan), plan["client_port_range"], twAtStart(plan), report.N(c.Metrics["tw_wait_s"], 0), planNote(plan)})
 	}
 	d.Table([]string{"scenario", "server processes", "client processes", "client sources", "hard fd limit", "port range",
 		"TIME_WAIT toward the server at the start", "waited for TIME_WAIT s", "what the runner did"}, prows)
 	d.P("Before each scenario the runner (`lib/c10k.sh`) read both hosts' limits and the client's sockets toward the server (`raw/<cell>.%s`, `raw/<cell>.ports.txt`): one server process holds at most %d%% of its hard fd limit less %d connections (SO_REUSEPORT spreads connections by a hash, not evenly), one connclient process its hard limit less %d, one per source address; a source address with TW_THRESHOLD or more sockets in TIME_WAIT toward the server is busy (each connect() searches past them), so the netns lab adds a fresh address instead and removes it at the end. It changes no sysctl.",
 		planFile(r.Dir), c10kplan.ReusePortSlackPct, c10kplan.FDMargin, c10kplan.FDMargin)
+
+	if hrows := hostRows(s); len(hrows) > 0 {
+		d.P("The client processes ran on several client hosts (`CLIENTS`): the plan split each scenario evenly across them, each host's share planned on its own limits (`raw/limits.<host>.env`) and sockets (`raw/<cell>.<host>.ports.txt`), each process started on its host (the low-rate ones at one start time, written on every host) and its result copied back (`raw/<cell>.client-N.json`, N in the plan's order). Client counts, memory and traffic below are summed over the hosts, client CPU is the busiest host's; each host's share:")
+		d.Table([]string{"scenario", "client host", "processes", "connections", "client RSS MB", "client RSS per connection KB"}, hrows)
+	}
 
 	d.H(2, "Connections")
 	var crows [][]string
@@ -471,4 +477,52 @@ func planFileRow(dir string) []string {
 		return []string{"`raw/<cell>.plan.env`", "how the runner split the scenario, the limits it read and why"}
 	}
 	return []string{"`raw/<cell>.plan.json`", "the plan (`csb c10k-plan`): how the runner split the scenario, the limits it read, and why it refused (a code and a sentence)"}
+}
+
+// sourcesText is a cell's client sources; with several client hosts each
+// prefixed by its host (the plan's sources, in order).
+func sourcesText(c *summary.Cell, plan map[string]string) string {
+	if num(plan["client_hosts"]) <= 1 || plan["client_source_hosts"] == "" {
+		return c.Params["sources"]
+	}
+	ips, hosts := strings.Split(plan["client_sources"], ","), strings.Split(plan["client_source_hosts"], ",")
+	var out []string
+	for i, ip := range ips {
+		if i < len(hosts) {
+			ip = hosts[i] + ":" + ip
+		}
+		out = append(out, ip)
+	}
+	return strings.Join(out, ",")
+}
+
+// hostRows is one row per scenario and client host of a run with several
+// (details client_hosts); none with one.
+func hostRows(s *summary.Summary) [][]string {
+	var rows [][]string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		var hosts []map[string]any
+		switch v := c.Details["client_hosts"].(type) {
+		case []map[string]any:
+			hosts = v
+		case []any: // read back from summary.json
+			for _, e := range v {
+				if m, ok := e.(map[string]any); ok {
+					hosts = append(hosts, m)
+				}
+			}
+		}
+		for _, h := range hosts {
+			f := func(k string) string {
+				if v, ok := h[k].(float64); ok {
+					return strconv.FormatFloat(v, 'f', -1, 64)
+				}
+				return "–"
+			}
+			rows = append(rows, []string{label(c), fmt.Sprint(h["host"]), fmt.Sprint(h["processes"]), fmt.Sprint(h["connections_established"]),
+				f("client_vmrss_mb"), f("client_rss_per_conn_kb")})
+		}
+	}
+	return rows
 }
