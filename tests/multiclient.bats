@@ -170,7 +170,7 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_CL_LABEL[1]} ${CSB_CL_SSH[2]} ${CSB_
     jq -e --arg c "${c}" --argjson own "${own}" '.cells[] | select(.name == $c)
       | (.metrics.throughput_own_runs_mbps - $own | fabs) < 0.02
       and (.metrics.throughput_mbps - ([.clients[].metrics.overlap_mbps] | add) | fabs) < 0.02
-      and (.metrics.throughput_mbps / $own - 1 | fabs) < 0.05' "${dir}/summary.json"
+      and (.metrics.throughput_mbps / $own - 1 | fabs) < 0.02' "${dir}/summary.json"
   done
 }
 

@@ -87,13 +87,29 @@ func summarizeClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, 
 			notes = append(notes, fmt.Sprintf("cell %s: %s: iperf3 printed no measured interval", rc.Name, cl.Label))
 			continue
 		}
+		// iperf3 restarts its clock when the -O period ends, so the
+		// measured intervals start at 0, omit_s after the client started.
+		// Each measured interval holds the bytes since the previous one
+		// ended: iperf3 sometimes stamps the first one with a start just
+		// before its end (a 0.1 ms "interval" holding a second's bytes),
+		// so its start is taken as 0, never as printed.
+		for j := range spans[i].ivs {
+			if j == 0 {
+				spans[i].ivs[j].StartS = 0
+			} else {
+				spans[i].ivs[j].StartS = spans[i].ivs[j-1].EndS
+			}
+		}
+		if omitS <= 0 {
+			omitS = omitted
+		}
 		if t.StartMs != nil {
 			off := 0.0
 			if cl.ClockOffsetMs != nil {
 				off = *cl.ClockOffsetMs
 			}
-			spans[i].t0Ms = float64(*t.StartMs) - off + omitted*1000
-			spans[i].firstMs = spans[i].t0Ms + spans[i].ivs[0].StartS*1000
+			spans[i].t0Ms = float64(*t.StartMs) - off + omitS*1000
+			spans[i].firstMs = spans[i].t0Ms
 			spans[i].lastMs = spans[i].t0Ms + spans[i].ivs[len(spans[i].ivs)-1].EndS*1000
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -55,15 +56,15 @@ func TestSummarizeTwoClients(t *testing.T) {
 			if err := json.Unmarshal(b, &tm); err != nil {
 				t.Fatal(err)
 			}
-			t0 := tm.StartMs - offsets[label]
-			for _, x := range res.Intervals {
-				if x.Omitted {
-					t0 += (x.EndS - x.StartS) * 1000
-				}
-			}
+			// The measured timeline starts omit_s after the client did;
+			// each measured interval runs from the previous one's end.
+			omit, _ := strconv.ParseFloat(c.Params["omit_s"], 64)
+			t0 := tm.StartMs - offsets[label] + omit*1000
+			prev := 0.0
 			for _, x := range res.Intervals {
 				if !x.Omitted {
-					per[label] = append(per[label], iv{t0 + x.StartS*1000, t0 + x.EndS*1000, float64(x.Bytes)})
+					per[label] = append(per[label], iv{t0 + prev*1000, t0 + x.EndS*1000, float64(x.Bytes)})
+					prev = x.EndS
 				}
 			}
 			l := per[label]
