@@ -18,11 +18,17 @@
 #
 # INT, TERM and HUP are handled once, here: the signal is recorded in
 # CSB_SIGNAL, logged, and the shell exits 130, 143 or 129, which runs the
-# exit steps.
+# exit steps. From the first signal on, INT, TERM and HUP are ignored: a
+# second Ctrl-C (or the TERM a process group gets with it) never cuts the
+# steps short or runs them again. The steps run only in the shell that
+# sourced this file: a subshell forked just as the signal came (it still has
+# these traps for a moment) exits with the signal's status and undoes
+# nothing.
 
 declare -ga CSB_EXIT_STEPS=()
 CSB_EXIT_STATUS=0
 CSB_SIGNAL=""
+CSB_EXIT_OWNER=${BASHPID}
 
 csb_exit_add() {
   local step
@@ -41,27 +47,33 @@ csb_exit_status() { return "$1"; }
 
 csb_exit_run() {
   CSB_EXIT_STATUS=$?
-  trap - ERR INT TERM HUP
+  trap '' INT TERM HUP
+  trap - ERR
+  ((BASHPID == CSB_EXIT_OWNER)) || exit "${CSB_EXIT_STATUS}"
   set +e
-  local i
-  for ((i = ${#CSB_EXIT_STEPS[@]} - 1; i >= 0; i--)); do
-    csb_exit_status "${CSB_EXIT_STATUS}"
-    "${CSB_EXIT_STEPS[i]}"
-  done
+  # Taken off the list before they run: a step runs at most once.
+  local i steps=("${CSB_EXIT_STEPS[@]}")
   CSB_EXIT_STEPS=()
+  for ((i = ${#steps[@]} - 1; i >= 0; i--)); do
+    csb_exit_status "${CSB_EXIT_STATUS}"
+    "${steps[i]}"
+  done
   rm -rf "${CSB_ERR_MARK}" 2>/dev/null
   exit "${CSB_EXIT_STATUS}"
 }
 
 csb_exit_signal() {
+  trap '' INT TERM HUP
+  local rc=129
+  case "$1" in
+    INT) rc=130 ;;
+    TERM) rc=143 ;;
+  esac
+  ((BASHPID == CSB_EXIT_OWNER)) || exit "${rc}"
   # shellcheck disable=SC2034 # read by lib/rundir.sh (csb_on_exit: "interrupted by SIG...")
   CSB_SIGNAL=$1
   log_warn "caught SIG$1: stopping everything this run started"
-  case "$1" in
-    INT) exit 130 ;;
-    TERM) exit 143 ;;
-    *) exit 129 ;;
-  esac
+  exit "${rc}"
 }
 
 # The ERR trap prints the failing command and the call chain (file:line of
