@@ -7,14 +7,21 @@
 // internal/phase3 reads the plan document it leaves in the run directory.
 package c10kplan
 
-import "csbench/internal/limits"
+import "csbench/internal/loadplan"
 
 // The constants of Phase 3, defined here only; bash reads them from
 // `csb constants`.
 const (
-	// FDMargin is limits.FDMargin: the descriptors a process needs beyond one per
+	// RampFactor and RampSlackS bound a scenario's ramp (Plan.RampBoundS,
+	// connclient's -ramp-max and the runner's wait): RampFactor times
+	// conns/connect rate, plus RampSlackS. The ramp paces itself down to
+	// what the server accepts, so it may take far longer than planned: a
+	// tenth of the rate asked still reaches its count.
+	RampFactor = 10
+	RampSlackS = 30
+	// FDMargin is loadplan.FDMargin: the descriptors a process needs beyond one per
 	// connection (connclient checks the same itself).
-	FDMargin = limits.FDMargin
+	FDMargin = loadplan.FDMargin
 	// FDFloor: a hard fd limit at or below FDMargin + FDFloor cannot run
 	// any scenario.
 	FDFloor = 100

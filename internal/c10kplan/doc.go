@@ -58,6 +58,15 @@ func Write(path string, p *Plan) error {
 	return os.Rename(tmp.Name(), path)
 }
 
+// RampBoundS is how long a scenario's ramp may take (every process's
+// -ramp-max) and how long the runner waits for every connection of it to
+// be open: RampFactor times the ramp at the planned connect rate, and
+// RampSlackS more.
+func (p *Plan) RampBoundS() int64 {
+	r := max(p.Scenario.ConnectRate, 1)
+	return RampFactor*p.Scenario.Conns/r + RampSlackS
+}
+
 // Code is the first refusal's code, or "".
 func (p *Plan) Code() string {
 	if len(p.Refusals) == 0 {
@@ -88,7 +97,7 @@ func (p *Plan) Limits() string {
 // WriteKV renders what the runner needs as KEY=VALUE lines, one value per
 // line with no newline inside; lists are comma-separated.
 func (p *Plan) WriteKV(w io.Writer) error {
-	var ips, add, conns, rate, rps, hosts []string
+	var ips, add, conns, rate, rps, hosts, threads []string
 	for _, s := range p.Sources {
 		ips = append(ips, s.IP)
 		hosts = append(hosts, s.Host)
@@ -98,6 +107,7 @@ func (p *Plan) WriteKV(w io.Writer) error {
 		conns = append(conns, strconv.FormatInt(s.Connections, 10))
 		rate = append(rate, strconv.FormatInt(s.ConnectRate, 10))
 		rps = append(rps, strconv.FormatInt(s.RPS, 10))
+		threads = append(threads, strconv.Itoa(s.Threads))
 	}
 	b := func(v bool) string {
 		if v {
@@ -106,9 +116,9 @@ func (p *Plan) WriteKV(w io.Writer) error {
 		return "0"
 	}
 	line := func(s string) string { return strings.ReplaceAll(s, "\n", " ") }
-	_, err := fmt.Fprintf(w, "ok=%s\ncode=%s\nrefusal=%s\nretry_after_time_wait=%s\nserver_procs=%d\nclient_procs=%d\nsources=%s\nadd=%s\nshare_conns=%s\nshare_rate=%s\nshare_rps=%s\nsource_hosts=%s\nnote=%s\nlimits=%s\n",
+	_, err := fmt.Fprintf(w, "ok=%s\ncode=%s\nrefusal=%s\nretry_after_time_wait=%s\nserver_procs=%d\nclient_procs=%d\nsources=%s\nadd=%s\nshare_conns=%s\nshare_rate=%s\nshare_rps=%s\nshare_threads=%s\nsource_hosts=%s\nramp_bound_s=%d\nnote=%s\nlimits=%s\n",
 		b(p.OK), p.Code(), line(p.Refusal()), b(p.RetryAfterTimeWait), p.ServerProcs, len(p.Sources),
 		strings.Join(ips, ","), strings.Join(add, ","), strings.Join(conns, ","), strings.Join(rate, ","), strings.Join(rps, ","),
-		strings.Join(hosts, ","), line(p.Note()), line(p.Limits()))
+		strings.Join(threads, ","), strings.Join(hosts, ","), p.RampBoundS(), line(p.Note()), line(p.Limits()))
 	return err
 }

@@ -64,6 +64,9 @@ type Host struct {
 	FilesOpen      Num `json:"files_open"` // fs.file-nr, first field
 	FilesMax       Num `json:"files_max"`  // fs.file-nr, third field
 	MemAvailableKB Num `json:"mem_available_kb"`
+	// CPUs its processes may use (nproc); facts read before it was
+	// recorded have none, which is not a fact that went unread.
+	CPUs Num `json:"cpus"`
 	// Unreadable names the facts that could not be read.
 	Unreadable []string `json:"unreadable"`
 }
@@ -111,6 +114,9 @@ func ParseFacts(text string) Host {
 		h.FilesMax = field("fs.file-nr", 2)
 	}
 	h.MemAvailableKB = field("mem_available_kb", 0)
+	if _, ok := m["cpus"]; ok {
+		h.CPUs = field("cpus", 0)
+	}
 	return h
 }
 

@@ -1,6 +1,7 @@
 package c10kplan
 
 import (
+	"csbench/internal/loadplan"
 	"fmt"
 	"strings"
 )
@@ -58,6 +59,7 @@ func ComputeHosts(in Input, hosts []ClientHost) *Plan {
 	if len(hosts) == 1 {
 		for i := range p.Sources {
 			p.Sources[i].Host = hosts[0].Name
+			p.Sources[i].Threads = threads(in.Kind, hosts[0], p.Sources[i].Connections)
 		}
 		p.Hosts = append(p.Hosts, HostPlan{Name: hosts[0].Name, IP: hosts[0].IP, Connections: in.Conns, ConnectRate: in.ConnectRate,
 			RPS: in.RPS, ProcsByFD: p.ClientProcsByFD, ProcsByPort: p.ClientProcsByPorts, Procs: p.ClientProcsNeeded})
@@ -80,7 +82,7 @@ func ComputeHosts(in Input, hosts []ClientHost) *Plan {
 	p.RetryAfterTimeWait = false
 	p.ClientProcsByFD, p.ClientProcsByPorts, p.ClientProcsNeeded = 0, 0, 0
 	p.Stage = "preflight"
-	c, r, q := split(in.Conns, len(hosts)), split(in.ConnectRate, len(hosts)), split(in.RPS, len(hosts))
+	c, r, q := loadplan.Split(in.Conns, len(hosts)), loadplan.Split(in.ConnectRate, len(hosts)), loadplan.Split(in.RPS, len(hosts))
 	for i, h := range hosts {
 		sub := Compute(hostInput(in, h, c[i], r[i], q[i]))
 		p.Hosts = append(p.Hosts, HostPlan{Name: h.Name, IP: h.IP, Connections: c[i], ConnectRate: r[i], RPS: q[i],
@@ -106,6 +108,7 @@ func ComputeHosts(in Input, hosts []ClientHost) *Plan {
 		}
 		for _, s := range sub.Sources {
 			s.Host = h.Name
+			s.Threads = threads(in.Kind, h, s.Connections)
 			p.Sources = append(p.Sources, s)
 		}
 		p.Candidates = append(p.Candidates, sub.Candidates...)
@@ -116,6 +119,15 @@ func ComputeHosts(in Input, hosts []ClientHost) *Plan {
 		p.Stage = "preflight"
 	}
 	return p
+}
+
+// threads is the wrk threads of an active source on host h: one per CPU
+// there, never more than its connections.
+func threads(kind string, h ClientHost, conns int64) int {
+	if kind != "active" {
+		return 0
+	}
+	return loadplan.Threads(0, int(h.Facts.CPUs.V), conns)
 }
 
 // hostInput is in for one client host's share.

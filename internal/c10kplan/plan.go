@@ -63,6 +63,9 @@ type Source struct {
 	Connections int64  `json:"connections"`
 	ConnectRate int64  `json:"connect_rate_per_s"`
 	RPS         int64  `json:"rps"`
+	// Threads is the active scenario's wrk threads on this source's host
+	// (one per CPU there, at most its connections); 0 for connclient.
+	Threads int `json:"threads,omitempty"`
 }
 
 // SourceState is a candidate address's sockets toward the server.
@@ -320,16 +323,4 @@ func (p *Plan) checkFiles() {
 		p.refuse(CodeFileMax, "client", "fs.file-max", "the client's fs.file-max=%d with %d files open cannot take %d more: raise fs.file-max (as root: sysctl -w fs.file-max=%d)",
 			c.FilesMax.V, c.FilesOpen.V, conns, 2*(c.FilesOpen.V+conns))
 	}
-}
-
-// split is total in n near-equal integer shares.
-func split(total int64, n int) []int64 {
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = total / int64(n)
-		if int64(i) < total%int64(n) {
-			out[i]++
-		}
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package c10kplan
 
 import (
 	"bufio"
+	"csbench/internal/loadplan"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -121,7 +122,7 @@ func (p *Plan) pickSources() {
 		return
 	}
 	n := len(p.Sources)
-	c, r, q := split(in.Conns, n), split(in.ConnectRate, n), split(in.RPS, n)
+	c, r, q := loadplan.Split(in.Conns, n), loadplan.Split(in.ConnectRate, n), loadplan.Split(in.RPS, n)
 	for i := range p.Sources {
 		p.Sources[i].Connections, p.Sources[i].ConnectRate, p.Sources[i].RPS = c[i], r[i], q[i]
 	}

@@ -6,83 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"csbench/internal/atomicfile"
+	"csbench/internal/httpphase"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )
 
-const usage = `Usage: csb COMMAND [ARGS]
-
-Commands:
-  summarize DIR...   read a run directory's raw files (run.env, cells.tsv, raw/,
-                     monitors/, env/) and (re)write summary.json, summary.csv,
-                     the phase's Report_*.md and its charts. Safe to re-run at
-                     any time: nothing raw is touched, notes.md is included.
-
-  report [-root DIR] [-out DIR]
-                     build OUT/README.md (default report/) from the latest run
-                     of each phase: one line of findings per phase, links to
-                     the phase reports, cross-phase charts. Runs are read from
-                     <phase>/results/ under the current directory, or from
-                     DIR/<phase>/ with -root (a RESULTS_ROOT).
-  compare [-metrics M,M|all] A B
-                     set two run directories of the same phase side by side,
-                     cell by cell: each metric in both, change and ratio, and
-                     with repetitions whether the change is beyond the spread
-                     (A is the baseline). Default metrics: the verdicts' ones.
-  ipj route|holders IP|netns
-                     read ip -j output on stdin and print the fields the
-                     runners check: a route's device and source, the
-                     interfaces carrying IP, the namespace names
-  compare -roots [-out FILE] ROOT_A ROOT_B
-                     the latest run of each HTTP phase (1, 2, 3) in two results
-                     roots side by side (e.g. SERVER=csb and SERVER=nginx):
-                     RPS, p99, server CPU per request, RSS per connection, each
-                     with its ratio; columns named by the servers under test.
-  check KIND FILE    exit 1 with the tool's own error when FILE (raw output of
-                     KIND: iperf3) reports a failure, although the tool exited 0;
-                     KIND json: exit 1 unless FILE is one well-formed JSON document
-  c10k-plan FLAGS    plan one Phase 3 scenario from both hosts' facts; prints
-                     KEY=VALUE lines, -out writes the plan document (-h: flags)
-  clock -bound-ms N <SAMPLES
-                     each host's clock offset from timed readings (stdin:
-                     LABEL T0_US REMOTE_US T1_US), and the verdict (-h)
-  start-at -due EPOCH_MS -out FILE -- CMD [ARGS...]
-                     run CMD at a wall-clock instant (an N-client run's common
-                     start), passing signals on; write when it ran to FILE
-  cert -ip IP -dir DIR [-key-type ecdsa-p256|rsa-2048]
-                     make one run's lab CA and server certificate (IP SAN)
-                     and key (0600) in DIR, outside any git checkout;
-                     -check -cert F -key F -ca F verifies a user's own (-h)
-  tls-probe -target IP:PORT -ca FILE [-out FILE]
-                     the TLS version, cipher, key type a client negotiates,
-                     and whether a second connection resumes (JSON)
-  conn-predict FLAGS predict one Phase 4 churn cell from both hosts' settings:
-                     the port wall, when EADDRNOTAVAIL comes (-h: flags)
-  constants [-sh]    the constants bash and Go share, KEY=VALUE (-sh: the
-                     text of lib/constants.sh, which bash sources)
-
-A run whose BASELINE_RUN setting names another run directory of the same
-phase gets that comparison appended to its report.
-
-Examples:
-  csb report
-  csb report -root /tmp/results -out /tmp/results/report
-  csb compare 00-iperf3/results/2026-11-30_101500_iperf3-baseline /tmp/r/00-iperf3/2026-12-01_090000_iperf3-baseline
-  csb compare -roots -out /tmp/vs.md /tmp/results-csb /tmp/results-nginx
-  csb check iperf3 raw/c2s-1.json
-  ip -j route get 198.18.0.1 | csb ipj route
-  csb summarize 00-iperf3/results/2026-11-30_101500_iperf3-baseline
-  csb summarize 0*/results/*/
-
-Exit status: 0 ok, 1 a run directory could not be summarized (or a cell's
-raw output could not be parsed: the run is then marked partial, in run.env
-too, and its summary and report say which file and why), 2 bad usage.
-`
+// usage is csb -h (commands.go: the commands table).
+var usage = usageText()
 
 // errUsage marks an error that is the caller's: exit 2 with the usage.
 var errUsage = errors.New("usage")
@@ -102,6 +36,10 @@ type Phase interface {
 // Checks maps a tool name to a function that fails when the tool's raw
 // output reports an error.
 var Checks = map[string]func(io.Reader) error{}
+
+// LoadReaders maps a load generator (csb check wrk|oha FILE) to the reader
+// of its raw output, whose Load httpphase.Check judges.
+var LoadReaders = map[string]func(path string) (*httpphase.Load, error){}
 
 // Phases maps run.env's phase to its implementation.
 var Phases = map[string]Phase{}
@@ -135,60 +73,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
-	case "summarize":
-		if len(args) < 2 {
-			return fmt.Errorf("%w: summarize needs at least one run directory", errUsage)
-		}
-		var failed []string
-		for _, dir := range args[1:] {
-			if err := Summarize(dir, GeneratedBy); err != nil {
-				fmt.Fprintf(stderr, "error: %s: %v\n", dir, err)
-				failed = append(failed, dir)
-				continue
-			}
-			fmt.Fprintf(stdout, "summarized %s\n", dir)
-		}
-		if len(failed) > 0 {
-			return fmt.Errorf("%d of %d run directories failed: %s", len(failed), len(args)-1, strings.Join(failed, " "))
-		}
-		return nil
-	case "report":
-		return runReport(args[1:], stdout)
-	case "compare":
-		return runCompare(args[1:], stdout)
-	case "c10k-plan":
-		return runC10kPlan(args[1:], stdout)
-	case "start-at":
-		return runStartAt(args[1:], stdout, stderr)
-	case "clock":
-		return runClock(args[1:], stdout)
-	case "conn-predict":
-		return runConnPredict(args[1:], stdout)
-	case "constants":
-		return runConstants(args[1:], stdout)
-	case "cert":
-		return runCert(args[1:], stdout)
-	case "tls-probe":
-		return runTLSProbe(args[1:], stdout)
-	case "ipj":
-		return runIPJ(args[1:], stdout)
-	case "check":
-		if len(args) != 3 {
-			return fmt.Errorf("%w: check needs KIND and FILE", errUsage)
-		}
-		check, ok := Checks[args[1]]
-		if !ok {
-			return fmt.Errorf("%w: check: unknown kind %q", errUsage, args[1])
-		}
-		f, err := os.Open(args[2])
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		return check(f)
-	default:
+	}
+	c := lookup(args[0])
+	if c == nil {
 		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 	}
+	return c.run(args[1:], stdout, stderr)
 }
 
 // Summarize regenerates one run directory's summary and report.
@@ -206,6 +96,7 @@ func Summarize(dir, generatedBy string) error {
 	if err := p.Summarize(r, s); err != nil {
 		return err
 	}
+	keepCutShort(r, s)
 	unparsed, err := markUnparsed(r, s)
 	if err != nil {
 		return err
@@ -222,6 +113,32 @@ func Summarize(dir, generatedBy string) error {
 		}
 	}
 	return unparsed
+}
+
+// keepCutShort: a cell whose cells.tsv row the runner could not write
+// whole (rundir.Cell.CutShort) stays failed with that reason first,
+// whatever its phase made of its raw files (a missing raw file names
+// itself after it). Its run is not ok.
+func keepCutShort(r *rundir.Run, s *summary.Summary) {
+	for _, rc := range r.Cells {
+		c := s.Cell(rc.Name)
+		if !rc.CutShort || c == nil {
+			continue
+		}
+		c.Status = "failed"
+		msg := rc.Error
+		if c.Error != nil && *c.Error != "" && *c.Error != rc.Error {
+			msg += "; " + *c.Error
+		}
+		c.Error = &msg
+		if s.Status == "ok" || s.Status == "" {
+			s.Status = "partial"
+			if s.Error == nil {
+				e := "cell " + rc.Name + ": " + rc.Error
+				s.Error = &e
+			}
+		}
+	}
 }
 
 // markUnparsed finds the cells the runner recorded as ok whose raw output

@@ -54,3 +54,40 @@ func TestCompareRoots(t *testing.T) {
 		t.Errorf("one root: rc %d", rc)
 	}
 }
+
+// TestCommandsTable: every row of the table is dispatched by its name,
+// listed in csb -h with each of its forms, and has a one-line summary that
+// fits cmd/csb's doc comment.
+func TestCommandsTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range commands {
+		if seen[c.name] || c.name == "" || strings.ContainsAny(c.name, " \t") {
+			t.Errorf("command %q: a name must be one word, used once", c.name)
+		}
+		seen[c.name] = true
+		if c.summary == "" || strings.Contains(c.summary, "\n") || len([]rune(c.summary)) > 58 || strings.HasSuffix(c.summary, ".") {
+			t.Errorf("%s: summary %q: want one line of at most 58 characters, no final period", c.name, c.summary)
+		}
+		if c.run == nil || len(c.usage) == 0 {
+			t.Errorf("%s: no function or no usage form", c.name)
+		}
+		for _, form := range c.usage {
+			if !strings.HasPrefix(form, c.name) || !strings.Contains(usage, "\n  "+form) {
+				t.Errorf("%s: form %q does not start with its name or is missing from csb -h", c.name, form)
+			}
+		}
+		if !strings.Contains(usage, c.summary+".") {
+			t.Errorf("%s: csb -h lacks its summary", c.name)
+		}
+		var stdout, stderr bytes.Buffer
+		Main([]string{c.name, "-h"}, &stdout, &stderr)
+		if strings.Contains(stderr.String(), "unknown command") {
+			t.Errorf("csb %s -h: %s", c.name, stderr.String())
+		}
+	}
+	for _, line := range strings.Split(usage, "\n") {
+		if len([]rune(line)) > 80 && !strings.HasPrefix(line, "  csb ") {
+			t.Errorf("csb -h: line over 80 columns: %q", line)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 	"csbench/internal/clock"
 )
 
-const clockUsage = `Usage: csb clock -bound-ms N [-name LABEL=TEXT]... [-test-offset LABEL=MS,...] <SAMPLES
+const clockUsage = `Usage: csb clock -bound-ms N [-same-clock] [-name LABEL=TEXT]... [-test-offset LABEL=MS,...] <SAMPLES
 
 Reads timed readings of each host's clock, one per line on stdin:
   LABEL T0_US REMOTE_US T1_US
@@ -19,7 +19,15 @@ Reads timed readings of each host's clock, one per line on stdin:
 clock after; Unix microseconds), keeps each host's reading with the shortest
 round trip, and prints KEY=VALUE lines for the runner:
   <label>.offset_ms  <label>.error_ms  <label>.rtt_us   (per host, in order)
-  max_rtt_us  ok=1|0  and, when ok=0: code=clock_skew refused=<label> refusal=<sentence>
+  max_rtt_us  lead_ms  ok=1|0  and, when ok=0: code=clock_skew refused=<label> refusal=<sentence>
+-same-clock says every host reads this host's clock (the netns lab: one
+kernel): each offset is then 0 and its error 0, whatever the readings'
+round trips made of them (a loaded ssh makes a shared clock look off by
+tens of ms); the round trips still give lead_ms.
+lead_ms is how far ahead the runner sets a cell's one due time (csb
+start-at): a base for this host and, per host read here (each one reached
+over ssh), twice its round trip, at least 250 ms. No input (every host is
+this one) gives the base alone.
 A host is refused when its offset is beyond -bound-ms even at the favourable
 end of its reading (offset ± half the round trip). -name gives the text a
 refusal names a host by. -test-offset adds milliseconds to a host's offset:
@@ -35,6 +43,7 @@ func runClock(args []string, stdout io.Writer) error {
 	names := map[string]string{}
 	test := map[string]int64{}
 	fs.Int64Var(&bound, "bound-ms", -1, "")
+	same := fs.Bool("same-clock", false, "")
 	fs.Func("name", "", func(v string) error {
 		l, t, ok := strings.Cut(v, "=")
 		if !ok || l == "" || t == "" {
@@ -76,18 +85,27 @@ func runClock(args []string, stdout io.Writer) error {
 	}
 	var b strings.Builder
 	var maxRTT int64
+	var rtts []int64
 	var refused *clock.Host
 	for i := range hosts {
 		h := &hosts[i]
+		if *same {
+			h.OffsetUS = 0
+		}
 		h.OffsetUS += test[h.Label] * 1000
+		errUS := h.ErrorUS()
+		if *same {
+			errUS = 0
+		}
 		fmt.Fprintf(&b, "%s.offset_ms=%s\n%s.error_ms=%s\n%s.rtt_us=%d\n", h.Label, clock.MS(h.OffsetUS),
-			h.Label, clock.MS(h.ErrorUS()), h.Label, h.RTTUS)
+			h.Label, clock.MS(errUS), h.Label, h.RTTUS)
 		maxRTT = max(maxRTT, h.RTTUS)
-		if refused == nil && h.Beyond(bound*1000) {
+		rtts = append(rtts, h.RTTUS)
+		if refused == nil && ((*same && abs(h.OffsetUS) > bound*1000) || (!*same && h.Beyond(bound*1000))) {
 			refused = h
 		}
 	}
-	fmt.Fprintf(&b, "max_rtt_us=%d\n", maxRTT)
+	fmt.Fprintf(&b, "max_rtt_us=%d\nlead_ms=%d\n", maxRTT, clock.StartLeadMs(rtts))
 	if refused == nil {
 		b.WriteString("ok=1\n")
 	} else {
@@ -100,4 +118,11 @@ func runClock(args []string, stdout io.Writer) error {
 	}
 	_, err = io.WriteString(stdout, b.String())
 	return err
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }

@@ -34,6 +34,19 @@ func TestClock(t *testing.T) {
 	if rc, out = run(in, "-bound-ms", "100", "-test-offset", "client2=-5000"); rc != 0 || !strings.Contains(out, "ok=1\n") {
 		t.Errorf("rc %d:\n%s", rc, out)
 	}
+	// One kernel's clock (the netns lab): offsets 0 whatever ssh made of
+	// them; a test offset is still added; the lead still counts the trips.
+	rc, out = run("server 1000000 1350000 1700000\n", "-bound-ms", "100", "-same-clock")
+	if rc != 0 || !strings.Contains(out, "server.offset_ms=0.000\n") || !strings.Contains(out, "server.error_ms=0.000\n") ||
+		!strings.Contains(out, "ok=1\n") || !strings.Contains(out, "lead_ms=1700\n") {
+		t.Errorf("-same-clock: rc %d:\n%s", rc, out)
+	}
+	if rc, out = run("client2 1000000 1000500 1001000\n", "-bound-ms", "100", "-same-clock", "-test-offset", "client2=500"); rc != 0 || !strings.Contains(out, "refused=client2\n") {
+		t.Errorf("-same-clock with a test offset: rc %d:\n%s", rc, out)
+	}
+	if rc, out = run("", "-bound-ms", "100"); rc != 0 || !strings.Contains(out, "lead_ms=300\n") {
+		t.Errorf("no host over ssh: rc %d:\n%s", rc, out)
+	}
 	for _, bad := range [][]string{{}, {"-bound-ms", "100", "extra"}, {"-bound-ms", "100", "-test-offset", "x"}} {
 		if rc, out = run(in, bad...); rc != 2 {
 			t.Errorf("%v: rc %d: %s", bad, rc, out)

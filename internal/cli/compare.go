@@ -11,13 +11,15 @@ import (
 	"csbench/internal/atomicfile"
 	"csbench/internal/compare"
 	"csbench/internal/crossreport"
+	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )
 
 func loadRun(dir string) (*summary.Summary, error) {
 	s, err := summary.LoadDir(dir)
 	var ve *summary.VersionError
-	if errors.As(err, &ve) {
+	var bad *summary.ValueError
+	if errors.As(err, &ve) || errors.As(err, &bad) {
 		return nil, err
 	}
 	if err != nil {
@@ -32,10 +34,14 @@ func runCompare(args []string, stdout io.Writer) error {
 	metrics := fs.String("metrics", "", "comma-separated metric names, or all")
 	roots := fs.Bool("roots", false, "A and B are results roots")
 	out := fs.String("out", "", "with -roots: write the comparison here instead of stdout")
+	asJSON := fs.Bool("json", false, "print the comparison as JSON (compare.Document)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: compare: %v", errUsage, err)
 	}
 	if *roots {
+		if *asJSON {
+			return fmt.Errorf("%w: compare: -json goes with two run directories, not -roots", errUsage)
+		}
 		if fs.NArg() != 2 {
 			return fmt.Errorf("%w: compare -roots needs two results roots, A (baseline) and B", errUsage)
 		}
@@ -59,9 +65,12 @@ func runCompare(args []string, stdout io.Writer) error {
 	if *metrics != "" {
 		names = strings.Split(*metrics, ",")
 	}
-	res, err := compare.Runs(a, b, names)
+	res, err := compare.Dirs(fs.Arg(0), fs.Arg(1), a, b, names)
 	if err != nil {
 		return err
+	}
+	if *asJSON {
+		return res.WriteJSON(stdout)
 	}
 	_, err = io.WriteString(stdout, res.Markdown())
 	return err
@@ -69,7 +78,7 @@ func runCompare(args []string, stdout io.Writer) error {
 
 // appendBaseline adds the comparison with the BASELINE_RUN to the report.
 func appendBaseline(dir, base string, s *summary.Summary) error {
-	reports, _ := filepath.Glob(filepath.Join(dir, "Report_*.md"))
+	reports, _ := rundir.Files(dir, "Report_", ".md")
 	if len(reports) != 1 {
 		return fmt.Errorf("%s: want one Report_*.md to append the baseline comparison to, found %d", dir, len(reports))
 	}
@@ -77,7 +86,7 @@ func appendBaseline(dir, base string, s *summary.Summary) error {
 	a, err := loadRun(base)
 	if err == nil {
 		var res *compare.Result
-		if res, err = compare.Runs(a, s, nil); err == nil {
+		if res, err = compare.Dirs(base, dir, a, s, nil); err == nil {
 			text += "BASELINE_RUN=`" + base + "`.\n\n" + res.Markdown()
 		}
 	}
@@ -119,7 +128,7 @@ func compareRoots(a, b, out string, stdout io.Writer) error {
 				if runnerName(ra.Dir) != runnerName(rb.Dir) {
 					continue
 				}
-				res, err := compare.Runs(ra.Summary, rb.Summary, RootMetrics)
+				res, err := compare.Dirs(ra.Dir, rb.Dir, ra.Summary, rb.Summary, RootMetrics)
 				if err != nil {
 					return err
 				}

@@ -54,3 +54,28 @@ func TestIPJErrors(t *testing.T) {
 		}
 	}
 }
+
+// The route guard's three refusals and its pass, on real ip -j route get
+// output (netns: csbc0 from 198.18.0.2) and on ip's error text.
+func TestRouteGuard(t *testing.T) {
+	base := []string{"route-guard", "-who", "client", "-server-ip", "198.18.0.1", "-nic-is", "CLIENT_NIC=X", "-addr-is", "CLIENT_IP=Y"}
+	for _, tc := range []struct {
+		file string
+		args []string
+		want string // "" passes
+	}{
+		{"route-get-netns.json", []string{"-nic", "csbc0", "-addrs", "198.18.0.2"}, ""},
+		{"route-get-netns.json", []string{"-nic", "csbc0", "-addrs", "198.18.0.9,198.18.0.2"}, ""},
+		{"route-get-netns.json", []string{"-nic", "eth0"}, "on client, traffic to SERVER_IP=198.18.0.1 would leave through csbc0, not CLIENT_NIC=X: fix the route or set the NIC and SERVER_IP to the benchmark network (ip route get 198.18.0.1: dev csbc0 src 198.18.0.2)"},
+		{"route-get-netns.json", []string{"-nic", "csbc0", "-addrs", "198.18.0.9"}, "on client, traffic to SERVER_IP=198.18.0.1 would come from 198.18.0.2 on csbc0, not CLIENT_IP=Y: set it to the address on csbc0"},
+		{"netns-list.json", nil, "on client, no route to SERVER_IP=198.18.0.1 (ip route get: "},
+	} {
+		_, err := runIPJFile(t, tc.file, append(base, tc.args...)...)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %v: %v, want a pass", tc.file, tc.args, err)
+		case tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)):
+			t.Errorf("%s %v: %v, want %q", tc.file, tc.args, err, tc.want)
+		}
+	}
+}

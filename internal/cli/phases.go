@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"csbench/internal/httpphase"
 	"csbench/internal/parse"
 	"csbench/internal/phase0"
 	"csbench/internal/phase1"
@@ -17,6 +18,8 @@ import (
 func init() {
 	Checks["iperf3"] = func(r io.Reader) error { _, err := parse.ParseIperf3(r); return err }
 	Checks["json"] = checkJSON
+	LoadReaders["wrk"] = httpphase.ReadWrk
+	LoadReaders["oha"] = func(path string) (*httpphase.Load, error) { return httpphase.ReadOha(path, nil) }
 	Phases["00-iperf3"] = phase0.Phase{}
 	Phases["01-http-baseline"] = phase1.Phase{}
 	Phases["02-http-matrix"] = phase2.Phase{}

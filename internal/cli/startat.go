@@ -12,13 +12,14 @@ import (
 	"csbench/internal/startat"
 )
 
-const startAtUsage = `Usage: csb start-at -due EPOCH_MS -out FILE -- CMD [ARGS...]
+const startAtUsage = `Usage: csb start-at -due EPOCH_MS -out FILE [-pid-file FILE] -- CMD [ARGS...]
 
 Waits until the wall-clock instant EPOCH_MS (Unix epoch milliseconds of this
 host's clock), runs CMD with stdin, stdout and stderr passed through,
 forwards SIGINT and SIGTERM to it, and writes FILE (temp file and rename):
   {"schema":"csb.timing/v1","due_ms":N,"start_ms":N,"end_ms":N,"exit":N}
-start_ms is when CMD was started, end_ms when it exited. An N-client run
+start_ms is when CMD was started, end_ms when it exited. -pid-file gets
+CMD's PID once it has started (for a monitor that follows it). An N-client run
 hands every client the same due time; the hosts' clock offsets are recorded
 apart (run.env), nothing is corrected here.
 
@@ -41,6 +42,7 @@ func runStartAt(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	due := fs.Int64("due", 0, "")
 	out := fs.String("out", "", "")
+	pidFile := fs.String("pid-file", "", "")
 	help := fs.Bool("h", false, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: start-at: %v", errUsage, err)
@@ -60,7 +62,7 @@ func runStartAt(args []string, stdout, stderr io.Writer) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	code, err := startat.Run(startat.Job{DueMS: *due, Out: *out, Argv: fs.Args(),
+	code, err := startat.Run(startat.Job{DueMS: *due, Out: *out, PIDFile: *pidFile, Argv: fs.Args(),
 		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Signals: sigs})
 	if errors.Is(err, startat.ErrLate) {
 		fmt.Fprintf(stderr, "error: start-at: -due %d: %v; hand the clients a later due time\n", *due, err)

@@ -1,7 +1,7 @@
 // Package clock estimates each host's clock offset against the controller
 // from timed readings through ssh, and decides whether the offsets are
-// within a bound: the numbers and the verdict that lib/clients.sh acts on
-// before an N-client run hands every client one start time.
+// within a bound: the numbers and the verdict that lib/preflight.sh acts
+// on before a run hands its client hosts one start time.
 //
 // A sample is one reading: the controller's clock just before it asked
 // (t0), the host's clock as the host printed it (remote), and the
@@ -107,4 +107,26 @@ func MS(us int64) string {
 		sign, us = "-", -us
 	}
 	return fmt.Sprintf("%s%d.%03d", sign, us/1000, us%1000)
+}
+
+// Start lead: how far ahead of now the controller sets the one due time of
+// a cell's tools (`csb start-at`), so that every host has started its
+// process before it. Launching on this host takes milliseconds; on a host
+// over ssh, a round trip or two of a loaded controller's ssh.
+const (
+	// LeadBaseMs is the lead with every host local.
+	LeadBaseMs = 300
+	// LeadPerRemoteMinMs is the least added per host reached over ssh;
+	// twice its measured round trip when that is more.
+	LeadPerRemoteMinMs = 250
+)
+
+// StartLeadMs is the lead for hosts reached over ssh with these round
+// trips (microseconds; none: every host is this one).
+func StartLeadMs(rttsUS []int64) int64 {
+	lead := int64(LeadBaseMs)
+	for _, rtt := range rttsUS {
+		lead += max(LeadPerRemoteMinMs, 2*rtt/1000)
+	}
+	return lead
 }

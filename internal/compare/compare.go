@@ -1,7 +1,10 @@
-// Package compare sets two runs of the same phase side by side, cell by
-// cell: each metric's value in both, the change and the ratio, and — where
-// both runs repeated the cell — whether the change is bigger than the
-// spread of the repetitions (the ranges do not overlap).
+// Package compare sets two runs of the same phase side by side: first
+// where their environments differ (Environments: the machines, the link,
+// the pinning, the sysctls, the server under test, the tools, each fact
+// under a stable code), then cell by cell: each metric's value in both, the
+// change and the ratio, and — where both runs repeated the cell — whether
+// the change is bigger than the spread of the repetitions (the ranges do
+// not overlap).
 package compare
 
 import (
@@ -215,6 +218,8 @@ type Result struct {
 	Reps      [2]int // most repetitions of a cell in A and in B
 	Compared  []string
 	Unmatched []string // metrics asked for that neither run has
+	// Env is where the two runs' environments differ (Environments).
+	Env *Env
 }
 
 func collect(s *summary.Summary, metrics []string) (map[string]map[string]Values, []string, int) {
@@ -270,7 +275,7 @@ func Runs(a, b *summary.Summary, metrics []string) (*Result, error) {
 	}
 	ca, orderA, repsA := collect(a, metrics)
 	cb, orderB, repsB := collect(b, metrics)
-	r := &Result{A: a, B: b, Reps: [2]int{repsA, repsB}}
+	r := &Result{A: a, B: b, Reps: [2]int{repsA, repsB}, Env: Environments(a, b, "", "")}
 	used := map[string]bool{}
 	for _, cell := range orderA {
 		mb, ok := cb[cell]
@@ -297,6 +302,18 @@ func Runs(a, b *summary.Summary, metrics []string) (*Result, error) {
 			r.Compared = append(r.Compared, m)
 		}
 	}
+	return r, nil
+}
+
+// Dirs is Runs of the summaries of run directories dirA and dirB, whose
+// environments are compared with what only the directories hold (each
+// host's qdisc) as well.
+func Dirs(dirA, dirB string, a, b *summary.Summary, metrics []string) (*Result, error) {
+	r, err := Runs(a, b, metrics)
+	if err != nil {
+		return nil, err
+	}
+	r.Env = Environments(a, b, dirA, dirB)
 	return r, nil
 }
 
@@ -350,6 +367,7 @@ func (r *Result) Markdown() string {
 	}
 	fmt.Fprintf(&b, "Baseline A: `%s` (%s, %s, profile %s, server under test %s). Compared B: `%s` (%s, %s, profile %s, server under test %s).\n\n",
 		r.A.RunID, r.A.Lab, r.A.Status, r.A.Profile, la, r.B.RunID, r.B.Lab, r.B.Status, r.B.Profile, lb)
+	b.WriteString(r.Env.Markdown())
 	colA, colB := "A", "B"
 	if la != lb {
 		colA, colB = "A: "+la, "B: "+lb
@@ -364,9 +382,6 @@ func (r *Result) Markdown() string {
 		if na != nb {
 			b.WriteString("**The runs drove the server from different numbers of client hosts: a change may be the clients', not the server's.**\n\n")
 		}
-	}
-	if r.A.Lab != r.B.Lab || r.A.Profile != r.B.Profile {
-		b.WriteString("**The runs differ in lab or profile: read the changes as differences of setup, not of the system.**\n\n")
 	}
 	stat := "single runs: no spread to compare a change with"
 	if r.Reps[0] > 1 && r.Reps[1] > 1 {

@@ -44,6 +44,7 @@ type ChurnResult struct {
 	ElapsedS          *float64 `json:"elapsed_s"` // start of schedule to last connection done, at least duration_s
 	ConnsScheduled    int64    `json:"connections_scheduled"`
 	ConnsDispatched   int64    `json:"connections_dispatched"` // handed to a worker when due
+	ConnsNotSent      int64    `json:"connections_not_sent"`   // still waiting for a worker at the cut-off (lateCutoff)
 	ConnsAttempted    int64    `json:"connections_attempted"`
 	ConnsEstablished  int64    `json:"connections_established"`
 	ConnsCompleted    int64    `json:"connections_completed"` // request answered and connection closed as asked
@@ -123,6 +124,7 @@ type churnRun struct {
 	n      int64
 
 	dispatched, attempted, established, completed, failed atomic.Int64
+	notSent                                               int64 // set by dispatch alone, read after it
 
 	mu         sync.Mutex // guards the fields below
 	lag        Histogram  // dispatch - due
@@ -147,9 +149,12 @@ func newChurnRun(cfg *config) *churnRun {
 		req = buildCloseRequest(cfg.target.String(), cfg.path)
 	}
 	n := requestCount(cfg.duration, cfg.rate)
+	secs := make([]ChurnSecond, int((n+int64(cfg.rate)-1)/int64(cfg.rate)))
+	for i := range secs {
+		secs[i].T = i
+	}
 	return &churnRun{cfg: cfg, dialer: newDialer(cfg.source, cfg.timeout), req: req, n: n,
-		errors: map[string]uint64{}, status: map[int]uint64{}, firstFail: -1, firstEAddr: -1,
-		secs: make([]ChurnSecond, int((n+int64(cfg.rate)-1)/int64(cfg.rate)))}
+		errors: map[string]uint64{}, status: map[int]uint64{}, firstFail: -1, firstEAddr: -1, secs: secs}
 }
 
 func runChurn(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -184,12 +189,21 @@ func (r *churnRun) run(ctx context.Context, stderr io.Writer) {
 	stop()
 }
 
+// lateCutoff is how long after the schedule's end a connection may still
+// be handed to a worker: half the duration, at least 2 s. A client that
+// falls that far behind (connects slowed by a port range full of
+// TIME_WAIT) sends no more; what it did not send is counted, and the cell
+// takes at most 1.5 times its length, not ten.
+func lateCutoff(d time.Duration) time.Duration { return max(d/2, 2*time.Second) }
+
 // dispatch hands connection i to a worker at its due time. A full pool
 // blocks the dispatcher; the due times do not move, so what waits is late
-// and measured so.
+// and measured so, until lateCutoff after the schedule's end.
 func (r *churnRun) dispatch(ctx context.Context, jobs chan<- int64) {
 	sl := newSleeper(ctx)
 	defer sl.close()
+	cut := time.NewTimer(time.Until(r.start.Add(r.cfg.duration + lateCutoff(r.cfg.duration))))
+	defer cut.Stop()
 	for i := int64(0); i < r.n; i++ {
 		due := r.start.Add(offset(i, r.cfg.rate))
 		if !sl.until(ctx, due) {
@@ -198,6 +212,9 @@ func (r *churnRun) dispatch(ctx context.Context, jobs chan<- int64) {
 		select {
 		case jobs <- i:
 		case <-ctx.Done():
+			return
+		case <-cut.C:
+			r.notSent = r.n - i
 			return
 		}
 		late := time.Since(due)
@@ -350,7 +367,7 @@ func (r *churnRun) record(ctx context.Context, i int64, due, t0, connected, done
 func (r *churnRun) result(ctx context.Context, h Header) *ChurnResult {
 	cfg := r.cfg
 	res := &ChurnResult{Header: h, Close: cfg.close, Path: cfg.path, RateTargetPerS: cfg.rate,
-		DurationS: cfg.duration.Seconds(), ConnsScheduled: r.n, ConnsDispatched: r.dispatched.Load(),
+		DurationS: cfg.duration.Seconds(), ConnsScheduled: r.n, ConnsDispatched: r.dispatched.Load(), ConnsNotSent: r.notSent,
 		ConnsAttempted: r.attempted.Load(), ConnsEstablished: r.established.Load(),
 		ConnsCompleted: r.completed.Load(), ConnsFailed: r.failed.Load(),
 		Errors: map[string]uint64{}, StatusCodes: map[string]uint64{}, PerSecond: r.secs,

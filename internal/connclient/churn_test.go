@@ -215,3 +215,24 @@ func TestChurnTLS(t *testing.T) {
 		t.Error("-tls-resume without -tls-ca was accepted")
 	}
 }
+
+// A client that falls behind (one worker, a server that answers after
+// 400 ms) stops handing out connections lateCutoff (2 s) after its 1 s
+// schedule: the run ends then, what it never sent counted, not after the
+// 40 s the 100 connections would take one after another.
+func TestChurnCutOffWhenFarBehind(t *testing.T) {
+	addr := rawServer(t, func(c *net.TCPConn) {
+		time.Sleep(400 * time.Millisecond)
+		okClose(false)(c)
+	})
+	t0 := time.Now()
+	res, stderr, err := runCmd(t, context.Background(), "churn", "-target", addr, "-rate", "100", "-duration", "1s", "-workers", "1")
+	took := time.Since(t0)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	sent, notSent := num(t, res, "connections_dispatched"), num(t, res, "connections_not_sent")
+	if took > 6*time.Second || sent+notSent != 100 || notSent < 80 || sent < 5 {
+		t.Fatalf("took %v, dispatched %v, not sent %v: want about 3 s, 7 or 8 sent and the rest not", took, sent, notSent)
+	}
+}

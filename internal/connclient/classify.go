@@ -24,6 +24,7 @@ const (
 	causeServerClose  = "server_close"  // response said "Connection: close" (idle mode)
 	causeConnClosed   = "conn_closed"   // request assigned to a connection that had already failed
 	causeCanceled     = "canceled"      // interrupted by SIGINT/SIGTERM
+	causeStatus       = "status"        // lowrate: a complete response whose status is not 2xx
 	causeOther        = "other"
 )
 

@@ -17,11 +17,14 @@ import (
 
 // Usage is the help text printed by -h (stdout) and after a usage error
 // (stderr).
-const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-hold D] [-path P] [common flags]
-       connclient lowrate -target IP:PORT -conns N -rps R [-duration D] [-path P] [-rate R] [common flags]
+const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-hold D | -hold-file F [-hold-wait D]] [-path P] [common flags] [ramp flags]
+       connclient lowrate -target IP:PORT -conns N -rps R [-duration D] [-path P] [-rate R] [-drain D] [-loops N] [common flags] [ramp flags]
        connclient churn   -target IP:PORT -rate R [-duration D] [-close client|server|linger0] [-path P] [-source IP] [-workers N] [-timeout D]
                           [-tls-ca FILE [-tls-resume]]
        connclient burst   -target IP:PORT -conns N [-path P] [-source IP] [-timeout D]
+       connclient responder -listen IP:PORT [-size N] [-spin]
+       connclient benchrate -wrk FILE | -result FILE [-scale F]
+       connclient benchreport -dir DIR
 
 connclient opens many keep-alive TCP connections to an HTTP/1.1 server and
 prints one JSON result object on stdout; progress goes to stderr once a second,
@@ -33,14 +36,30 @@ waits for these lines, never for words of the progress.
 idle     opens -conns connections paced at -rate connects/s, sends one
          GET -path (default /healthz) on each and reads the response, then holds every
          connection for -hold without a goroutine per connection, and counts
-         the connections still alive at the end.
+         the connections still alive at the end. With -hold-file the hold
+         ends at the time the file gives instead: processes on several
+         hosts hold until one instant, after every one has opened its
+         connections.
 lowrate  opens -conns connections (paced at -rate), each with one request on
          -path as in idle (so the server does not time it out unused), then
          sends -rps requests/s
          for -duration on an open-model schedule: request i is due at
-         start + i/rps on connection i mod conns, waits if that connection is
-         still busy, and its latency is measured from the due time
+         start + i/rps, and its latency is measured from the due time
          (coordinated-omission corrected) and from the actual send.
+         Cleartext runs on event loops (engine "epoll"): one per CPU the
+         process may use (-loops), each owning its share of the
+         connections and of the schedule (non-blocking sockets in one epoll
+         set, no goroutine per request). A due request takes the connection
+         of its loop idle the longest; when every one is busy it waits,
+         counted in requests_late_pool_busy (the pool was too small for the
+         load), and its latency still counts from its due time. A connection
+         that fails or is closed leaves the pool; only a loop with none left
+         fails its requests (conn_closed). A response that is not 2xx is an
+         error of cause "status". With -tls-ca the schedule runs on the
+         goroutine engine instead (engine "goroutines": a goroutine per
+         connection, request i on connection i mod conns, waiting for it
+         when busy), which cannot keep high rates; the result's "engine"
+         says which ran.
 
 churn    (Phase 4) opens -rate new connections per second for -duration
          (default 10s) on an open-model schedule (connection i due at
@@ -62,6 +81,23 @@ burst    (Phase 4) calls connect() -conns times back to back on
          backlog the response latency shows the SYN-ACK retransmission
          steps (1 s, 3 s). SO_LINGER=0 on every socket.
 
+responder  (to measure the client) a trivial HTTP/1.1 server: one event
+         loop (one CPU) answering every request head with one fixed 200
+         response of -size body bytes (default 1024), whatever the path;
+         with -spin it polls without ever sleeping (its CPU fully used), so
+         that no request waits for it to be woken.
+         Prints {"event":"listening","addr":...} on stdout, and
+         {"event":"shutdown","requests":N} after SIGINT/SIGTERM.
+benchrate, benchreport  compute from the raw files of
+         scripts/engine-bench.sh: benchrate prints the rate of its next run,
+         -scale (default 1) times wrk's achieved requests/s (-wrk, wrk's
+         output with lib/wrk/report.lua) or a lowrate result's rps_achieved
+         (-result); benchreport prints, as JSON, the figures of every
+         repetition in -dir, their min/median/max and the verdicts: requests
+         per client CPU-second at least 0.8 of wrk's (both keeping every
+         connection busy), and sender lag p99 at most 1 ms at 0.8 of the
+         engine's ceiling.
+
 common flags:
   -target IP:PORT   server address; an IP literal, no host names (required)
   -conns N          number of connections (required)
@@ -76,8 +112,37 @@ common flags:
   -tls-resume       with -tls-ca: share one session cache, so handshakes after
                     the first that got a ticket resume (default: every
                     handshake full)
+ramp flags (idle, lowrate):
+  -pace aimd|fixed  how the connects are paced (default aimd). fixed: connect
+                    k due at start + k/rate, whatever happens. aimd: the ramp
+                    paces itself to what the server accepts, from -rate down:
+                    every 100 ms, if an attempt (connect, TLS handshake, first
+                    request) begun after the last cut timed out or took
+                    -connect-slow or longer, done or still under way (a SYN
+                    or a handshake's last ACK was dropped on a full queue),
+                    the rate is halved, to no less than max(1, rate/100);
+                    while attempts complete within -connect-slow it grows by
+                    rate/20 per second, up to -rate
+  -connect-retries R  an attempt that timed out (the connect, or the TLS
+                    handshake or first request, with no answer) is made
+                    again, in the next paced slot, at most R times per
+                    connection (default 3; 0: never); other failures are
+                    not retried
+  -connect-slow D   the attempt time that counts as a drop: a SYN is
+                    retransmitted after 1 s (default 1s)
+  -ramp-max D       no attempt starts later than D after the first (default
+                    3 x conns/rate + 30s); connections left are not
+                    attempted, retries left not made, and the result says
+                    "ramp": {"bound_reached": true}
 idle flags:
   -hold D           how long to hold the connections (default 60s)
+  -hold-file F      instead of -hold: once every connection is open, print
+                    {"event":"holding"}, wait for file F, which holds the
+                    hold's end as Unix milliseconds (written whole: temp file
+                    and rename), hold until then, check the connections and
+                    close; an end already past ends the hold at once
+  -hold-wait D      longest wait for F (default 10m; then the connections are
+                    checked, the result has errors {"hold_file": 1}, exit 1)
   -path P           the path of the one request on each (default /healthz)
 lowrate flags:
   -rps R            requests per second over all connections (required)
@@ -89,22 +154,37 @@ lowrate flags:
                     several processes (and hosts) start one schedule at one
                     agreed moment
   -start-wait D     longest wait for F (default 10m; then the run fails)
+  -drain D          how long after -duration a request still waiting for a
+                    connection may be sent; the rest are counted unsent
+                    (default: no bound, every request is sent)
+  -loops N          event loops (default GOMAXPROCS: one per CPU the process
+                    may use, as taskset allows)
+responder flags:
+  -listen IP:PORT   address to listen on, an IP literal; port 0: any free port
+  -size N           response body bytes, 0 to 1048576 (default 1024)
+  -spin             poll without sleeping (uses its CPU fully)
 
-Numbers are positive decimal integers; durations are Go durations (500ms, 60s,
-2m). The soft RLIMIT_NOFILE is raised to the hard limit; if the hard limit is
-below conns+64 connclient refuses to start (exit 2).
+Numbers are positive decimal integers (-connect-retries may be 0); durations
+are Go durations (500ms, 60s, 2m). The soft RLIMIT_NOFILE is raised to the
+hard limit; if the hard limit is below conns+64 connclient refuses to start
+(exit 2).
 
 Exit status: 0 done, 1 interrupted (SIGINT/SIGTERM: the JSON result is still
-printed, with "status":"partial") or failed, 2 bad usage.
+printed, with "status":"partial") or failed (idle: no end from -hold-file;
+the result is printed), 2 bad usage.
 
 examples:
   connclient idle -target 198.18.0.1:8080 -conns 10000 -rate 2000 -hold 60s
   connclient idle -target 198.18.0.1:8080 -conns 50000 -source 198.18.0.2 -linger0
+  connclient idle -target 198.18.0.1:8080 -conns 50000 -rate 5000 -connect-retries 5
+  connclient idle -target 198.18.0.1:8080 -conns 50000 -hold-file raw/idle.hold -hold-wait 5m
   connclient lowrate -target 198.18.0.1:8080 -conns 10000 -rps 1000 -duration 60s
   connclient lowrate -target [fd00::1]:8080 -conns 500 -rps 5000 -path /static/1k
   connclient idle -target 198.18.0.1:8443 -conns 1000 -tls-ca ca.pem -tls-resume
   connclient churn -target 198.18.0.1:8080 -rate 2000 -duration 10s -close server
   connclient burst -target 198.18.0.1:8080 -conns 4000 -timeout 8s
+  connclient responder -listen 127.0.0.1:0 -size 1024
+  connclient lowrate -target 127.0.0.1:8080 -conns 64 -rps 200000 -duration 5s -drain 0s -path /payload/1k
 `
 
 // UsageError is a bad command line; the command exits 2.
@@ -143,13 +223,33 @@ type config struct {
 	rps      int           // lowrate
 	duration time.Duration // lowrate
 	path     string        // lowrate
+	// drain (lowrate): how long after -duration a request still waiting
+	// for a connection may be sent; < 0: no bound.
+	drain time.Duration
+	loops int // lowrate: event loops; 0: GOMAXPROCS
 	// startFile (lowrate): wait for this file, which holds the schedule's
 	// start as Unix milliseconds, once every connection is open.
 	startFile string
 	startWait time.Duration
-	tlsCA     string      // -tls-ca: TLS on, this CA trusted
-	tlsCfg    *tls.Config // built from tlsCA (and -tls-resume) by parseArgs
-	close     string      // churn: client, server or linger0
+	tlsCA     string         // -tls-ca: TLS on, this CA trusted
+	tlsCfg    *tls.Config    // built from tlsCA (and -tls-resume) by parseArgs
+	close     string         // churn: client, server or linger0
+	listen    netip.AddrPort // responder
+	size      int            // responder: body bytes
+	spin      bool           // responder: poll without sleeping
+
+	// holdFile (idle): once every connection is open, wait for this file,
+	// which holds the hold's end as Unix milliseconds, and hold until then.
+	holdFile string
+	holdWait time.Duration
+	// The ramp (idle, lowrate): how the attempts are paced (paceAIMD or
+	// paceFixed), how many times one that timed out is made again, the
+	// attempt time that counts as slow (a SYN retransmitted), and the
+	// longest ramp.
+	pace    string
+	retries int
+	slow    time.Duration
+	rampMax time.Duration
 
 	progress time.Duration // progress interval; tests may shorten it
 }
@@ -160,6 +260,9 @@ type config struct {
 // another error (already reported on stderr). ctx cancellation plays the role
 // of SIGINT/SIGTERM.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "benchrate" || args[0] == "benchreport") {
+		return runBench(ctx, args, stdout, stderr)
+	}
 	cfg, err := parseArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, Usage)
@@ -186,6 +289,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runChurn(ctx, cfg, stdout, stderr)
 	case "burst":
 		return runBurst(ctx, cfg, stdout, stderr)
+	case "responder":
+		return runResponder(ctx, cfg.listen, cfg.size, cfg.spin, stdout, stderr)
 	default:
 		return runLowrate(ctx, cfg, lim, stdout, stderr)
 	}
@@ -215,11 +320,12 @@ func (p *posInt) Set(s string) error {
 const (
 	maxConns = 10_000_000
 	maxRate  = 10_000_000
+	maxLoops = 1024
 )
 
 func parseArgs(args []string) (*config, error) {
 	if len(args) == 0 {
-		return nil, usageErrorf("missing subcommand (idle or lowrate)")
+		return nil, usageErrorf("missing subcommand (%s)", subcommandList)
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -227,8 +333,10 @@ func parseArgs(args []string) (*config, error) {
 	case "idle", "lowrate":
 	case "churn", "burst":
 		return parseConnArgs(args)
+	case "responder":
+		return parseResponderArgs(args)
 	default:
-		return nil, usageErrorf("unknown subcommand %q (want idle, lowrate, churn or burst)", args[0])
+		return nil, usageErrorf("unknown subcommand %q (want %s)", args[0], subcommandList)
 	}
 	cfg := &config{mode: args[0], argv: append([]string(nil), args...), progress: progressInterval}
 	fs := flag.NewFlagSet("connclient "+cfg.mode, flag.ContinueOnError)
@@ -236,7 +344,7 @@ func parseArgs(args []string) (*config, error) {
 	var (
 		target, source, path string
 		conns, rate, workers posInt
-		rps                  posInt
+		rps, loops           posInt
 	)
 	rate.v = 1000
 	fs.StringVar(&target, "target", "", "")
@@ -250,13 +358,18 @@ func parseArgs(args []string) (*config, error) {
 	var tlsResume bool
 	fs.StringVar(&cfg.tlsCA, "tls-ca", "", "")
 	fs.BoolVar(&tlsResume, "tls-resume", false, "")
+	rampFlags(fs, cfg)
 	if cfg.mode == "idle" {
 		fs.DurationVar(&cfg.hold, "hold", 60*time.Second, "")
+		fs.StringVar(&cfg.holdFile, "hold-file", "", "")
+		fs.DurationVar(&cfg.holdWait, "hold-wait", 10*time.Minute, "")
 	} else {
 		fs.Var(&rps, "rps", "")
 		fs.DurationVar(&cfg.duration, "duration", 30*time.Second, "")
 		fs.StringVar(&cfg.startFile, "start-file", "", "")
 		fs.DurationVar(&cfg.startWait, "start-wait", 10*time.Minute, "")
+		fs.DurationVar(&cfg.drain, "drain", 0, "")
+		fs.Var(&loops, "loops", "")
 	}
 	if err := parseEnds(fs, args[1:], cfg, &target, &source); err != nil {
 		return nil, err
@@ -278,6 +391,9 @@ func parseArgs(args []string) (*config, error) {
 	if cfg.timeout <= 0 {
 		return nil, usageErrorf("-timeout %v must be positive", cfg.timeout)
 	}
+	if err := checkRamp(fs, cfg); err != nil {
+		return nil, err
+	}
 	if tlsResume && cfg.tlsCA == "" {
 		return nil, usageErrorf("-tls-resume needs -tls-ca (TLS is on only with a CA to trust)")
 	}
@@ -292,6 +408,9 @@ func parseArgs(args []string) (*config, error) {
 		if cfg.hold <= 0 {
 			return nil, usageErrorf("-hold %v must be positive", cfg.hold)
 		}
+		if err := checkHoldFile(fs, cfg); err != nil {
+			return nil, err
+		}
 		if !validPath(path) {
 			return nil, usageErrorf("-path %q must start with / and hold only visible ASCII characters", path)
 		}
@@ -305,6 +424,16 @@ func parseArgs(args []string) (*config, error) {
 		return nil, usageErrorf("-rps %d is above %d", rps.v, maxRate)
 	}
 	cfg.rps = rps.v
+	if loops.v > maxLoops {
+		return nil, usageErrorf("-loops %d is above %d", loops.v, maxLoops)
+	}
+	cfg.loops = loops.v
+	if cfg.drain < 0 {
+		return nil, usageErrorf("-drain %v must not be negative", cfg.drain)
+	}
+	if !isSet(fs, "drain") {
+		cfg.drain = -1 // no bound: every request is sent
+	}
 	if cfg.duration <= 0 {
 		return nil, usageErrorf("-duration %v must be positive", cfg.duration)
 	}
@@ -315,6 +444,41 @@ func parseArgs(args []string) (*config, error) {
 		return nil, usageErrorf("-path %q must start with / and hold only visible ASCII characters", path)
 	}
 	cfg.path = path
+	return cfg, nil
+}
+
+// subcommandList names every subcommand, for errors.
+const subcommandList = "idle, lowrate, churn, burst, responder, benchrate or benchreport"
+
+// parseResponderArgs parses connclient responder's flags.
+func parseResponderArgs(args []string) (*config, error) {
+	cfg := &config{mode: args[0], argv: append([]string(nil), args...)}
+	fs := flag.NewFlagSet("connclient responder", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	listen := ""
+	fs.StringVar(&listen, "listen", "", "")
+	fs.IntVar(&cfg.size, "size", 1024, "")
+	fs.BoolVar(&cfg.spin, "spin", false, "")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageErrorf("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	if listen == "" {
+		return nil, usageErrorf("-listen is required (IP:PORT; port 0: any free port)")
+	}
+	ap, err := netip.ParseAddrPort(listen)
+	if err != nil {
+		return nil, usageErrorf("-listen %q is not IP:PORT with an IP literal", listen)
+	}
+	cfg.listen = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	if cfg.size < 0 || cfg.size > 1<<20 {
+		return nil, usageErrorf("-size %d: want 0 to %d body bytes", cfg.size, 1<<20)
+	}
 	return cfg, nil
 }
 
@@ -379,6 +543,13 @@ func parseSource(source, target string, ap netip.AddrPort) (netip.Addr, error) {
 		return netip.Addr{}, usageErrorf("-source %s is the unspecified address; omit -source instead", source)
 	}
 	return ip.Unmap(), nil
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func validPath(p string) bool {

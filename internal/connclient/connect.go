@@ -39,9 +39,14 @@ type held struct {
 	io net.Conn        // what requests go through: c, or the TLS connection on it
 }
 
-// connectPhase opens cfg.conns connections paced at cfg.rate connects/s with
-// a pool of cfg.workers goroutines. With prime set, each connection also
-// carries one request/response before it counts as established.
+// connectPhase opens cfg.conns connections with a pool of cfg.workers
+// goroutines. The attempts are paced at cfg.rate connects/s (-pace fixed:
+// attempt k due at start + k/rate) or by the ramp's controller (-pace
+// aimd, ramppace.go); an attempt that timed out is made again, at most
+// cfg.retries times per connection, in the next paced slot; no attempt
+// starts later than cfg.rampMax after the first. With prime set, each
+// connection also carries one request/response before it counts as
+// established.
 type connectPhase struct {
 	cfg    *config
 	dialer *net.Dialer
@@ -50,6 +55,13 @@ type connectPhase struct {
 	start  time.Time // when run began; read by the progress line
 
 	attempted, established, failed atomic.Int64
+	retries                        atomic.Int64 // attempts after the first of a connection
+
+	// dialing[w] is 1 + the ramp time (ns) at which worker w's attempt
+	// began, 0 while it has none: the controller sees a slow attempt
+	// before it ends.
+	dialing []atomic.Int64
+	wake    chan struct{} // an attempt ended (capacity 1)
 
 	mu          sync.Mutex // guards the fields below
 	conns       []held
@@ -62,78 +74,323 @@ type connectPhase struct {
 	errors                     map[string]uint64
 	status                     map[int]uint64
 
-	complete bool // every connection was attempted and finished
+	// The first attempts of the connections, and the retries.
+	firstHist                                  Histogram // connect latency of first attempts that connected
+	firstErrors                                map[string]uint64
+	firstEstablished, firstTimeouts, firstSlow int64
+	firstRespTimeouts                          int64 // connected, then no response within cfg.timeout
+	slow                                       int64 // attempts that connected after cfg.slow or more
+	retried, afterRetry                        int64 // connections retried, established on a retry
+	retryq                                     []connectJob
+	inflight                                   int  // jobs handed out and not yet ended
+	stopped                                    bool // the dispatcher is done: no retry is queued any more
+
+	pace             rampPace // the controller (aimd); Rate is the fixed rate otherwise
+	obs              rampObs  // what the attempts reported since the last control step
+	paceMin, paceMax float64
+	boundReached     bool // the ramp stopped at cfg.rampMax with work left
+
+	complete bool // the phase ended by its own rules, not interrupted
 	elapsed  time.Duration
 }
 
+// connectJob is one attempt to make: tries attempts were made before it
+// for the same connection.
+type connectJob struct{ tries int }
+
+// rampSlack is how far a paced ramp's dispatcher may be behind its
+// schedule and catch up; a dispatcher held up longer (every worker busy)
+// starts again from now rather than bursting.
+const rampSlack = 20 * time.Millisecond
+
 func newConnectPhase(cfg *config, prime bool) *connectPhase {
-	return &connectPhase{
-		cfg:    cfg,
-		dialer: newDialer(cfg.source, cfg.timeout),
-		req:    buildRequest(cfg.target.String(), cfg.path),
-		prime:  prime,
-		conns:  make([]held, 0, cfg.conns),
-		errors: map[string]uint64{},
-		status: map[int]uint64{},
+	p := &connectPhase{
+		cfg:         cfg,
+		dialer:      newDialer(cfg.source, cfg.timeout),
+		req:         buildRequest(cfg.target.String(), cfg.path),
+		prime:       prime,
+		dialing:     make([]atomic.Int64, cfg.workers),
+		wake:        make(chan struct{}, 1),
+		conns:       make([]held, 0, cfg.conns),
+		errors:      map[string]uint64{},
+		status:      map[int]uint64{},
+		firstErrors: map[string]uint64{},
+		pace:        rampPace{Rate: float64(cfg.rate), Min: float64(cfg.rate), Max: float64(cfg.rate), LastCut: -1},
 	}
+	if cfg.pace == paceAIMD {
+		p.pace = newRampPace(cfg.rate)
+	}
+	p.paceMin, p.paceMax = p.pace.Rate, p.pace.Rate
+	return p
 }
 
-// run opens the connections; it returns when all are done or ctx ends.
+// run opens the connections; it returns when all are done, the ramp bound
+// passed or ctx ended.
 func (p *connectPhase) run(ctx context.Context, stderr io.Writer) {
 	start := time.Now()
 	p.start = start
-	jobs := make(chan struct{})
+	jobs := make(chan connectJob)
 	var wg sync.WaitGroup
 	for w := 0; w < p.cfg.workers; w++ {
 		wg.Add(1)
-		go func() {
+		go func(w int) {
 			defer wg.Done()
 			br := newReader()
-			for range jobs {
-				p.connectOne(ctx, br)
+			for j := range jobs {
+				p.attempt(ctx, br, w, j)
 			}
-		}()
+		}(w)
 	}
 	stop := startProgress(p.cfg.progress, stderr, p.progressLine)
-	sl := newSleeper(ctx)
-	defer sl.close()
-	for i := 0; i < p.cfg.conns; i++ {
-		if !sl.until(ctx, start.Add(offset(int64(i), p.cfg.rate))) {
-			break
-		}
-		select {
-		case jobs <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
+	stopPace := func() {}
+	if p.cfg.pace == paceAIMD {
+		stopPace = p.startPacer()
 	}
+	byBound := p.dispatch(ctx, jobs, start)
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
 	close(jobs)
 	wg.Wait()
+	stopPace()
+	// The bound stopped the ramp if it left work undone: connections not
+	// attempted, or retries not made.
+	p.boundReached = byBound && (len(p.retryq) > 0 || p.attempted.Load() < int64(p.cfg.conns))
+	// Retries still queued: the bound or an interruption came first; the
+	// connection's last attempt timed out.
+	cause := causeTimeout
+	if ctx.Err() != nil {
+		cause = causeCanceled
+	}
+	for range p.retryq {
+		p.failCause(cause)
+	}
+	p.retryq = nil
 	p.elapsed = time.Since(start)
 	p.complete = ctx.Err() == nil
 	stop()
 }
 
-func (p *connectPhase) connectOne(ctx context.Context, br *bufio.Reader) {
-	p.attempted.Add(1)
+// dispatch hands the attempts to the workers on the ramp's schedule: a
+// queued retry first, else the next connection. It returns when every
+// connection was attempted and no attempt is left that could be retried,
+// when the ramp bound passed (then true), or when ctx ended.
+func (p *connectPhase) dispatch(ctx context.Context, jobs chan<- connectJob, start time.Time) (byBound bool) {
+	bound := time.NewTimer(p.cfg.rampMax)
+	defer bound.Stop()
+	deadline := start.Add(p.cfg.rampMax)
+	clock := rampClock{fixed: p.cfg.pace != paceAIMD, rate: p.cfg.rate, base: start}
+	sl := newSleeper(ctx)
+	defer sl.close()
+	next := 0 // connections handed out
+	for ctx.Err() == nil {
+		p.mu.Lock()
+		idle := len(p.retryq) == 0 && next == p.cfg.conns
+		inflight, rate := p.inflight, p.pace.Rate
+		p.mu.Unlock()
+		if idle {
+			if inflight == 0 {
+				return false
+			}
+			// Only a retry can come: wait for an attempt to end.
+			select {
+			case <-p.wake:
+				clock.rebase(time.Now(), rate)
+				continue
+			case <-bound.C:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		due := clock.next(time.Now(), rate)
+		if due.After(deadline) {
+			return true
+		}
+		if !sl.until(ctx, due) {
+			return false
+		}
+		var j connectJob
+		p.mu.Lock()
+		retry := len(p.retryq) > 0
+		if retry {
+			j, p.retryq = p.retryq[0], p.retryq[1:]
+		}
+		p.inflight++
+		p.mu.Unlock()
+		select {
+		case jobs <- j:
+			if !retry {
+				next++
+			}
+			continue
+		case <-bound.C:
+		case <-ctx.Done():
+		}
+		// Not handed out: back where it came from.
+		p.mu.Lock()
+		p.inflight--
+		if retry {
+			p.retryq = append([]connectJob{j}, p.retryq...)
+		}
+		p.mu.Unlock()
+		return ctx.Err() == nil
+	}
+	return false
+}
+
+// rampClock hands out the due times of the ramp's attempts. At a fixed
+// rate attempt k is due at base + k/rate exactly; at a paced rate each is
+// due 1/rate after the previous one (at the rate of the moment), and at
+// most rampSlack behind now.
+type rampClock struct {
+	fixed bool
+	rate  int // fixed
+	base  time.Time
+	k     int64     // fixed: attempts due since base
+	last  time.Time // paced: the previous due time; zero: none since base
+}
+
+func (c *rampClock) next(now time.Time, rate float64) time.Time {
+	if c.fixed {
+		t := c.base.Add(offset(c.k, c.rate))
+		c.k++
+		return t
+	}
+	t := c.base
+	if !c.last.IsZero() {
+		t = c.last.Add(time.Duration(float64(time.Second) / rate))
+	}
+	if lim := now.Add(-rampSlack); t.Before(lim) {
+		t = lim
+	}
+	c.last = t
+	return t
+}
+
+// rebase starts the schedule again at now, or at the next due time if
+// that is later (an attempt is never due sooner than the rate allows).
+func (c *rampClock) rebase(now time.Time, rate float64) {
+	var t time.Time
+	if c.fixed {
+		t = c.base.Add(offset(c.k, c.rate))
+	} else if !c.last.IsZero() {
+		t = c.last.Add(time.Duration(float64(time.Second) / rate))
+	}
+	c.base, c.k, c.last = now, 0, time.Time{}
+	if t.After(now) {
+		c.base = t
+	}
+}
+
+// startPacer runs the controller every rampTick until stop is called, and
+// once more then, so that what the last attempts met is counted too.
+func (p *connectPhase) startPacer() (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(rampTick)
+		defer t.Stop()
+		var last time.Duration
+		for {
+			stop := false
+			select {
+			case <-done:
+				stop = true
+			case <-t.C:
+			}
+			now := time.Since(p.start)
+			p.paceStep(now, now-last)
+			last = now
+			if stop {
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+// paceStep is one control step at ramp time now: what the attempts
+// reported since the last step, and the dials in flight for cfg.slow or
+// longer, go into the controller.
+func (p *connectPhase) paceStep(now, dt time.Duration) {
+	p.mu.Lock()
+	o := p.obs
+	p.obs = rampObs{}
+	p.mu.Unlock()
+	for w := range p.dialing {
+		if v := p.dialing[w].Load(); v != 0 {
+			if begin := time.Duration(v - 1); now-begin >= p.cfg.slow {
+				o.Slow, o.SlowBegin = true, max(o.SlowBegin, begin)
+			}
+		}
+	}
+	o.Now, o.Dt = now, dt
+	p.mu.Lock()
+	p.pace = p.pace.step(o)
+	p.paceMin, p.paceMax = min(p.paceMin, p.pace.Rate), max(p.paceMax, p.pace.Rate)
+	p.mu.Unlock()
+}
+
+// noteSlow reports to the controller a connect begun at ramp time begin
+// that timed out or was slow. p.mu is held.
+func (p *connectPhase) noteSlow(begin time.Duration) {
+	if !p.obs.Slow || begin > p.obs.SlowBegin {
+		p.obs.SlowBegin = begin
+	}
+	p.obs.Slow = true
+}
+
+// attempt makes one attempt of job j on worker w: connect, TLS handshake
+// with -tls-ca, and the priming request.
+func (p *connectPhase) attempt(ctx context.Context, br *bufio.Reader, w int, j connectJob) {
+	defer func() {
+		p.mu.Lock()
+		p.inflight--
+		p.mu.Unlock()
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
+	}()
+	first := j.tries == 0
+	if first {
+		p.attempted.Add(1)
+	} else {
+		p.retries.Add(1)
+	}
 	t0 := time.Now()
+	begin := t0.Sub(p.start)
+	p.dialing[w].Store(int64(begin) + 1)
+	defer p.dialing[w].Store(0)
 	c, err := p.dialer.DialContext(ctx, "tcp", p.cfg.target.String())
 	connectLat := time.Since(t0)
 	if err != nil {
-		p.fail(ctx, err)
+		p.noAnswer(ctx, j, begin, err, true)
 		return
 	}
 	tc := c.(*net.TCPConn)
 	p.mu.Lock()
 	p.connectHist.Record(connectLat.Microseconds())
+	if first {
+		p.firstHist.Record(connectLat.Microseconds())
+	}
+	if connectLat >= p.cfg.slow {
+		p.slow++
+		if first {
+			p.firstSlow++
+		}
+	}
 	p.mu.Unlock()
 	var rw net.Conn = tc
 	if p.cfg.tlsCfg != nil {
 		sc, hs, err := HandshakeTLS(ctx, tc, p.cfg.tlsCfg, p.cfg.timeout)
 		if err != nil {
-			p.fail(ctx, err)
+			p.noAnswer(ctx, j, begin, err, false)
 			return
 		}
 		st := sc.ConnectionState()
@@ -153,14 +410,14 @@ func (p *connectPhase) connectOne(ctx context.Context, br *bufio.Reader) {
 	if p.cfg.linger0 {
 		if err := tc.SetLinger(0); err != nil {
 			tc.Close()
-			p.fail(ctx, err)
+			p.fail(ctx, err, first)
 			return
 		}
 	}
 	rc, err := tc.SyscallConn()
 	if err != nil {
 		tc.Close()
-		p.fail(ctx, err)
+		p.fail(ctx, err, first)
 		return
 	}
 	status, reqLat := 0, time.Duration(0)
@@ -178,30 +435,95 @@ func (p *connectPhase) connectOne(ctx context.Context, br *bufio.Reader) {
 		}
 		if err != nil {
 			tc.Close()
-			if status != 0 {
-				p.mu.Lock()
-				p.status[status]++
-				p.mu.Unlock()
+			if status == 0 {
+				p.noAnswer(ctx, j, begin, err, false)
+				return
 			}
-			p.fail(ctx, err)
+			p.mu.Lock()
+			p.status[status]++
+			p.mu.Unlock()
+			p.fail(ctx, err, first)
 			return
 		}
 	}
+	setup := time.Since(t0)
 	p.mu.Lock()
+	if setup >= p.cfg.slow {
+		p.noteSlow(begin)
+	} else {
+		p.obs.Fast++
+	}
 	if p.prime {
 		p.requestHist.Record(reqLat.Microseconds())
 		p.status[status]++
 	}
 	p.conns = append(p.conns, held{c: tc, rc: rc, io: rw})
+	if first {
+		p.firstEstablished++
+	} else {
+		p.afterRetry++
+	}
 	p.mu.Unlock()
 	p.established.Add(1)
 }
 
-func (p *connectPhase) fail(ctx context.Context, err error) {
+// noAnswer accounts an attempt that got no answer: the connect failed
+// (connect set) or, connected, the TLS handshake or the priming request
+// got no response. A timeout (the server never took the connection in:
+// its SYN, or its handshake's last ACK, was dropped on a full queue) goes
+// back in the queue for a retry while the connection has retries left and
+// the dispatcher runs; anything else, or a timeout without a retry left,
+// is the connection's outcome.
+func (p *connectPhase) noAnswer(ctx context.Context, j connectJob, begin time.Duration, err error, connect bool) {
 	cause := Classify(err)
 	if ctx.Err() != nil {
 		cause = causeCanceled
 	}
+	timedOut := cause == causeTimeout
+	p.mu.Lock()
+	if j.tries == 0 {
+		p.firstErrors[cause]++
+		switch {
+		case timedOut && connect:
+			p.firstTimeouts++
+		case timedOut:
+			p.firstRespTimeouts++
+		}
+	}
+	if timedOut {
+		p.noteSlow(begin)
+	}
+	retry := timedOut && j.tries < p.cfg.retries && !p.stopped
+	if retry {
+		p.retryq = append(p.retryq, connectJob{tries: j.tries + 1})
+		if j.tries == 0 {
+			p.retried++
+		}
+	}
+	p.mu.Unlock()
+	if !retry {
+		p.failCause(cause)
+	}
+}
+
+// fail accounts a connection that failed after its connect (not for want
+// of an answer): the outcome of the connection, and of its first attempt
+// when first.
+func (p *connectPhase) fail(ctx context.Context, err error, first bool) {
+	cause := Classify(err)
+	if ctx.Err() != nil {
+		cause = causeCanceled
+	}
+	if first {
+		p.mu.Lock()
+		p.firstErrors[cause]++
+		p.mu.Unlock()
+	}
+	p.failCause(cause)
+}
+
+// failCause accounts a connection that failed for cause.
+func (p *connectPhase) failCause(cause string) {
 	p.mu.Lock()
 	p.errors[cause]++
 	p.mu.Unlock()
@@ -217,7 +539,11 @@ func (p *connectPhase) progressLine(interval time.Duration, last *int64) (string
 	p.mu.Lock()
 	causes := formatCauses(p.errors)
 	p.mu.Unlock()
-	line := fmt.Sprintf("established=%d/%d rate=%.0f/s failures=%d", est, p.cfg.conns, rate, p.failed.Load())
+	p.mu.Lock()
+	paced := p.pace.Rate
+	p.mu.Unlock()
+	line := fmt.Sprintf("established=%d/%d rate=%.0f/s paced=%.0f/s retries=%d failures=%d",
+		est, p.cfg.conns, rate, paced, p.retries.Load(), p.failed.Load())
 	if causes != "" {
 		line += " (" + causes + ")"
 	}

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,6 +27,11 @@ const helperEnv = "CONNCLIENT_TEST_HELPER"
 func TestMain(m *testing.M) {
 	switch os.Getenv(helperEnv) {
 	case "":
+		// The epoll engine's loops hold a P each while they wait (one per
+		// CPU by default): leave as many again to the in-process servers
+		// the tests run against, which would otherwise get a P only when
+		// the runtime preempts a loop (every 10 ms).
+		runtime.GOMAXPROCS(2 * max(2, runtime.NumCPU()))
 		os.Exit(m.Run())
 	case "server":
 		helperServer()

@@ -212,6 +212,30 @@ func MergeDumps(ds []*HistDump) (*Histogram, error) {
 	return out, nil
 }
 
+// MergedQuantilesMs merges one histogram dump per process and returns, for
+// each q, its q-quantile in milliseconds as QuantileMs gives it: what one
+// process holding every sample would have printed. ok is false when a dump
+// is nil (a result written before connclient dumped that histogram):
+// nothing can then be merged exactly, and the caller says what it gives
+// instead. Readers of every phase that splits connclient across processes
+// or client hosts (Phases 3 and 4) merge through it.
+func MergedQuantilesMs(dumps []*HistDump, qs ...float64) (vals []*float64, ok bool, err error) {
+	for _, d := range dumps {
+		if d == nil {
+			return nil, false, nil
+		}
+	}
+	h, err := MergeDumps(dumps)
+	if err != nil {
+		return nil, false, err
+	}
+	vals = make([]*float64, len(qs))
+	for i, q := range qs {
+		vals[i] = QuantileMs(h, q)
+	}
+	return vals, true, nil
+}
+
 // Dump is the name churn and burst (Phase 4) use for a HistDump.
 type Dump = HistDump
 

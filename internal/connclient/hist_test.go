@@ -193,3 +193,38 @@ func TestLoadHistRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The quantiles of dumps merged are those of every sample in one
+// histogram; a missing dump merges nothing; a broken one is an error.
+func TestMergedQuantilesMs(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	var all Histogram
+	var dumps []*HistDump
+	for p := 0; p < 3; p++ {
+		var h Histogram
+		for i := 0; i < 700*(p+1); i++ {
+			v := int64(100 + rng.Intn(5000*(p+1)*(p+1)))
+			h.Record(v)
+			all.Record(v)
+		}
+		dumps = append(dumps, h.Dump())
+	}
+	qs := []float64{0.5, 0.9, 0.99, 1}
+	vals, ok, err := MergedQuantilesMs(dumps, qs...)
+	if !ok || err != nil {
+		t.Fatalf("ok %v, err %v", ok, err)
+	}
+	for i, q := range qs {
+		if want := QuantileMs(&all, q); *vals[i] != *want {
+			t.Errorf("q %v: %v, want %v", q, *vals[i], *want)
+		}
+	}
+	if _, ok, err := MergedQuantilesMs(append(dumps, nil), 0.5); ok || err != nil {
+		t.Errorf("a missing dump: ok %v, err %v", ok, err)
+	}
+	bad := *dumps[0]
+	bad.Count++
+	if _, ok, err := MergedQuantilesMs([]*HistDump{&bad}, 0.5); ok || err == nil {
+		t.Errorf("a broken dump: ok %v, err %v", ok, err)
+	}
+}

@@ -70,71 +70,119 @@ func readResponse(br *bufio.Reader) (status int, keepAlive bool, err error) {
 	if err != nil {
 		return 0, false, err
 	}
-	// "HTTP/1.1 200 OK"
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' ||
-		(len(line) > 12 && line[12] != ' ') {
-		return 0, false, fmt.Errorf("%w: status line %q", errBadResponse, line)
+	var h respHead
+	if err := h.statusLine(line); err != nil {
+		return 0, false, err
 	}
-	for _, b := range line[9:12] {
-		if b < '0' || b > '9' {
-			return 0, false, fmt.Errorf("%w: status line %q", errBadResponse, line)
-		}
-		status = status*10 + int(b-'0')
-	}
-	keepAlive = line[7] == '1' // HTTP/1.1 defaults to keep-alive, 1.0 to close
-	contentLength := int64(-1)
-	chunked := false
 	for {
 		line, err = readLine(br)
 		if err != nil {
-			return status, false, noEOF(err)
+			return h.status, false, noEOF(err)
 		}
 		if len(line) == 0 {
 			break
 		}
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 {
-			return status, false, fmt.Errorf("%w: header line %q", errBadResponse, line)
-		}
-		name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
-		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			n, ok := parseDec(value)
-			if !ok {
-				return status, false, fmt.Errorf("%w: Content-Length %q", errBadResponse, value)
-			}
-			contentLength = n
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			chunked = bytes.EqualFold(lastToken(value), []byte("chunked"))
-		case bytes.EqualFold(name, []byte("Connection")):
-			if hasToken(value, []byte("close")) {
-				keepAlive = false
-			} else if hasToken(value, []byte("keep-alive")) {
-				keepAlive = true
-			}
+		if err := h.field(line); err != nil {
+			return h.status, false, err
 		}
 	}
-	switch {
-	case status < 200 || status == 204 || status == 304:
-		if status < 200 {
-			return status, false, fmt.Errorf("%w: interim status %d", errBadResponse, status)
+	switch body, err := h.body(); {
+	case err != nil:
+		return h.status, false, err
+	case body == bodyNone:
+		return h.status, h.keepAlive, nil
+	case body == bodyChunked:
+		return h.status, h.keepAlive, noEOF(discardChunked(br))
+	case body == bodyLength:
+		if _, err := br.Discard(int(h.contentLength)); err != nil {
+			return h.status, false, noEOF(err)
 		}
-		return status, keepAlive, nil
-	case chunked:
-		return status, keepAlive, noEOF(discardChunked(br))
-	case contentLength >= 0:
-		if _, err := br.Discard(int(contentLength)); err != nil {
-			return status, false, noEOF(err)
-		}
-		return status, keepAlive, nil
-	case !keepAlive:
-		// Body delimited by the end of the connection.
+		return h.status, h.keepAlive, nil
+	default: // bodyUntilClose
 		if _, err := io.Copy(io.Discard, br); err != nil {
-			return status, false, err
+			return h.status, false, err
 		}
-		return status, false, nil
+		return h.status, false, nil
+	}
+}
+
+// respHead is what a response's status line and header fields say about
+// its framing; readResponse (blocking) and respParser (incremental) share it.
+type respHead struct {
+	status        int
+	keepAlive     bool
+	contentLength int64 // -1: none
+	chunked       bool
+}
+
+// How a response's body is delimited.
+const (
+	bodyNone       = iota // 204, 304
+	bodyLength            // Content-Length bytes
+	bodyChunked           // Transfer-Encoding: chunked
+	bodyUntilClose        // the end of the connection (Connection: close, no length)
+)
+
+// statusLine parses "HTTP/1.1 200 OK" (line without its CR LF) into a fresh h.
+func (h *respHead) statusLine(line []byte) error {
+	*h = respHead{contentLength: -1}
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' ||
+		(len(line) > 12 && line[12] != ' ') {
+		return fmt.Errorf("%w: status line %q", errBadResponse, line)
+	}
+	for _, b := range line[9:12] {
+		if b < '0' || b > '9' {
+			h.status = 0
+			return fmt.Errorf("%w: status line %q", errBadResponse, line)
+		}
+		h.status = h.status*10 + int(b-'0')
+	}
+	h.keepAlive = line[7] == '1' // HTTP/1.1 defaults to keep-alive, 1.0 to close
+	return nil
+}
+
+// field parses one header line (without its CR LF).
+func (h *respHead) field(line []byte) error {
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 {
+		return fmt.Errorf("%w: header line %q", errBadResponse, line)
+	}
+	name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
+	switch {
+	case bytes.EqualFold(name, []byte("Content-Length")):
+		n, ok := parseDec(value)
+		if !ok {
+			return fmt.Errorf("%w: Content-Length %q", errBadResponse, value)
+		}
+		h.contentLength = n
+	case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+		h.chunked = bytes.EqualFold(lastToken(value), []byte("chunked"))
+	case bytes.EqualFold(name, []byte("Connection")):
+		if hasToken(value, []byte("close")) {
+			h.keepAlive = false
+		} else if hasToken(value, []byte("keep-alive")) {
+			h.keepAlive = true
+		}
+	}
+	return nil
+}
+
+// body says how the body of the response to a GET is delimited, once every
+// header field is in.
+func (h *respHead) body() (int, error) {
+	switch {
+	case h.status < 200:
+		return 0, fmt.Errorf("%w: interim status %d", errBadResponse, h.status)
+	case h.status == 204 || h.status == 304:
+		return bodyNone, nil
+	case h.chunked:
+		return bodyChunked, nil
+	case h.contentLength >= 0:
+		return bodyLength, nil
+	case !h.keepAlive:
+		return bodyUntilClose, nil
 	default:
-		return status, false, fmt.Errorf("%w: no Content-Length on a keep-alive response", errBadResponse)
+		return 0, fmt.Errorf("%w: no Content-Length on a keep-alive response", errBadResponse)
 	}
 }
 

@@ -10,39 +10,43 @@ import (
 	"time"
 )
 
+// responseCases are responses to a GET with what a parser must make of
+// them: readResponse (blocking) and respParser (incremental) alike.
+var responseCases = []struct {
+	name      string
+	in        string
+	status    int
+	keepAlive bool
+	err       string // cause, "" for success
+	rest      string // what must remain unread
+}{
+	{"content-length", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Type: text/plain\r\n\r\nok\nNEXT", 200, true, "", "NEXT"},
+	{"zero length", "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", 404, true, "", ""},
+	{"header case", "HTTP/1.1 200 OK\r\ncontent-length:   2\r\n\r\nhiNEXT", 200, true, "", "NEXT"},
+	{"bare LF", "HTTP/1.1 200 OK\nContent-Length: 2\n\nhi", 200, true, "", ""},
+	{"no reason", "HTTP/1.1 503\r\nContent-Length: 0\r\n\r\n", 503, true, "", ""},
+	{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\na;ext=1\r\n0123456789\r\n0\r\nX-Trailer: 1\r\n\r\nNEXT", 200, true, "", "NEXT"},
+	{"connection close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 200, false, "", ""},
+	{"close without length", "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody until EOF", 200, false, "", ""},
+	{"http/1.0", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", 200, false, "", ""},
+	{"http/1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok", 200, true, "", ""},
+	{"204 no body", "HTTP/1.1 204 No Content\r\n\r\nNEXT", 204, true, "", "NEXT"},
+	{"304 no body", "HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n", 304, true, "", ""},
+	{"empty", "", 0, false, causeEOF, ""},
+	{"truncated headers", "HTTP/1.1 200 OK\r\nContent-Len", 200, false, causeEOF, ""},
+	{"truncated body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", 200, false, causeEOF, ""},
+	{"truncated chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", 200, false, causeEOF, ""},
+	{"garbage", "SSH-2.0-OpenSSH_9.6\r\n", 0, false, causeBadResponse, ""},
+	{"bad status", "HTTP/1.1 2x0 OK\r\n\r\n", 0, false, causeBadResponse, ""},
+	{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", 200, false, causeBadResponse, ""},
+	{"bad header", "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", 200, false, causeBadResponse, ""},
+	{"no length keep-alive", "HTTP/1.1 200 OK\r\n\r\nbody", 200, false, causeBadResponse, ""},
+	{"interim", "HTTP/1.1 100 Continue\r\n\r\n", 100, false, causeBadResponse, ""},
+	{"long line", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", readBufSize) + "\r\n\r\n", 200, false, causeBadResponse, ""},
+}
+
 func TestReadResponse(t *testing.T) {
-	cases := []struct {
-		name      string
-		in        string
-		status    int
-		keepAlive bool
-		err       string // cause, "" for success
-		rest      string // what must remain unread
-	}{
-		{"content-length", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Type: text/plain\r\n\r\nok\nNEXT", 200, true, "", "NEXT"},
-		{"zero length", "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n", 404, true, "", ""},
-		{"header case", "HTTP/1.1 200 OK\r\ncontent-length:   2\r\n\r\nhiNEXT", 200, true, "", "NEXT"},
-		{"bare LF", "HTTP/1.1 200 OK\nContent-Length: 2\n\nhi", 200, true, "", ""},
-		{"no reason", "HTTP/1.1 503\r\nContent-Length: 0\r\n\r\n", 503, true, "", ""},
-		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\na;ext=1\r\n0123456789\r\n0\r\nX-Trailer: 1\r\n\r\nNEXT", 200, true, "", "NEXT"},
-		{"connection close", "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", 200, false, "", ""},
-		{"close without length", "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nbody until EOF", 200, false, "", ""},
-		{"http/1.0", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", 200, false, "", ""},
-		{"http/1.0 keep-alive", "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok", 200, true, "", ""},
-		{"204 no body", "HTTP/1.1 204 No Content\r\n\r\nNEXT", 204, true, "", "NEXT"},
-		{"304 no body", "HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n", 304, true, "", ""},
-		{"empty", "", 0, false, causeEOF, ""},
-		{"truncated headers", "HTTP/1.1 200 OK\r\nContent-Len", 200, false, causeEOF, ""},
-		{"truncated body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", 200, false, causeEOF, ""},
-		{"truncated chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel", 200, false, causeEOF, ""},
-		{"garbage", "SSH-2.0-OpenSSH_9.6\r\n", 0, false, causeBadResponse, ""},
-		{"bad status", "HTTP/1.1 2x0 OK\r\n\r\n", 0, false, causeBadResponse, ""},
-		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", 200, false, causeBadResponse, ""},
-		{"bad header", "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", 200, false, causeBadResponse, ""},
-		{"no length keep-alive", "HTTP/1.1 200 OK\r\n\r\nbody", 200, false, causeBadResponse, ""},
-		{"interim", "HTTP/1.1 100 Continue\r\n\r\n", 100, false, causeBadResponse, ""},
-		{"long line", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", readBufSize) + "\r\n\r\n", 200, false, causeBadResponse, ""},
-	}
+	cases := responseCases
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			br := bufio.NewReaderSize(strings.NewReader(c.in), readBufSize)

@@ -2,21 +2,28 @@ package connclient
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 )
 
 // runIdle opens the connections, holds them, checks which are still alive,
-// and prints the result.
+// and prints the result. With -hold-file the hold lasts until the end time
+// the file gives (several processes, on several hosts, end their holds at
+// one instant, after every one has opened its connections); without, -hold.
 func runIdle(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.Writer) error {
 	started := time.Now()
 	res := IdleResult{
 		CommonResult: newCommon(cfg, lim, started),
-		HoldS:        cfg.hold.Seconds(),
 		Drops:        map[string]uint64{},
+	}
+	if cfg.holdFile == "" {
+		res.HoldS = ptr(cfg.hold.Seconds())
 	}
 	p := newConnectPhase(cfg, true)
 	p.run(ctx, stderr)
@@ -30,42 +37,110 @@ func runIdle(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.
 	// From here on p.conns is only touched by this goroutine: holding a
 	// connection costs a slice entry, no goroutine and no buffer.
 	conns := p.conns
-	alive := conns // the live prefix; dropped connections are removed
+	var holdErr error
 	if p.complete {
-		holdStart := time.Now()
-		writeEvent(stderr, Event{Event: EventHolding, Established: int64(len(conns)), Target: cfg.conns, Failed: p.failed.Load()})
-		end := time.NewTimer(cfg.hold)
-		tick := time.NewTicker(cfg.progress)
-		hold := true
-		for hold {
-			select {
-			case <-ctx.Done():
-				hold = false
-			case <-end.C:
-				hold = false
-			case <-tick.C:
-				alive = checkAlive(alive, res.Drops)
-				if len(alive) < len(conns) && res.FirstDropS == nil {
-					res.FirstDropS = ptr(round(time.Since(holdStart).Seconds(), 3))
-				}
-				fmt.Fprintf(stderr, "hold elapsed=%.0fs/%v alive=%d/%d\n",
-					time.Since(holdStart).Seconds(), cfg.hold, len(alive), len(conns))
-			}
-		}
-		tick.Stop()
-		end.Stop()
-		res.HoldElapsedS = ptr(round(time.Since(holdStart).Seconds(), 3))
-		// Also after an interruption: then it counts the connections alive
-		// at the time of the stop.
-		alive = checkAlive(alive, res.Drops)
-		if len(alive) < len(conns) && res.FirstDropS == nil {
-			res.FirstDropS = ptr(round(time.Since(holdStart).Seconds(), 3))
-		}
-		res.ConnectionsAliveEnd = ptr(len(alive))
+		holdErr = hold(ctx, cfg, &res, conns, p.failed.Load(), stderr)
 	}
 	res.ClientRSSMB = rssMB()
 	res.ClientGoroutines = runtime.NumGoroutine()
-	return finish(ctx, &res.CommonResult, &res, conns, stdout, stderr)
+	if err := finish(ctx, &res.CommonResult, &res, conns, stdout, stderr); err != nil {
+		return err
+	}
+	return holdErr
+}
+
+// errHoldFile: -hold-file gave no end time (none within -hold-wait, or not
+// a time); the result has been printed, with errors {"hold_file": 1}.
+var errHoldFile = errors.New("no hold end from -hold-file")
+
+// hold holds conns, checking them every progress interval, until the end
+// of the hold (-hold from its start, or the time in -hold-file) or ctx
+// ends, then checks them once more and fills res's hold fields.
+func hold(ctx context.Context, cfg *config, res *IdleResult, conns []held, failed int64, stderr io.Writer) error {
+	alive := conns // the live prefix; dropped connections are removed
+	holdStart := time.Now()
+	res.HoldBeganAtMs = ptr(holdStart.UnixMilli())
+	writeEvent(stderr, Event{Event: EventHolding, Established: int64(len(conns)), Target: cfg.conns, Failed: failed})
+	var (
+		end    <-chan time.Time // fires at the hold's end, once it is known
+		agreed <-chan holdEnd   // the end from -hold-file
+		err    error
+	)
+	if cfg.holdFile == "" {
+		t := time.NewTimer(cfg.hold)
+		defer t.Stop()
+		end = t.C
+	} else {
+		ch := make(chan holdEnd, 1)
+		go func() {
+			at, err := waitFileTime(ctx, cfg.holdFile, cfg.holdWait, "-hold-file", "end time", "-hold-wait")
+			ch <- holdEnd{at, err}
+		}()
+		agreed = ch
+	}
+	tick := time.NewTicker(cfg.progress)
+	defer tick.Stop()
+	dropped := func() {
+		if len(alive) < len(conns) && res.FirstDropS == nil {
+			res.FirstDropS = ptr(round(time.Since(holdStart).Seconds(), 3))
+		}
+	}
+	for holding := true; holding; {
+		select {
+		case <-ctx.Done():
+			holding = false
+		case e := <-agreed:
+			agreed = nil
+			if e.err != nil {
+				if ctx.Err() == nil {
+					fmt.Fprintf(stderr, "error: %v\n", e.err)
+					res.Errors["hold_file"]++
+					err = errHoldFile
+				}
+				holding = false
+				break
+			}
+			res.HoldEndAgreedAtMs = ptr(e.at.UnixMilli())
+			res.HoldS = ptr(round(e.at.Sub(holdStart).Seconds(), 3))
+			t := time.NewTimer(time.Until(e.at)) // at once if the end has passed
+			defer t.Stop()
+			end = t.C
+		case <-end:
+			holding = false
+		case <-tick.C:
+			alive = checkAlive(alive, res.Drops)
+			dropped()
+			fmt.Fprintf(stderr, "hold elapsed=%.0fs/%s alive=%d/%d\n",
+				time.Since(holdStart).Seconds(), holdPlan(cfg, res), len(alive), len(conns))
+		}
+	}
+	ended := time.Now()
+	res.HoldEndedAtMs = ptr(ended.UnixMilli())
+	res.HoldElapsedS = ptr(round(ended.Sub(holdStart).Seconds(), 3))
+	// Also after an interruption: then it counts the connections alive
+	// at the time of the stop.
+	alive = checkAlive(alive, res.Drops)
+	dropped()
+	res.ConnectionsAliveEnd = ptr(len(alive))
+	return err
+}
+
+// holdEnd is what waiting for -hold-file gave.
+type holdEnd struct {
+	at  time.Time
+	err error
+}
+
+// holdPlan is the hold's length for the progress line: -hold, the time to
+// the end in -hold-file, or "?" while the file has not come.
+func holdPlan(cfg *config, res *IdleResult) string {
+	switch {
+	case cfg.holdFile == "":
+		return cfg.hold.String()
+	case res.HoldS != nil:
+		return strconv.FormatFloat(*res.HoldS, 'f', 0, 64) + "s"
+	}
+	return "?"
 }
 
 // checkAlive peeks at every connection in live without blocking and returns
@@ -111,4 +186,21 @@ func peek(h held) string {
 	default:
 		return "unexpected_data"
 	}
+}
+
+// checkHoldFile checks -hold-file and -hold-wait (idle).
+func checkHoldFile(fs *flag.FlagSet, cfg *config) error {
+	if cfg.holdFile == "" {
+		if isSet(fs, "hold-wait") {
+			return usageErrorf("-hold-wait needs -hold-file")
+		}
+		return nil
+	}
+	if isSet(fs, "hold") {
+		return usageErrorf("-hold and -hold-file exclude each other: with -hold-file the hold ends at the time in the file")
+	}
+	if cfg.holdWait <= 0 {
+		return usageErrorf("-hold-wait %v must be positive", cfg.holdWait)
+	}
+	return nil
 }

@@ -15,9 +15,11 @@ import (
 	"time"
 )
 
-// lowrateRun is the request phase of lowrate: one goroutine per connection
-// walks its share of an open-model schedule. Request i is due at
-// start + i/rps and belongs to connection i mod conns, so connection c sends
+// lowrateRun is the request phase of lowrate: an open-model schedule,
+// request i due at start + i/rps, run by one of two engines. Cleartext runs
+// on the event loops of engine.go (runEngine). TLS runs on the goroutine
+// engine (run): one goroutine per connection walks its share of the
+// schedule, request i on connection i mod conns, so connection c sends
 // requests c, c+conns, c+2*conns, ...; when the previous response on c is
 // late, the next request is sent late and the wait counts in its latency.
 type lowrateRun struct {
@@ -40,12 +42,25 @@ type lowrateRun struct {
 	rss        *float64 // sampled mid-schedule
 	goroutines int
 
+	// The epoll engine only.
+	eng      *engine
+	poolBusy int64
+	own      Histogram // sender lag of the requests that found an idle connection
+	drops    map[string]uint64
+
 	startAt time.Time // -start-file: the agreed start (zero: as soon as ready)
 }
 
 // waitStart waits for path to hold a start time (Unix milliseconds), at
 // most wait, polling every 10 ms.
 func waitStart(ctx context.Context, path string, wait time.Duration) (time.Time, error) {
+	return waitFileTime(ctx, path, wait, "-start-file", "start time", "-start-wait")
+}
+
+// waitFileTime waits for path to hold a time in Unix milliseconds (the
+// noun that flagName gives, for errors), at most wait (waitFlag), polling
+// every 10 ms.
+func waitFileTime(ctx context.Context, path string, wait time.Duration, flagName, noun, waitFlag string) (time.Time, error) {
 	deadline := time.Now().Add(wait)
 	for {
 		// An empty file is one being written (the runner renames a whole
@@ -53,12 +68,12 @@ func waitStart(ctx context.Context, path string, wait time.Duration) (time.Time,
 		if b, err := os.ReadFile(path); err == nil && strings.TrimSpace(string(b)) != "" {
 			ms, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 			if err != nil || ms <= 0 {
-				return time.Time{}, fmt.Errorf("-start-file %s: %q is not a start time in Unix milliseconds", path, strings.TrimSpace(string(b)))
+				return time.Time{}, fmt.Errorf("%s %s: %q is not the %s in Unix milliseconds", flagName, path, strings.TrimSpace(string(b)), noun)
 			}
 			return time.UnixMilli(ms), nil
 		}
 		if time.Now().After(deadline) {
-			return time.Time{}, fmt.Errorf("-start-file %s: no start time after %v (-start-wait)", path, wait)
+			return time.Time{}, fmt.Errorf("%s %s: no %s after %v (%s)", flagName, path, noun, wait, waitFlag)
 		}
 		select {
 		case <-ctx.Done():
@@ -103,8 +118,35 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 		}
 		r.startAt = at
 	}
+	conns := p.conns
+	res.Engine = EngineEpoll
+	if cfg.tlsCfg != nil {
+		res.Engine = EngineGoroutines
+	}
+	if cfg.drain >= 0 {
+		res.DrainS = ptr(cfg.drain.Seconds())
+	}
 	if p.complete && len(p.conns) > 0 {
-		r.run(ctx, p.conns, stderr)
+		if res.Engine == EngineGoroutines {
+			r.run(ctx, p.conns, stderr)
+		} else {
+			r.runEngine(ctx, p.conns, stderr)
+			conns = nil // the engine closed them
+			res.RequestsLatePoolBusy = ptr(r.poolBusy)
+			res.ConnectionDrops = r.drops
+			if r.eng != nil {
+				res.EventLoops = ptr(len(r.eng.loops))
+				var cpu time.Duration
+				for _, l := range r.eng.loops {
+					cpu += l.cpu
+				}
+				res.EventLoopsCPUS = ptr(round(cpu.Seconds(), 3))
+			}
+			res.EngineLagP50Ms = quantileMs(&r.own, 0.50)
+			res.EngineLagP99Ms = quantileMs(&r.own, 0.99)
+			res.EngineLagMaxMs = quantileMs(&r.own, 1)
+			res.EngineLagHist = r.own.Dump()
+		}
 		res.ScheduleStartedAt = ptr(stamp(r.start))
 		if elapsed := scheduleElapsed(ctx, r.start, r.lastDone, cfg.duration); elapsed > 0 {
 			res.ElapsedS = ptr(round(elapsed.Seconds(), 6))
@@ -135,11 +177,13 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 	res.SenderLagMaxMs = quantileMs(&r.lag, 1)
 	res.LatencyHist, res.ServiceLatencyHist, res.SenderLagHist = r.lat.Dump(), r.svc.Dump(), r.lag.Dump()
 
+	r.mu.Lock()
 	res.ClientRSSMB, res.ClientGoroutines = r.rss, r.goroutines
+	r.mu.Unlock()
 	if res.ClientRSSMB == nil { // the schedule did not get half way
 		res.ClientRSSMB, res.ClientGoroutines = rssMB(), runtime.NumGoroutine()
 	}
-	return finish(ctx, &res.CommonResult, &res, p.conns, stdout, stderr)
+	return finish(ctx, &res.CommonResult, &res, conns, stdout, stderr)
 }
 
 // run drives the schedule over conns and returns when every connection has
@@ -159,11 +203,7 @@ func (r *lowrateRun) run(ctx context.Context, conns []held, stderr io.Writer) {
 	for c := range wake {
 		wake[c] = make(chan struct{}, 1)
 	}
-	// Leave the goroutines time to start before the first request is due.
-	r.start = time.Now().Add(10*time.Millisecond + time.Duration(len(conns))*time.Microsecond)
-	if r.startAt.After(r.start) {
-		r.start = r.startAt // the agreed moment, shared with the other processes
-	}
+	r.setStart(len(conns))
 	var wg sync.WaitGroup
 	for c := range conns {
 		wg.Add(1)
@@ -193,6 +233,98 @@ func (r *lowrateRun) run(ctx context.Context, conns []held, stderr io.Writer) {
 	stop()
 }
 
+// setStart sets when request 0 is due: soon enough to leave the goroutines
+// or loops time to start, or the agreed moment of -start-file.
+func (r *lowrateRun) setStart(conns int) {
+	r.start = time.Now().Add(10*time.Millisecond + time.Duration(conns)*time.Microsecond)
+	if r.startAt.After(r.start) {
+		r.start = r.startAt // the agreed moment, shared with the other processes
+	}
+}
+
+// runEngine drives the schedule on the event loops (engine.go), which take
+// the connections over, and merges what the loops counted.
+func (r *lowrateRun) runEngine(ctx context.Context, conns []held, stderr io.Writer) {
+	r.drops = map[string]uint64{}
+	fds := handOver(conns, r.drops)
+	spec := engineSpec{req: r.req, rps: r.cfg.rps, n: r.n, timeout: r.cfg.timeout}
+	if r.cfg.drain >= 0 {
+		spec.drainEnd = r.cfg.duration + r.cfg.drain
+	}
+	loops := r.cfg.loops
+	if loops == 0 {
+		loops = defaultLoops()
+	}
+	e, err := newEngine(spec, fds, loops)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: event loops: %v\n", err)
+		r.mu.Lock()
+		r.errors[Classify(err)]++
+		r.mu.Unlock()
+		r.start = time.Now()
+		return
+	}
+	r.eng = e
+	r.setStart(len(fds))
+	writeEvent(stderr, Event{Event: EventRunning, Established: int64(len(conns)), Target: r.cfg.conns})
+	stop := startProgress(r.cfg.progress, stderr, r.progressLine)
+	half := time.AfterFunc(time.Until(r.start.Add(r.cfg.duration/2)), func() {
+		rss, g := rssMB(), runtime.NumGoroutine()
+		r.mu.Lock()
+		r.rss, r.goroutines = rss, g
+		r.mu.Unlock()
+	})
+	e.run(ctx, r.start)
+	half.Stop()
+	stop()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range e.loops {
+		r.sent.Add(l.sent.Load())
+		r.completed.Add(l.completed.Load())
+		r.failed.Add(l.failed.Load())
+		r.poolBusy += l.poolBusy.Load()
+		r.lat.Merge(&l.lat)
+		r.svc.Merge(&l.svc)
+		r.lag.Merge(&l.lag)
+		r.own.Merge(&l.own)
+		addCounts(r.errors, l.errors)
+		addCounts(r.drops, l.drops)
+		for k, v := range l.status {
+			r.status[k] += v
+		}
+		if l.status200 > 0 {
+			r.status[200] += l.status200
+		}
+		if l.lastDone > 0 {
+			if t := e.base.Add(time.Duration(l.lastDone)); t.After(r.lastDone) {
+				r.lastDone = t
+			}
+		}
+		r.alive += l.alive
+	}
+}
+
+// defaultLoops is one event loop per CPU the process may use: GOMAXPROCS,
+// at most the CPUs of its affinity mask (a loop holds its P while it
+// waits, so a P beyond the CPUs would only steal time from the others).
+func defaultLoops() int { return min(runtime.GOMAXPROCS(0), runtime.NumCPU()) }
+
+// counts returns the requests sent, completed, failed and found the pool
+// busy (epoll engine; -1 with the goroutine engine) so far.
+func (r *lowrateRun) counts() (sent, completed, failed, poolBusy int64) {
+	if r.eng == nil {
+		return r.sent.Load(), r.completed.Load(), r.failed.Load(), -1
+	}
+	for _, l := range r.eng.loops {
+		sent += l.sent.Load()
+		completed += l.completed.Load()
+		failed += l.failed.Load()
+		poolBusy += l.poolBusy.Load()
+	}
+	return sent, completed, failed, poolBusy
+}
+
 // readers lends response buffers: a connection needs one only while a
 // response is in flight, so with many mostly idle connections the buffers in
 // use track the requests in flight, not the connections.
@@ -211,6 +343,9 @@ func (r *lowrateRun) connLoop(ctx context.Context, c, nconns int, h held, wake <
 		}
 		if ctx.Err() != nil {
 			return
+		}
+		if r.cfg.drain >= 0 && time.Since(r.start) > r.cfg.duration+r.cfg.drain {
+			return // too late to send: the rest is unsent
 		}
 		if dead {
 			r.record(ctx, due, time.Time{}, time.Time{}, 0, errConnClosed)
@@ -259,9 +394,15 @@ func (r *lowrateRun) record(ctx context.Context, due, sent, done time.Time, stat
 		r.failed.Add(1)
 		return
 	}
+	r.status[status]++
+	if status < 200 || status > 299 {
+		// A whole response, but not a success.
+		r.errors[causeStatus]++
+		r.failed.Add(1)
+		return
+	}
 	r.lat.Record(done.Sub(due).Microseconds())
 	r.svc.Record(done.Sub(sent).Microseconds())
-	r.status[status]++
 	if done.After(r.lastDone) {
 		r.lastDone = done
 	}
@@ -269,18 +410,30 @@ func (r *lowrateRun) record(ctx context.Context, due, sent, done time.Time, stat
 }
 
 func (r *lowrateRun) progressLine(interval time.Duration, last *int64) (string, *Event) {
-	done := r.completed.Load()
+	sent, done, failed, poolBusy := r.counts()
 	rate := float64(done-*last) / interval.Seconds()
 	*last = done
+	errs := map[string]uint64{}
 	r.mu.Lock()
-	causes := formatCauses(r.errors)
+	addCounts(errs, r.errors)
 	r.mu.Unlock()
+	if r.eng != nil {
+		for _, l := range r.eng.loops {
+			l.mu.Lock()
+			addCounts(errs, l.errors)
+			l.mu.Unlock()
+		}
+	}
+	causes := formatCauses(errs)
 	el := time.Since(r.start)
 	if el < 0 {
 		el = 0
 	}
 	line := fmt.Sprintf("run elapsed=%.0fs/%v sent=%d completed=%d rate=%.0f/s failures=%d",
-		el.Seconds(), r.cfg.duration, r.sent.Load(), done, rate, r.failed.Load())
+		el.Seconds(), r.cfg.duration, sent, done, rate, failed)
+	if poolBusy >= 0 {
+		line += fmt.Sprintf(" pool_busy=%d", poolBusy)
+	}
 	if causes != "" {
 		line += " (" + causes + ")"
 	}

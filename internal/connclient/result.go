@@ -3,6 +3,7 @@ package connclient
 import (
 	"bytes"
 	"context"
+	"csbench/internal/decimal"
 	"csbench/internal/kv"
 	"encoding/json"
 	"fmt"
@@ -74,6 +75,67 @@ type CommonResult struct {
 
 	// TLS is null for cleartext runs.
 	TLS *TLSResult `json:"tls,omitempty"`
+
+	// Ramp is how the connects were paced and retried, and what their
+	// first attempts met; null in results written before it existed. The
+	// connection fields above are the final outcome, retries included.
+	Ramp *RampResult `json:"ramp"`
+}
+
+// RampResult is the ramp of the connect phase: its pacing (-pace, the
+// controller of ramppace.go: halve the rate when an attempt begun after
+// the last cut timed out or took connect_slow_ms or more; grow by 1/20 of
+// the -rate per second while attempts are fast; between 1/100 of it and
+// it), its retries (an attempt that timed out, at the connect or waiting
+// for the first answer, is made again, at most connect_retries_max times
+// per connection, none starting after ramp_max_s), and its first attempts
+// beside the final outcome.
+type RampResult struct {
+	Pace              string  `json:"pace"` // "aimd" or "fixed"
+	ConnectSlowMs     float64 `json:"connect_slow_ms"`
+	ConnectRetriesMax int     `json:"connect_retries_max"`
+	RampMaxS          float64 `json:"ramp_max_s"`
+	// BoundReached: the ramp stopped at ramp_max_s with connections not
+	// attempted (connections_target - connections_attempted) or retries
+	// not made (counted failed, with their last attempt's cause).
+	BoundReached bool `json:"bound_reached"`
+	// The rates the ramp was paced at, lowest and highest, connects/s
+	// (fixed: the -rate), and how many times the controller halved it.
+	RatePacedMin float64 `json:"rate_paced_min_per_s"`
+	RatePacedMax float64 `json:"rate_paced_max_per_s"`
+	PaceCuts     int     `json:"pace_cuts"`
+	// Retries is the attempts made after a first one; ConnectionsRetried
+	// the connections with at least one; EstablishedAfterRetry those of
+	// them established.
+	Retries               int64 `json:"retries"`
+	ConnectionsRetried    int64 `json:"connections_retried"`
+	EstablishedAfterRetry int64 `json:"established_after_retry"`
+	// ConnectsSlow is the attempts, first or not, that connected after
+	// connect_slow_ms or more (a SYN retransmitted).
+	ConnectsSlow int64 `json:"connects_slow"`
+
+	FirstAttempt FirstAttempt `json:"first_attempt"`
+}
+
+// FirstAttempt is what the connections' first attempts met: the ramp as it
+// would have been without retries.
+type FirstAttempt struct {
+	Established     int64 `json:"established"`
+	Failed          int64 `json:"failed"`
+	ConnectTimeouts int64 `json:"connect_timeouts"` // the TCP connect timed out (-timeout)
+	// ResponseTimeouts: connected, then no answer to the TLS handshake or
+	// the first request within -timeout (the server never took the
+	// connection in: the handshake's last ACK dropped on a full accept
+	// queue, or a server that does not answer).
+	ResponseTimeouts int64             `json:"response_timeouts"`
+	ConnectsSlow     int64             `json:"connects_slow"` // connected after connect_slow_ms or more
+	Errors           map[string]uint64 `json:"errors"`        // failed, by cause
+	// Connect latency of the first attempts that connected.
+	ConnectLatencyP50Ms *float64  `json:"connect_latency_p50_ms"`
+	ConnectLatencyP90Ms *float64  `json:"connect_latency_p90_ms"`
+	ConnectLatencyP99Ms *float64  `json:"connect_latency_p99_ms"`
+	ConnectLatencyMaxMs *float64  `json:"connect_latency_max_ms"`
+	ConnectLatencyHist  *HistDump `json:"connect_latency_histogram"`
 }
 
 // TLSResult is the TLS side of a run with -tls-ca: the first connection's
@@ -96,15 +158,25 @@ type TLSResult struct {
 // IdleResult is the result of connclient idle.
 type IdleResult struct {
 	CommonResult
-	HoldS         float64           `json:"hold_s"`
-	HoldElapsedS  *float64          `json:"hold_elapsed_s"`
-	FirstDropS    *float64          `json:"first_drop_s"` // null: no connection dropped
-	Drops         map[string]uint64 `json:"drops"`
-	RequestP50Ms  *float64          `json:"request_latency_p50_ms"`
-	RequestP99Ms  *float64          `json:"request_latency_p99_ms"`
-	RequestMaxMs  *float64          `json:"request_latency_max_ms"`
-	RequestsTotal uint64            `json:"requests_completed"`
-	RequestHist   *HistDump         `json:"request_latency_histogram"`
+	// HoldS is the hold asked: -hold, or with -hold-file from this
+	// process's hold start to the end in the file (null: no end came).
+	HoldS        *float64 `json:"hold_s"`
+	HoldElapsedS *float64 `json:"hold_elapsed_s"`
+	// When the hold began (every connection open and primed: the
+	// "holding" event) and ended (the last check of the connections
+	// began), Unix milliseconds; and with -hold-file the end read from the
+	// file, which the hold's end is never before (null without). Null
+	// when there was no hold.
+	HoldBeganAtMs     *int64            `json:"hold_began_at_ms"`
+	HoldEndedAtMs     *int64            `json:"hold_ended_at_ms"`
+	HoldEndAgreedAtMs *int64            `json:"hold_end_agreed_at_ms"`
+	FirstDropS        *float64          `json:"first_drop_s"` // null: no connection dropped
+	Drops             map[string]uint64 `json:"drops"`
+	RequestP50Ms      *float64          `json:"request_latency_p50_ms"`
+	RequestP99Ms      *float64          `json:"request_latency_p99_ms"`
+	RequestMaxMs      *float64          `json:"request_latency_max_ms"`
+	RequestsTotal     uint64            `json:"requests_completed"`
+	RequestHist       *HistDump         `json:"request_latency_histogram"`
 }
 
 // LowrateResult is the result of connclient lowrate.
@@ -145,7 +217,45 @@ type LowrateResult struct {
 	LatencyHist        *HistDump `json:"latency_histogram"`
 	ServiceLatencyHist *HistDump `json:"service_latency_histogram"`
 	SenderLagHist      *HistDump `json:"sender_lag_histogram"`
+
+	// Engine is what ran the schedule: "epoll" (event loops, cleartext) or
+	// "goroutines" (a goroutine per connection: TLS). Empty in results
+	// written before the epoll engine; the fields below are null there and
+	// with the goroutine engine, which does not measure them.
+	Engine     string `json:"engine"`
+	EventLoops *int   `json:"event_loops"`
+	// EventLoopsCPUS is the CPU time (user + system) of the loops' threads
+	// over the schedule: over elapsed_s and event_loops, how busy the
+	// client was (near 1: the client, not the server, bound the rate).
+	EventLoopsCPUS *float64 `json:"event_loops_cpu_s"`
+	// RequestsLatePoolBusy counts the requests that, when due, found every
+	// connection of their loop busy and waited for one: the pool was too
+	// small for the load, the server was not necessarily slow.
+	RequestsLatePoolBusy *int64 `json:"requests_late_pool_busy"`
+	// EngineLag* is the sender lag of the other requests, those that found
+	// an idle connection when due: the engine's own lateness (its timer's
+	// wake-up, its loop's backlog, on a shared CPU the scheduler), without
+	// the waits for a connection that sender_lag_* also holds.
+	EngineLagP50Ms *float64  `json:"engine_lag_p50_ms"`
+	EngineLagP99Ms *float64  `json:"engine_lag_p99_ms"`
+	EngineLagMaxMs *float64  `json:"engine_lag_max_ms"`
+	EngineLagHist  *HistDump `json:"engine_lag_histogram"`
+	// ConnectionDrops counts, by cause, the connections that left the pool
+	// without failing a request: closed by the server while idle (eof,
+	// unexpected_data, an errno) or after a response that said
+	// Connection: close (server_close).
+	ConnectionDrops map[string]uint64 `json:"connection_drops"`
+	// DrainS is -drain in seconds: requests still waiting for a connection
+	// that long after duration_s were not sent (requests_unsent); null: no
+	// bound.
+	DrainS *float64 `json:"drain_s"`
 }
+
+// Engines of lowrate.
+const (
+	EngineEpoll      = "epoll"
+	EngineGoroutines = "goroutines"
+)
 
 func newCommon(cfg *config, lim [2]uint64, started time.Time) CommonResult {
 	r := CommonResult{
@@ -185,6 +295,7 @@ func (r *CommonResult) fillConnect(p *connectPhase) {
 	r.ConnectLatencyHist = p.connectHist.Dump()
 	addCounts(r.Errors, p.errors)
 	addStatus(r.StatusCodes, p.status)
+	r.Ramp = p.rampResult()
 	if p.cfg.tlsCfg != nil {
 		r.TLS = &TLSResult{
 			First:              p.tlsFirst,
@@ -199,6 +310,41 @@ func (r *CommonResult) fillConnect(p *connectPhase) {
 			HandshakeResumeMax: quantileMs(&p.resumedHist, 1),
 		}
 	}
+}
+
+// rampResult is the ramp of p.
+func (p *connectPhase) rampResult() *RampResult {
+	r := &RampResult{
+		Pace:                  p.cfg.pace,
+		ConnectSlowMs:         round(float64(p.cfg.slow)/float64(time.Millisecond), 3),
+		ConnectRetriesMax:     p.cfg.retries,
+		RampMaxS:              round(p.cfg.rampMax.Seconds(), 3),
+		BoundReached:          p.boundReached,
+		RatePacedMin:          round(p.paceMin, 1),
+		RatePacedMax:          round(p.paceMax, 1),
+		PaceCuts:              p.pace.Cuts,
+		Retries:               p.retries.Load(),
+		ConnectionsRetried:    p.retried,
+		EstablishedAfterRetry: p.afterRetry,
+		ConnectsSlow:          p.slow,
+		FirstAttempt: FirstAttempt{
+			Established:         p.firstEstablished,
+			ConnectTimeouts:     p.firstTimeouts,
+			ResponseTimeouts:    p.firstRespTimeouts,
+			ConnectsSlow:        p.firstSlow,
+			Errors:              map[string]uint64{},
+			ConnectLatencyP50Ms: quantileMs(&p.firstHist, 0.50),
+			ConnectLatencyP90Ms: quantileMs(&p.firstHist, 0.90),
+			ConnectLatencyP99Ms: quantileMs(&p.firstHist, 0.99),
+			ConnectLatencyMaxMs: quantileMs(&p.firstHist, 1),
+			ConnectLatencyHist:  p.firstHist.Dump(),
+		},
+	}
+	addCounts(r.FirstAttempt.Errors, p.firstErrors)
+	for _, n := range p.firstErrors {
+		r.FirstAttempt.Failed += int64(n)
+	}
+	return r
 }
 
 func addCounts(dst, src map[string]uint64) {
@@ -272,7 +418,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func ptr[T any](v T) *T { return &v }
 
-var round = kv.Round
+var round = decimal.Round
 
 // formatCauses renders counts as "a=1 b=2" in key order, for progress lines.
 func formatCauses(m map[string]uint64) string {

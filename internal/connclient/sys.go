@@ -3,7 +3,7 @@ package connclient
 import (
 	"bufio"
 	"bytes"
-	"csbench/internal/limits"
+	"csbench/internal/loadplan"
 	"fmt"
 	"net"
 	"net/netip"
@@ -21,7 +21,7 @@ const ipBindAddressNoPort = 24
 
 // fdReserve is the number of descriptors kept for the runtime, stdio and the
 // listener-free rest of the process, on top of one per connection.
-const fdReserve = limits.FDMargin
+const fdReserve = loadplan.FDMargin
 
 // newDialer returns a dialer that binds to source (if valid) with
 // IP_BIND_ADDRESS_NO_PORT set before the bind.

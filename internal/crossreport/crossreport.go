@@ -1,7 +1,10 @@
-// Package crossreport builds report/README.md: the latest run of each phase
-// in a results root, one line of findings per phase with its figures, links
-// to each phase's report, and the charts that span phases — HTTP throughput
-// per payload against the iperf3 baseline and the line rate, RPS and p99
+// Package crossreport builds report/README.md from the latest run of each
+// phase in a results root: a "What this lab found" table, one row per
+// question of Plan.md with its figure and its bound (repetitions as the
+// median with min–max and the number of runs), the per-phase detail (Phase 3
+// by scenario and connection count over its runs), each figure linked to
+// its run's report, and the charts that span phases — HTTP throughput per
+// payload against the iperf3 baseline and the line rate, RPS and p99
 // against concurrency per payload, server RSS against connections.
 package crossreport
 
@@ -17,11 +20,12 @@ import (
 	"strings"
 
 	"csbench/internal/chart"
+	"csbench/internal/clienthosts"
 	"csbench/internal/compare"
 	"csbench/internal/phase2"
-	"csbench/internal/phase4"
 	"csbench/internal/report"
-	"csbench/internal/server"
+	"csbench/internal/rundir"
+	"csbench/internal/sizes"
 	"csbench/internal/summary"
 )
 
@@ -70,8 +74,14 @@ func runnerOf(dir string) string {
 func Find(root string, repo bool) (*Inputs, error) {
 	in := &Inputs{Root: root, Runs: map[string][]Run{}}
 	for _, p := range Phases {
-		dirs, _ := filepath.Glob(filepath.Join(PhaseDir(root, p.Name, repo), "*"))
-		sort.Strings(dirs) // the timestamp prefix sorts by time
+		// Every entry of the phase's directory, by name (the timestamp
+		// prefix sorts by time); root is matched by no pattern, so one
+		// holding '[' or '*' is read as the directory it names.
+		dirs, err := rundir.Files(PhaseDir(root, p.Name, repo), "", "")
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(dirs)
 		latest := map[string]Run{}
 		var order []string
 		for _, d := range dirs {
@@ -89,7 +99,7 @@ func Find(root string, repo bool) (*Inputs, error) {
 				continue
 			}
 			r := Run{Dir: d, Summary: s}
-			if rs, _ := filepath.Glob(filepath.Join(d, "Report_*.md")); len(rs) == 1 {
+			if rs, _ := rundir.Files(d, "Report_", ".md"); len(rs) == 1 {
 				r.Report = filepath.Base(rs[0])
 			}
 			k := runnerOf(d)
@@ -134,12 +144,6 @@ func fmtN(v float64, decimals int) string {
 	return s
 }
 
-// Finding is one phase's line of the headline table.
-type Finding struct {
-	Phase, Question, Text string
-	Runs                  []Run
-}
-
 func iperfBaseline(in *Inputs) (float64, string) {
 	for _, r := range in.Runs["00-iperf3"] {
 		if c := r.Summary.Cell("s2c-1"); c != nil && c.Metrics["throughput_mbps"] != nil {
@@ -147,105 +151,6 @@ func iperfBaseline(in *Inputs) (float64, string) {
 		}
 	}
 	return math.NaN(), ""
-}
-
-func phase0Finding(rs []Run) string {
-	s := rs[len(rs)-1].Summary
-	var parts []string
-	link := 0
-	for _, c := range s.Cells {
-		parts = append(parts, fmt.Sprintf("%s %s", c.Name, fmtN(metric(&c, "throughput_mbps"), 0)))
-		if c.Verdict != nil && c.Verdict.Bound == "link" {
-			link++
-		}
-	}
-	t := "Mbit/s: " + strings.Join(parts, ", ") + "."
-	if s.Link.TCPCeilingMbps != nil {
-		t += fmt.Sprintf(" %d of %d cells at the %s Mbit/s TCP ceiling.", link, len(s.Cells), report.N(s.Link.TCPCeilingMbps, 1))
-	}
-	return t
-}
-
-func phase1Finding(rs []Run) string {
-	s := rs[len(rs)-1].Summary
-	var parts []string
-	for _, c := range s.Cells {
-		b := "—"
-		if c.Verdict != nil {
-			b = c.Verdict.Bound
-		}
-		p := fmt.Sprintf("%s: %s RPS, %s Mbit/s", c.Params["payload"], fmtN(metric(&c, "rps"), 0), fmtN(metric(&c, "throughput_mbps"), 0))
-		if u := metric(&c, "link_utilization"); !math.IsNaN(u) {
-			p += fmt.Sprintf(" (%.0f%% of Phase 0)", u*100)
-		}
-		parts = append(parts, p+", "+b)
-	}
-	return strings.Join(parts, "; ") + "."
-}
-
-func phase2Finding(rs []Run) string {
-	s := rs[len(rs)-1].Summary
-	var parts []string
-	for _, p := range phase2.Plateaus(phase2.Groups(s)) {
-		if p.Knee == nil {
-			parts = append(parts, p.Payload+": no plateau measured")
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s plateaus at c%d (%s RPS; best %s at c%d)", p.Payload, p.Knee.Conc, fmtN(summary.Val(p.Knee.Med["rps"]), 0), fmtN(summary.Val(p.Best.Med["rps"]), 0), p.Best.Conc))
-	}
-	t := strings.Join(parts, "; ") + "."
-	for _, n := range s.Notes {
-		if n == phase2.StandInNote {
-			t += " wrk stood in for oha."
-		}
-	}
-	return t
-}
-
-func phase3Finding(rs []Run) string {
-	var parts []string
-	for _, r := range rs {
-		for _, c := range r.Summary.Cells {
-			p := fmt.Sprintf("%s %s/%s conns", c.Params["scenario"], fmtN(metric(&c, "connections_established"), 0), fmtN(metric(&c, "connections_target"), 0))
-			if v := metric(&c, "rps_achieved"); !math.IsNaN(v) {
-				p += fmt.Sprintf(" at %s RPS, p99 %s ms", fmtN(v, 0), fmtN(metric(&c, "latency_p99_ms"), 2))
-			}
-			if v := metric(&c, "server_rss_per_conn_kb"); !math.IsNaN(v) {
-				p += fmt.Sprintf(", %s KB RSS/conn", fmtN(v, 1))
-			}
-			parts = append(parts, p)
-		}
-	}
-	return strings.Join(parts, "; ") + "."
-}
-
-// Findings are the headline table's lines, for the phases that have runs.
-func Findings(in *Inputs) []Finding {
-	var out []Finding
-	for _, p := range Phases {
-		rs := in.Runs[p.Name]
-		if len(rs) == 0 {
-			continue
-		}
-		f := Finding{Phase: p.Name, Question: p.Question, Runs: rs}
-		switch p.Name {
-		case "00-iperf3":
-			f.Text = phase0Finding(rs)
-		case "01-http-baseline":
-			f.Text = phase1Finding(rs)
-		case "02-http-matrix":
-			f.Text = phase2Finding(rs)
-		case "03-c10k":
-			f.Text = phase3Finding(rs)
-		case "04-connections":
-			f.Text = phase4.Headline(rs[len(rs)-1].Summary)
-		}
-		if n := maxClients(rs); n > 1 {
-			f.Text = fmt.Sprintf("**%d client hosts** (rates and throughputs summed over the clients, latency percentiles from their merged distributions): %s", n, f.Text)
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
 // maxClients is the most client hosts any of rs was driven from (1 for
@@ -276,7 +181,7 @@ func Charts(in *Inputs) []*chart.Chart {
 	if rs := in.Runs["01-http-baseline"]; len(rs) > 0 {
 		ser := chart.Series{Title: "Phase 1 (wrk)"}
 		for _, c := range rs[len(rs)-1].Summary.Cells {
-			b, err := server.ParseSize(c.Params["payload"])
+			b, err := sizes.ParseSize(c.Params["payload"])
 			if err == nil {
 				ser.Points = append(ser.Points, chart.Point{X: float64(b), Y: metric(&c, "throughput_mbps")})
 				xs = append(xs, float64(b))
@@ -392,24 +297,11 @@ func Write(in *Inputs, out, generatedBy string) error {
 	sort.Strings(ls)
 	d.P("Lab / profile of these runs: %s.%s", strings.Join(ls, ", "), emulatedNote(in))
 
-	d.H(2, "Findings")
-	var rows [][]string
-	for _, f := range Findings(in) {
-		var links []string
-		for _, r := range f.Runs {
-			link := "`" + r.Summary.RunID + "`"
-			if r.Report != "" {
-				link = fmt.Sprintf("[%s](%s)", r.Summary.RunID, rel(out, filepath.Join(r.Dir, r.Report)))
-			}
-			status := ""
-			if r.Summary.Status != "ok" {
-				status = " (" + r.Summary.Status + ")"
-			}
-			links = append(links, link+status)
-		}
-		rows = append(rows, []string{"`" + f.Phase + "`", f.Question, f.Text, strings.Join(links, "<br>")})
-	}
-	d.Table([]string{"phase", "question", "finding", "run and report"}, rows)
+	l := newLinker(in, out)
+	d.H(2, "What this lab found")
+	d.P("One row per question of `Plan.md`: the figure that answers it and what bound it (the verdict of each cell, counted), from the runs linked in the last column. Repetitions are the median with the least and greatest (min–max) and the number of runs.")
+	d.Table([]string{"question", "finding: figure and bound", "report"}, findingRows(in, l))
+	details(&d, in, l)
 
 	d.H(2, "Charts")
 	charts := Charts(in)
@@ -440,26 +332,124 @@ func Write(in *Inputs, out, generatedBy string) error {
 		head = append(head, "client hosts")
 	}
 	d.Table(head, runRows)
+	if len(l.defs) > 0 {
+		d.WriteString(strings.Join(l.defs, "\n") + "\n")
+	}
 	return report.Write(out, "README.md", &d)
 }
 
+// emulatedNote says, for runs on an emulated lab (netns, local: every host
+// on one machine), what each run had of its CPUs, from the run's own
+// record: the CPU model and count of its host facts, and whether each host
+// was pinned to CPUs of its own (summary.json's cpu_pin: then a host's
+// facts count its own set). Runs alike are said once: the largest group as
+// "every other run", the rest by name. "" when every run was on separate
+// machines (LAB=ssh).
 func emulatedNote(in *Inputs) string {
-	clients := 1
-	for _, rs := range in.Runs {
-		clients = max(clients, maxClients(rs))
+	type group struct {
+		text string
+		runs []string
 	}
-	for _, rs := range in.Runs {
-		for _, r := range rs {
-			if r.Summary.Lab != "ssh" {
-				h := r.Summary.Hosts["server"]
-				if n := clients; n > 1 {
-					return fmt.Sprintf(" These were made on an emulated lab: the server and %d clients share one %s-CPU host (%s), each pinned to its own CPUs where the run says so (see each report's Environment), so CPU-bound figures are this host's, not separate machines'.", n, report.N(h.CPUs, 0), h.CPUModel)
-				}
-				return fmt.Sprintf(" These were made on an emulated lab: server and client share one %s-CPU host (%s), so CPU-bound figures are this host's, not two machines'.", report.N(h.CPUs, 0), h.CPUModel)
+	var groups []*group
+	by := map[string]*group{}
+	clients, pinned, n := 1, 0, 0
+	for _, p := range Phases {
+		for _, r := range in.Runs[p.Name] {
+			if r.Summary.Lab == "ssh" {
+				continue
 			}
+			n++
+			clients = max(clients, compare.ClientCount(r.Summary))
+			if r.Summary.Pin != nil {
+				pinned++
+			}
+			t := cpusText(r.Summary)
+			g := by[t]
+			if g == nil {
+				g = &group{text: t}
+				by[t] = g
+				groups = append(groups, g)
+			}
+			g.runs = append(g.runs, "`"+filepath.Base(r.Dir)+"`")
 		}
 	}
-	return ""
+	if n == 0 {
+		return ""
+	}
+	big := 0
+	for i, g := range groups {
+		if len(g.runs) > len(groups[big].runs) {
+			big = i
+		}
+	}
+	var parts []string
+	for i, g := range groups {
+		if i != big {
+			parts = append(parts, "in "+strings.Join(g.runs, ", ")+" "+g.text)
+		}
+	}
+	if len(groups) == 1 {
+		parts = append(parts, "in every run "+groups[big].text)
+	} else {
+		parts = append(parts, "in every other run "+groups[big].text)
+	}
+	whose, apart := "this host's", "two machines'"
+	if pinned == n {
+		whose = "those CPUs'"
+	}
+	if clients > 1 {
+		apart = "separate machines'"
+	}
+	return fmt.Sprintf(" These were made on an emulated lab, every host on one machine: %s. CPU-bound figures are %s, not %s.", strings.Join(parts, "; "), whose, apart)
+}
+
+// cpusText is what one run had of its machine's CPUs: "server and client
+// shared the 2 CPUs of one host (model)", or "server and client ran on 2
+// CPUs of one host (model), each host pinned to a CPU of its own (server
+// CPU 0, client CPU 1)".
+func cpusText(s *summary.Summary) string {
+	who := "server and client"
+	if n := compare.ClientCount(s); n > 1 {
+		who = fmt.Sprintf("the server and %d clients", n)
+	}
+	h := s.Hosts["server"]
+	if s.Pin == nil {
+		c := report.N(h.CPUs, 0) + " CPUs"
+		if summary.Val(h.CPUs) == 1 {
+			c = "one CPU"
+		}
+		return fmt.Sprintf("%s shared the %s of one host (%s)", who, c, h.CPUModel)
+	}
+	own := "a CPU"
+	if clienthosts.CPUCount(s.Pin.Server) != 1 || clienthosts.CPUCount(s.Pin.Client) != 1 {
+		own = "CPUs"
+	}
+	return fmt.Sprintf("%s ran on %d CPUs of one host (%s), each host pinned to %s of its own (%s)", who, len(cpuUnion(s.Pin)), h.CPUModel, own, pinText(s))
+}
+
+// pinText: "server CPU 0, client CPU 1", "server CPU 0, clients CPUs 1-3"
+// (CPU_PIN puts every client host on the same set).
+func pinText(s *summary.Summary) string {
+	cpus := func(set string) string {
+		if clienthosts.CPUCount(set) == 1 {
+			return "CPU " + set
+		}
+		return "CPUs " + set
+	}
+	client := "client"
+	if compare.ClientCount(s) > 1 {
+		client = "clients"
+	}
+	return "server " + cpus(s.Pin.Server) + ", " + client + " " + cpus(s.Pin.Client)
+}
+
+// cpuUnion is the CPUs of the server's and the clients' sets together.
+func cpuUnion(p *summary.Pin) map[string]bool {
+	u := map[string]bool{}
+	for _, c := range append(clienthosts.ExpandCPUs(p.Server), clienthosts.ExpandCPUs(p.Client)...) {
+		u[c] = true
+	}
+	return u
 }
 
 func shortCommit(c string) string {

@@ -15,7 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"csbench/internal/clients"
+	"csbench/internal/clienthosts"
+	"csbench/internal/decimal"
 	"csbench/internal/kv"
 	"csbench/internal/parse"
 	"csbench/internal/rundir"
@@ -89,8 +90,13 @@ func Load(dir string) *Hosts {
 		} else if !os.IsNotExist(err) {
 			h.problem(p, "unreadable: "+errors.Unwrap(err).Error(), []string{"trust.other_load"})
 		}
-		files, _ := filepath.Glob(filepath.Join(dir, "monitors", host, "pidstat-*.txt"))
+		// The run's own processes, by name; matched literally (a run
+		// directory may hold '[' or '*', which Glob would take as a pattern).
 		procs := []string{host + "_proc_cpu_pct", host + "_rss_mb"}
+		files, err := rundir.Files(filepath.Join(dir, "monitors", host), "pidstat-", ".txt")
+		if err != nil {
+			h.problem(filepath.Join(dir, "monitors", host), "unreadable: "+err.Error(), procs)
+		}
 		for _, p := range files {
 			name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "pidstat-"), ".txt")
 			f, err := os.Open(p)
@@ -128,7 +134,7 @@ func cpuSets(dir string, names []string) map[string][]string {
 		case strings.HasPrefix(host, "client"):
 			key = "client." + strings.TrimPrefix(host, "client") + ".cpus"
 		}
-		if set := clients.ExpandCPUs(env[key]); len(set) > 0 {
+		if set := clienthosts.ExpandCPUs(env[key]); len(set) > 0 {
 			out[host] = set
 		}
 	}
@@ -407,4 +413,4 @@ func ReadSockstat(p string) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
-var round = kv.Round
+var round = decimal.Round

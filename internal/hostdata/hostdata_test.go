@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"csbench/internal/golden"
 )
 
 // /proc/net/sockstat as this kernel prints it.
@@ -69,5 +71,16 @@ func TestBrokenMonitorNamedWithItsNulls(t *testing.T) {
 		!strings.HasSuffix(broken, "; null because of it: server_cpu_pct, server_cpu_max_core_pct") ||
 		strings.ContainsAny(broken, "\x1b\n\xff") {
 		t.Fatalf("problems %q", h.Problems)
+	}
+}
+
+// A run directory whose path looks like a glob pattern: the server's
+// pidstat file (the run's own processes) is read, not missed (which would
+// leave its CPU and RSS null and count the run's server as other load).
+func TestRunDirThatLooksLikeAPattern(t *testing.T) {
+	dir := golden.CopyTree(t, "../phase0/testdata/run", "My Runs [x]* ?")
+	h := Load(dir)
+	if h.Pidstat["server/iperf3"] == nil {
+		t.Fatalf("server/iperf3 pidstat not read; problems %q", h.Problems)
 	}
 }

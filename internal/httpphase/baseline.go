@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"csbench/internal/report"
+	"csbench/internal/decimal"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )
@@ -97,9 +97,9 @@ func BasisFromLink(s *summary.Summary) Basis {
 	case s.Link.TCPCeilingMbps == nil:
 		return Basis{What: "nothing: there is no link (" + s.Link.CeilingBasis + ")"}
 	case s.Link.BaselineMbps != nil:
-		return Basis{Mbps: s.Link.BaselineMbps, What: fmt.Sprintf("Phase 0 %s %s Mbit/s", BaselineCell, report.N(s.Link.BaselineMbps, 1))}
+		return Basis{Mbps: s.Link.BaselineMbps, What: fmt.Sprintf("Phase 0 %s %s Mbit/s", BaselineCell, decimal.Format(s.Link.BaselineMbps, 1))}
 	default:
-		return Basis{Mbps: s.Link.TCPCeilingMbps, What: fmt.Sprintf("the %s Mbit/s TCP ceiling of LINK_RATE=%s (no Phase 0 run)", report.N(s.Link.TCPCeilingMbps, 1), s.Link.Rate)}
+		return Basis{Mbps: s.Link.TCPCeilingMbps, What: fmt.Sprintf("the %s Mbit/s TCP ceiling of LINK_RATE=%s (no Phase 0 run)", decimal.Format(s.Link.TCPCeilingMbps, 1), s.Link.Rate)}
 	}
 }
 

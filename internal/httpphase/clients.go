@@ -3,54 +3,66 @@ package httpphase
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"csbench/internal/clients"
+	"csbench/internal/clienthosts"
+	"csbench/internal/decimal"
 	"csbench/internal/dist"
 	"csbench/internal/hostdata"
-	"csbench/internal/kv"
 	"csbench/internal/report"
 	"csbench/internal/rundir"
-	"csbench/internal/server"
 	"csbench/internal/summary"
 )
 
-// ClientRawPath is where client label's load generator output of a cell
-// is in an N-client run: raw/<label>/<cell>.txt (wrk) or .json (oha).
-func ClientRawPath(dir, label string, c rundir.Cell) string {
-	ext := ".txt"
-	if c.Params["loadgen"] == "oha" {
-		ext = ".json"
-	}
-	return filepath.Join(dir, "raw", label, c.Name+ext)
-}
-
-// ClientMetricKeys are the figures kept per client of an N-client cell.
+// ClientMetricKeys are the figures kept per client of a cell.
 var ClientMetricKeys = []string{
 	"rps", "requests", "duration_s", "throughput_mbps", "goodput_mbps",
 	"latency_mean_ms", "latency_max_ms", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_p99_9_ms",
 	"errors_total", "loadgen_cpu_pct", "loadgen_rss_mb", "host_cpu_pct", "host_cpu_max_core_pct",
 }
 
-// measureClients fills an N-client cell: each client's output read as a
-// one-client cell's is, the rates and throughputs summed (each client's
-// over its own run: wrk and oha give one total per run), the latency
-// figures from the merge of the clients' full distributions, the counts
-// summed, and every client's own figures in c.Clients. set is the run's
-// clients; m already holds the server's figures.
-func measureClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell, set *clients.Set, basis Basis) []string {
+// RawName is the file name of a cell's load generator output on each
+// client host: <cell>.txt (wrk) or <cell>.json (oha).
+func RawName(c rundir.Cell) string {
+	if c.Params["loadgen"] == "oha" {
+		return c.Name + ".json"
+	}
+	return c.Name + ".txt"
+}
+
+// ReadLoad reads one load generator output, whichever tool wrote it.
+func ReadLoad(dir string, c rundir.Cell, path string) (*Load, error) {
+	if c.Params["loadgen"] == "oha" {
+		return ReadOha(path, ResponseBytes(dir, c.Params["payload"]))
+	}
+	return ReadWrk(path)
+}
+
+// readClients reads every client host's share of a cell: its load
+// generator's output (raw/<label>/<cell>.<ext>), its process (pidstat) and
+// host CPU, and when it ran (the timing `csb start-at` wrote beside the
+// output, on a run that has one), into c.Clients; the window in which
+// every client was loading into c.Overlap; the clients' CPU into the
+// cell's client_proc_cpu_pct and client_rss_mb (summed). It returns each
+// client's load (nil when the cell was not ok or an output could not be
+// read: the cell then failed, naming the file) and notes.
+func readClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell) ([]*Load, []string) {
 	m := c.Metrics
+	set := s.ClientSet()
 	var notes []string
+	// pidstat-loadgen-<cell>.txt watched this cell's load generator only,
+	// from its start to its end: every sample in it is the cell's, the
+	// first one too, which hostdata.Window would drop (it is stamped less
+	// than a second after the start). So the window opens a second early.
 	lg := rc
-	lg.Start = rc.Start.Add(-time.Second) // as for one client, see Measure
-	var timings []clients.Timing
+	lg.Start = rc.Start.Add(-time.Second)
+	var timings []clienthosts.Timing
 	timed := true
 	loads := make([]*Load, set.N())
-	sumProc := 0.0
+	var cpu, rss float64
 	for i, cl := range set.Clients {
 		cc := summary.ClientCell{Label: cl.Label, Metrics: map[string]*float64{}}
 		for _, k := range ClientMetricKeys {
@@ -58,150 +70,79 @@ func measureClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc
 		}
 		if n, err := strconv.ParseFloat(rc.Params[cl.Label+".connections"], 64); err == nil {
 			cc.Connections = &n
+		} else if n, err := strconv.ParseFloat(rc.Params["connections"], 64); err == nil && set.N() == 1 {
+			cc.Connections = &n
 		}
 		pm := map[string]*float64{}
 		hosts.Procs(lg, cl.Label+"/loadgen-"+rc.Name, cl.Label, pm)
 		cc.Metrics["loadgen_cpu_pct"], cc.Metrics["loadgen_rss_mb"] = pm[cl.Label+"_proc_cpu_pct"], pm[cl.Label+"_rss_mb"]
-		sumProc += summary.Val(cc.Metrics["loadgen_cpu_pct"])
+		cpu += summary.Val(cc.Metrics["loadgen_cpu_pct"])
+		rss += summary.Val(cc.Metrics["loadgen_rss_mb"])
 		cc.Metrics["host_cpu_pct"], cc.Metrics["host_cpu_max_core_pct"] = m[cl.Label+"_cpu_pct"], m[cl.Label+"_cpu_max_core_pct"]
-		t, err := clients.ReadTiming(clients.TimingPath(r.Dir, cl.Label, rc.Name))
-		if err != nil {
+		path := set.RawPath(r.Dir, "", cl.Label, RawName(rc))
+		t, more := summary.ClientTiming(set, rc, path, "the load generator", &cc)
+		notes = append(notes, more...)
+		if t == nil {
 			timed = false
-			notes = append(notes, fmt.Sprintf("cell %s: %s: no timing: %s", rc.Name, cl.Label, summary.OneLine(err.Error(), summary.MaxErrorLen)))
 		} else {
-			timings = append(timings, t)
-			lag := float64(*t.StartMs - *t.DueMs)
-			cc.StartLagMs = &lag
-			if *t.Exit != 0 {
-				notes = append(notes, fmt.Sprintf("cell %s: %s: the load generator exited %d", rc.Name, cl.Label, *t.Exit))
-			}
+			timings = append(timings, *t)
 		}
 		c.Clients = append(c.Clients, cc)
-		if rc.Status != "ok" {
+		if !rc.Measured() {
 			continue
 		}
-		var l *Load
-		path := ClientRawPath(r.Dir, cl.Label, rc)
-		if rc.Params["loadgen"] == "oha" {
-			l, err = ReadOha(path, ResponseBytes(r.Dir, rc.Params["payload"]))
-		} else {
-			l, err = ReadWrk(path)
-		}
+		l, err := ReadLoad(r.Dir, rc, path)
 		if err != nil {
 			c.SetRawError(r.Dir, path, err)
-			return notes
+			return nil, notes
+		}
+		who := ""
+		if set.N() > 1 {
+			who = cl.Label + ": "
 		}
 		if l.CrossCheck != "" {
-			notes = append(notes, "cell "+rc.Name+": "+cl.Label+": wrk's text and the hook's lines disagree: "+l.CrossCheck)
+			notes = append(notes, "cell "+rc.Name+": "+who+"wrk's text and the hook's lines disagree: "+l.CrossCheck)
 		}
-		if l.DistMissing != "" {
-			notes = append(notes, "cell "+rc.Name+": "+cl.Label+": latency percentiles not merged exactly: "+l.DistMissing)
+		if l.DistMissing != "" && set.N() > 1 {
+			notes = append(notes, "cell "+rc.Name+": "+who+"latency percentiles not merged exactly: "+l.DistMissing)
 		}
 		loads[i] = l
 	}
-	if !math.IsNaN(sumProc) {
-		m["client_proc_cpu_pct"] = summary.F(round(sumProc, 1))
+	m["client_proc_cpu_pct"], m["client_rss_mb"] = nil, nil
+	if !math.IsNaN(cpu) {
+		m["client_proc_cpu_pct"] = summary.F(decimal.Round(cpu, 1))
+	}
+	if !math.IsNaN(rss) {
+		m["client_rss_mb"] = summary.F(decimal.Round(rss, 1))
 	}
 	if timed {
-		if w, err := clients.Overlap(set.Clients, timings, 0); err != nil {
+		if w, err := clienthosts.Overlap(set.Clients, timings, 0); err != nil {
 			notes = append(notes, "cell "+rc.Name+": "+err.Error())
 		} else {
-			c.Overlap = &summary.Overlap{FromMs: w.FromMs, ToMs: w.ToMs, S: round(w.S(), 3),
-				StartSpreadMs: round(w.StartSpreadMs, 1), EndSpreadMs: round(w.EndSpreadMs, 1)}
+			c.Overlap = &summary.Overlap{FromMs: w.FromMs, ToMs: w.ToMs, S: decimal.Round(w.S(), 3),
+				StartSpreadMs: decimal.Round(w.StartSpreadMs, 1), EndSpreadMs: decimal.Round(w.EndSpreadMs, 1)}
 			for i, sp := range w.Spans {
 				c.Clients[i].StartMs, c.Clients[i].EndMs = summary.F(sp.StartMs), summary.F(sp.EndMs)
 			}
 		}
 	}
-	if rc.Status != "ok" {
-		return notes
+	if !rc.Measured() {
+		return nil, notes
 	}
-	body, err := server.ParseSize(rc.Params["payload"])
-	if err != nil {
-		fail(c, fmt.Sprintf("payload %q: %v", rc.Params["payload"], err))
-		return notes
-	}
-	agg := mergeLoads(loads)
-	for i, l := range loads {
-		cm := c.Clients[i].Metrics
-		cm["duration_s"] = summary.F(round(l.DurationS, 3))
-		cm["requests"] = summary.F(l.Responses)
-		cm["rps"] = summary.F(round(l.Responses/l.DurationS, 1))
-		if l.WireBytes != nil {
-			cm["throughput_mbps"] = summary.F(round(*l.WireBytes*8/l.DurationS/1e6, 2))
-		}
-		cm["goodput_mbps"] = summary.F(round(l.OK*float64(body)*8/l.DurationS/1e6, 2))
-		for _, k := range []string{"mean", "max", "p50", "p90", "p99", "p99_9"} {
-			cm["latency_"+k+"_ms"] = rounded(l.Latency[k], 3)
-		}
-		cm["errors_total"] = summary.F(l.ErrorsTotal)
-	}
-	// Sums of per-client rates, each over its own run, unrounded.
-	var rps, tput, good float64
-	wireKnown := true
-	for _, l := range loads {
-		rps += l.Responses / l.DurationS
-		good += l.OK * float64(body) * 8 / l.DurationS / 1e6
-		if l.WireBytes == nil {
-			wireKnown = false
-		} else {
-			tput += *l.WireBytes * 8 / l.DurationS / 1e6
-		}
-	}
-	m["rps"] = summary.F(round(rps, 1))
-	m["requests"] = summary.F(agg.Responses)
-	if c.Overlap != nil {
-		m["duration_s"] = summary.F(c.Overlap.S)
-	}
-	if wireKnown {
-		m["throughput_mbps"] = summary.F(round(tput, 2))
-	}
-	m["goodput_mbps"] = summary.F(round(good, 2))
-	if basis.Mbps != nil && m["throughput_mbps"] != nil {
-		m["link_utilization"] = summary.F(round(*m["throughput_mbps"] / *basis.Mbps, 3))
-	}
-	m["clients"] = summary.F(float64(set.N()))
-	for _, k := range LatencyKeys {
-		m["latency_"+k+"_ms"] = rounded(agg.Latency[k], 3)
-	}
-	if agg.Dist != nil {
-		c.LatencyMerge = summary.LatencyMergeExact
-	} else {
-		c.LatencyMerge = summary.LatencyMergeNone
-	}
-	m["errors_total"] = summary.F(agg.ErrorsTotal)
-	if agg.Tool == "wrk" {
-		for _, k := range []string{"connect", "read", "write", "timeout", "status"} {
-			m["errors_"+k] = summary.F(agg.Errors[k])
-		}
-	} else {
-		m["errors_status"] = summary.F(agg.Errors["status"])
-		m["errors_deadline_aborted"] = summary.F(agg.Aborted)
-	}
-	errs := map[string]any{}
-	for _, k := range kv.SortedKeys(agg.Errors) {
-		errs[k] = agg.Errors[k]
-	}
-	codes := map[string]any{}
-	for _, k := range kv.SortedKeys(agg.StatusCodes) {
-		codes[k] = agg.StatusCodes[k]
-	}
-	c.Details = map[string]any{
-		"loadgen": agg.Tool, "status_codes": codes, "errors": errs, "throughput_basis": agg.WireBasis,
-	}
-	if agg.OK == 0 {
-		fail(c, fmt.Sprintf("no response carried the payload (%.0f responses, %.0f errors)", agg.Responses, agg.ErrorsTotal))
-	}
-	return notes
+	return loads, notes
 }
 
-// mergeLoads adds up the clients' counts and merges their latency
+// MergeLoads adds up the clients' counts and merges their latency
 // distributions. Its Latency is exact where every client has a Dist (all
 // figures of the merge) and holds only the maximum otherwise (never an
-// average of percentiles). DurationS is the longest client's.
-func mergeLoads(ls []*Load) *Load {
+// average of percentiles). DurationS is the longest client's. The merge of
+// one load is that load: one client's figures are its own.
+func MergeLoads(ls []*Load) *Load {
+	if len(ls) == 1 {
+		return ls[0]
+	}
 	out := &Load{Tool: ls[0].Tool, WireBasis: ls[0].WireBasis, Errors: map[string]float64{}, StatusCodes: map[string]float64{},
-		Latency: map[string]*float64{}}
+		Latency: map[string]*float64{}, Parts: ls}
 	var ds []dist.Dist
 	exact := true
 	maxMs := math.Inf(-1)
@@ -258,27 +199,39 @@ func mergeLoads(ls []*Load) *Load {
 	return out
 }
 
-// ClientVerdicts marks each client of an N-client cell CPU-bound when its
-// load generator used >= CPUSaturated % of what it can (wrk: its threads,
-// at most the client's CPUs; oha: the client's CPUs) or, on a host of its
-// own, the host was >= CPUSaturated % busy. It returns the bound clients'
-// labels.
+// ClientVerdicts marks each client of a cell CPU-bound when its load
+// generator used >= CPUSaturated % of what it can (wrk: its threads, at
+// most the client's CPUs; oha: the client's CPUs) or, on a host of its
+// own, the host was >= CPUSaturated % busy. A client's CPUs are those it
+// was pinned to, else its host's. It returns the bound clients' labels.
 func ClientVerdicts(s *summary.Summary, c *summary.Cell) []string {
 	var bound []string
 	shared := s.SharedCPUs()
+	set := s.ClientSet()
+	if len(c.Clients) == 0 {
+		// A cell read without its per-client table (one client: the file
+		// leaves it out) is its one client's.
+		m := c.Metrics
+		c.Clients = []summary.ClientCell{{Label: set.Clients[0].Label, Metrics: map[string]*float64{
+			"loadgen_cpu_pct": m["client_proc_cpu_pct"], "host_cpu_pct": m[set.Clients[0].Label+"_cpu_pct"]}}}
+	}
 	for i := range c.Clients {
 		cc := &c.Clients[i]
 		cc.CPUBound, cc.CPUBoundEvidence = false, ""
 		cpus := summary.Val(s.Hosts[cc.Label].CPUs)
-		if s.Clients != nil && i < len(s.Clients.Hosts) {
-			if n := clients.CPUCount(s.Clients.Hosts[i].CPUs); n > 0 {
+		if i < set.N() {
+			if n := clienthosts.CPUCount(set.Clients[i].CPUs); n > 0 {
 				cpus = float64(n)
 			}
 		}
 		limit := cpus
 		what := "its CPUs"
-		if th := Param(c, "threads"); c.Params["loadgen"] == "wrk" && !math.IsNaN(th) && (math.IsNaN(limit) || th <= limit) {
-			limit, what = th, c.Params["threads"]+" thread(s)"
+		threads := c.Params[cc.Label+".threads"]
+		if threads == "" {
+			threads = c.Params["threads"]
+		}
+		if th, err := strconv.ParseFloat(threads, 64); err == nil && c.Params["loadgen"] == "wrk" && (math.IsNaN(limit) || th <= limit) {
+			limit, what = th, threads+" thread(s)"
 		}
 		proc := summary.Val(cc.Metrics["loadgen_cpu_pct"])
 		host := summary.Val(cc.Metrics["host_cpu_pct"])

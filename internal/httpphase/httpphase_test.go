@@ -168,7 +168,7 @@ func TestMergeLoads(t *testing.T) {
 	if a.Dist == nil || b.Dist == nil || a.CrossCheck != "" || b.CrossCheck != "" {
 		t.Fatalf("dists %v %v, cross-checks %q %q", a.Dist != nil, b.Dist != nil, a.CrossCheck, b.CrossCheck)
 	}
-	m := mergeLoads([]*Load{a, b})
+	m := MergeLoads([]*Load{a, b})
 	if m.Responses != a.Responses+b.Responses || m.ErrorsTotal != a.ErrorsTotal+b.ErrorsTotal {
 		t.Errorf("responses %v, errors %v", m.Responses, m.ErrorsTotal)
 	}
@@ -194,7 +194,7 @@ func TestMergeLoads(t *testing.T) {
 	}
 	// Without one client's distribution: the maximum only.
 	b.Dist = nil
-	m = mergeLoads([]*Load{a, b})
+	m = MergeLoads([]*Load{a, b})
 	if m.Dist != nil || m.Latency["p99"] != nil || m.Latency["max"] == nil || m.Latency["mean"] != nil {
 		t.Errorf("not mergeable, yet %+v", m.Latency)
 	}

@@ -7,16 +7,14 @@ package httpphase
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"csbench/internal/dist"
-	"csbench/internal/kv"
 	"csbench/internal/parse"
-	"csbench/internal/server"
+	"csbench/internal/sizes"
 )
 
 // Load is what one load generator run measured, whichever tool ran.
@@ -59,6 +57,27 @@ type Load struct {
 	// DistMissing says why a wrk run has no Dist ("" for oha, which has
 	// none by nature, and when Dist is set).
 	DistMissing string
+	// Parts are the clients' loads a merge was made of (nil for one
+	// client's own load, and for the merge of one, which is that load).
+	Parts []*Load
+}
+
+func (l *Load) parts() []*Load {
+	if l.Parts == nil {
+		return []*Load{l}
+	}
+	return l.Parts
+}
+
+// RPS is the successful responses (OK) per second: a client's over its
+// own run, a merge's the sum of its clients' (each over its own run). A
+// response with an error status is not served load.
+func (l *Load) RPS() float64 {
+	rps := 0.0
+	for _, p := range l.parts() {
+		rps += p.OK / p.DurationS
+	}
+	return rps
 }
 
 // LatencyKeys are the latency figures every cell reports, in order.
@@ -208,7 +227,7 @@ func ReadOha(path string, responseBytes *float64) (*Load, error) {
 // status line and headers curl wrote to raw/headers/<size>.txt, plus the
 // body. nil when the capture is missing or empty.
 func ResponseBytes(dir, size string) *float64 {
-	body, err := server.ParseSize(size)
+	body, err := sizes.ParseSize(size)
 	if err != nil {
 		return nil
 	}
@@ -217,16 +236,5 @@ func ResponseBytes(dir, size string) *float64 {
 		return nil
 	}
 	v := float64(st.Size()) + float64(body)
-	return &v
-}
-
-var round = kv.Round
-
-// rounded returns a rounded copy of *p, or nil.
-func rounded(p *float64, decimals int) *float64 {
-	if p == nil || math.IsNaN(*p) {
-		return nil
-	}
-	v := round(*p, decimals)
 	return &v
 }

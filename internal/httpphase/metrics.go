@@ -2,14 +2,13 @@ package httpphase
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
-	"time"
 
+	"csbench/internal/decimal"
 	"csbench/internal/hostdata"
 	"csbench/internal/kv"
 	"csbench/internal/rundir"
-	"csbench/internal/server"
+	"csbench/internal/sizes"
 	"csbench/internal/summary"
 	"csbench/internal/trust"
 )
@@ -24,19 +23,14 @@ var MetricKeys = []string{
 	"errors_deadline_aborted",
 }
 
-// RawPath is where a cell's load generator output is.
-func RawPath(dir string, c rundir.Cell) string {
-	if c.Params["loadgen"] == "oha" {
-		return filepath.Join(dir, "raw", c.Name+".json")
-	}
-	return filepath.Join(dir, "raw", c.Name+".txt")
-}
-
-// Measure fills a cell's metrics and details from its raw output and the
-// hosts' monitors (CPU, processes, the NICs' counters, nstat, sockstat); basis is what link_utilization compares with. It returns
-// notes for the summary (disagreements, missing data). A cell whose output
-// cannot be read, or that got no response carrying the payload, becomes
-// "failed" with the reason.
+// Measure fills a cell's metrics and details from its client hosts' raw
+// output (one or more: a list of one is the case of one client) and the
+// hosts' monitors (CPU, processes, the NICs' counters, nstat, sockstat);
+// basis is what link_utilization compares with. Each client's figures are
+// its own run's; the cell's are their merge (MergeLoads: one client's pass
+// unchanged). It returns notes for the summary (disagreements, missing
+// data). A cell whose output cannot be read, or that got no response
+// carrying the payload, becomes "failed" with the reason.
 func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell, basis Basis) []string {
 	m := c.Metrics
 	for _, k := range MetricKeys {
@@ -46,82 +40,91 @@ func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir
 	hosts.CPU(rc, m)
 	hosts.NIC(rc, NICs(s), m)
 	hosts.Procs(rc, "server/csb-server", "server", m)
-	// pidstat-loadgen-<cell>.txt watched this cell's load generator only,
-	// from its start to its end: every sample in it is the cell's, the
-	// first one too, which hostdata.Window would drop (it is stamped less
-	// than a second after the start). So the window opens a second early.
-	lg := rc
-	lg.Start = rc.Start.Add(-time.Second)
-	hosts.Procs(lg, "client/loadgen-"+rc.Name, "client", m)
 	for _, p := range hosts.Counters(rc, m) {
 		notes = append(notes, "cell "+rc.Name+": "+p)
 	}
 	c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 	// The warm-up (WARMUP) ran before the cell: its whole window counts.
 	c.Trust = trust.Steady(c.Trust, hosts, rc, trust.Sender{Host: "server", NIC: s.Hosts["server"].NIC}, 0, trust.CVThreshold(r))
-	if set := s.Clients.Set(); set != nil {
-		return append(notes, measureClients(r, s, hosts, rc, c, set, basis)...)
-	}
-	if rc.Status != "ok" {
+	loads, more := readClients(r, s, hosts, rc, c)
+	notes = append(notes, more...)
+	if !rc.Measured() || loads == nil {
 		return notes
 	}
-	var l *Load
-	var err error
-	if rc.Params["loadgen"] == "oha" {
-		l, err = ReadOha(RawPath(r.Dir, rc), ResponseBytes(r.Dir, rc.Params["payload"]))
-	} else {
-		l, err = ReadWrk(RawPath(r.Dir, rc))
-	}
-	if err != nil {
-		c.SetRawError(r.Dir, RawPath(r.Dir, rc), err)
-		return notes
-	}
-	if l.CrossCheck != "" {
-		notes = append(notes, "cell "+rc.Name+": wrk's text and the hook's JSON disagree: "+l.CrossCheck)
-	}
-	body, err := server.ParseSize(rc.Params["payload"])
+	body, err := sizes.ParseSize(rc.Params["payload"])
 	if err != nil {
 		fail(c, fmt.Sprintf("payload %q: %v", rc.Params["payload"], err))
 		return notes
 	}
-	d := l.DurationS
-	m["duration_s"] = summary.F(round(d, 3))
-	m["requests"] = summary.F(l.Responses)
-	m["rps"] = summary.F(round(l.Responses/d, 1))
-	if l.WireBytes != nil {
-		m["throughput_mbps"] = summary.F(round(*l.WireBytes*8/d/1e6, 2))
+	for i, l := range loads {
+		loadMetrics(c.Clients[i].Metrics, l, body)
 	}
-	m["goodput_mbps"] = summary.F(round(l.OK*float64(body)*8/d/1e6, 2))
+	agg := MergeLoads(loads)
+	loadMetrics(m, agg, body)
 	if basis.Mbps != nil && m["throughput_mbps"] != nil {
-		m["link_utilization"] = summary.F(round(*m["throughput_mbps"] / *basis.Mbps, 3))
+		m["link_utilization"] = summary.F(decimal.Round(*m["throughput_mbps"] / *basis.Mbps, 3))
 	}
-	for _, k := range LatencyKeys {
-		m["latency_"+k+"_ms"] = rounded(l.Latency[k], 3)
+	if agg.Dist != nil || len(loads) == 1 {
+		c.LatencyMerge = summary.LatencyMergeExact
+	} else {
+		c.LatencyMerge = summary.LatencyMergeNone
 	}
-	m["errors_total"] = summary.F(l.ErrorsTotal)
-	if l.Tool == "wrk" {
+	if agg.Tool == "wrk" {
 		for _, k := range []string{"connect", "read", "write", "timeout", "status"} {
-			m["errors_"+k] = summary.F(l.Errors[k])
+			m["errors_"+k] = summary.F(agg.Errors[k])
 		}
 	} else {
-		m["errors_status"] = summary.F(l.Errors["status"])
-		m["errors_deadline_aborted"] = summary.F(l.Aborted)
+		m["errors_status"] = summary.F(agg.Errors["status"])
+		m["errors_deadline_aborted"] = summary.F(agg.Aborted)
 	}
 	errs := map[string]any{}
-	for _, k := range kv.SortedKeys(l.Errors) {
-		errs[k] = l.Errors[k]
+	for _, k := range kv.SortedKeys(agg.Errors) {
+		errs[k] = agg.Errors[k]
 	}
 	codes := map[string]any{}
-	for _, k := range kv.SortedKeys(l.StatusCodes) {
-		codes[k] = l.StatusCodes[k]
+	for _, k := range kv.SortedKeys(agg.StatusCodes) {
+		codes[k] = agg.StatusCodes[k]
 	}
 	c.Details = map[string]any{
-		"loadgen": l.Tool, "status_codes": codes, "errors": errs, "throughput_basis": l.WireBasis,
+		"loadgen": agg.Tool, "status_codes": codes, "errors": errs, "throughput_basis": agg.WireBasis,
 	}
-	if l.OK == 0 {
-		fail(c, fmt.Sprintf("no response carried the payload (%.0f responses, %.0f errors)", l.Responses, l.ErrorsTotal))
+	labels := make([]string, len(c.Clients))
+	for i, cl := range c.Clients {
+		labels[i] = cl.Label
+	}
+	if why := CellVerdict(r.Settings, rc, loads, labels); why != "" {
+		fail(c, why)
 	}
 	return notes
+}
+
+// loadMetrics fills the figures of one load (a client's, or the merge of
+// every client's) into m: its duration (a merge's: its longest client's),
+// requests, the rates and throughputs (a merge's are the sums of its
+// clients' rates, each over its own run: wrk and oha give one total per
+// run), the latencies, the error count.
+func loadMetrics(m map[string]*float64, l *Load, body int) {
+	var tput, good float64
+	wire := true
+	for _, p := range l.parts() {
+		good += p.OK * float64(body) * 8 / p.DurationS / 1e6
+		if p.WireBytes == nil {
+			wire = false
+		} else {
+			tput += *p.WireBytes * 8 / p.DurationS / 1e6
+		}
+	}
+	m["duration_s"] = summary.F(decimal.Round(l.DurationS, 3))
+	m["requests"] = summary.F(l.Responses)
+	m["rps"] = summary.F(decimal.Round(l.RPS(), 1))
+	if wire {
+		m["throughput_mbps"] = summary.F(decimal.Round(tput, 2))
+	}
+	m["goodput_mbps"] = summary.F(decimal.Round(good, 2))
+	for _, k := range LatencyKeys {
+		m["latency_"+k+"_ms"] = decimal.Rounded(l.Latency[k], 3)
+	}
+	m["errors_total"] = summary.F(l.ErrorsTotal)
 }
 
 // NICs maps each monitored host to its benchmark interface: "server",

@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"csbench/internal/clients"
-	"csbench/internal/report"
+	"csbench/internal/clienthosts"
+	"csbench/internal/decimal"
 	"csbench/internal/summary"
 )
 
@@ -63,29 +63,21 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 	}
 	srvCPUs := summary.Val(s.Hosts["server"].CPUs)
 	if s.Clients != nil {
-		if n := clients.CPUCount(s.Clients.ServerCPUs); n > 0 {
+		if n := clienthosts.CPUCount(s.Clients.ServerCPUs); n > 0 {
 			srvCPUs = float64(n) // pinned: its cpuset is what it had
 		}
 	}
-	cliCPUs := summary.Val(s.Hosts["client"].CPUs)
 	if s.Pin != nil {
 		// Pinned hosts (CPU_PIN): each had its CPU set, not the machine.
-		if n := clients.CPUCount(s.Pin.Server); n > 0 {
+		if n := clienthosts.CPUCount(s.Pin.Server); n > 0 {
 			srvCPUs = float64(n)
 		}
-		if n := clients.CPUCount(s.Pin.Client); n > 0 {
-			cliCPUs = float64(n)
-		}
 	}
-	cliLimit := cliCPUs
 	tool := c.Params["loadgen"]
-	if th := Param(c, "threads"); tool == "wrk" && !math.IsNaN(th) && (math.IsNaN(cliLimit) || th < cliLimit) {
-		cliLimit = th
-	}
 	shared := s.SharedCPUs()
 
 	var ev []string
-	tp := report.N(m["throughput_mbps"], 1) + " Mbit/s"
+	tp := decimal.Format(m["throughput_mbps"], 1) + " Mbit/s"
 	if u := m["link_utilization"]; u != nil {
 		ev = append(ev, fmt.Sprintf("%s = %.1f%% of %s", tp, *u*100, basis.What))
 	} else {
@@ -99,31 +91,31 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 	case noCPU:
 		ev = append(ev, "CPU not measured (no mpstat or pidstat data for the cell)")
 	case shared:
-		ev = append(ev, fmt.Sprintf("CPUs %s%% busy (%s shared by server and client)", report.N(m["server_cpu_pct"], 0), report.N(s.Hosts["server"].CPUs, 0)))
-	case len(c.Clients) > 0:
-		ev = append(ev, fmt.Sprintf("server host %s%% busy of %s CPUs (each client's host: per client)", report.N(m["server_cpu_pct"], 0), report.N(summary.F(srvCPUs), 0)))
+		ev = append(ev, fmt.Sprintf("CPUs %s%% busy (%s shared by server and client)", decimal.Format(m["server_cpu_pct"], 0), decimal.Format(s.Hosts["server"].CPUs, 0)))
+	case len(c.Clients) > 1:
+		ev = append(ev, fmt.Sprintf("server host %s%% busy of %s CPUs (each client's host: per client)", decimal.Format(m["server_cpu_pct"], 0), decimal.Format(summary.F(srvCPUs), 0)))
 	case s.Pin != nil:
 		ev = append(ev, fmt.Sprintf("server host %s%% busy of its CPU(s) %s, client host %s%% of its CPU(s) %s (pinned)",
-			report.N(m["server_cpu_pct"], 0), s.Pin.Server, report.N(m["client_cpu_pct"], 0), s.Pin.Client))
+			decimal.Format(m["server_cpu_pct"], 0), s.Pin.Server, decimal.Format(m["client_cpu_pct"], 0), s.Pin.Client))
 	default:
 		ev = append(ev, fmt.Sprintf("server host %s%% busy of %s CPUs, client host %s%% of %s",
-			report.N(m["server_cpu_pct"], 0), report.N(s.Hosts["server"].CPUs, 0), report.N(m["client_cpu_pct"], 0), report.N(s.Hosts["client"].CPUs, 0)))
+			decimal.Format(m["server_cpu_pct"], 0), decimal.Format(s.Hosts["server"].CPUs, 0), decimal.Format(m["client_cpu_pct"], 0), decimal.Format(s.Hosts["client"].CPUs, 0)))
 	}
 	limit := ""
 	if tool == "wrk" {
 		limit = fmt.Sprintf(", %s thread(s)", c.Params["threads"])
 	}
-	multi := len(c.Clients) > 0
-	var boundClients []string
-	if multi {
-		boundClients = ClientVerdicts(s, c)
+	// Each client host is judged on its own (a sum over hosts bounds
+	// nothing); with one, its verdict is the cell's.
+	boundClients := ClientVerdicts(s, c)
+	if len(c.Clients) > 1 {
 		limit = fmt.Sprintf(" summed over %d clients", len(c.Clients))
 	}
 	if !noCPU {
-		ev = append(ev, fmt.Sprintf("the server under test %s%%, %s %s%% of one CPU%s", report.N(m["server_proc_cpu_pct"], 0), tool, report.N(m["client_proc_cpu_pct"], 0), limit))
+		ev = append(ev, fmt.Sprintf("the server under test %s%%, %s %s%% of one CPU%s", decimal.Format(m["server_proc_cpu_pct"], 0), tool, decimal.Format(m["client_proc_cpu_pct"], 0), limit))
 	}
 	for _, cc := range c.Clients {
-		if cc.CPUBound {
+		if cc.CPUBound && len(c.Clients) > 1 {
 			ev = append(ev, fmt.Sprintf("%s is CPU-bound (%s)", cc.Label, cc.CPUBoundEvidence))
 		}
 	}
@@ -136,10 +128,10 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 		}
 	}
 	if m["server_retrans_segs"] != nil {
-		ev = append(ev, fmt.Sprintf("%s retransmits (server)", report.N(m["server_retrans_segs"], 0)))
+		ev = append(ev, fmt.Sprintf("%s retransmits (server)", decimal.Format(m["server_retrans_segs"], 0)))
 	}
 	if e := m["errors_total"]; e != nil && *e > 0 {
-		ev = append(ev, fmt.Sprintf("%s errors", report.N(e, 0)))
+		ev = append(ev, fmt.Sprintf("%s errors", decimal.Format(e, 0)))
 	}
 	evidence := strings.Join(ev, "; ")
 
@@ -147,15 +139,10 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 		return &summary.Verdict{Bound: BoundNetwork, Evidence: evidence}
 	}
 	srvSat := ge(val(m, "server_proc_cpu_pct"), CPUSaturated*srvCPUs)
-	cliSat := ge(val(m, "client_proc_cpu_pct"), CPUSaturated*cliLimit)
 	if !shared {
 		srvSat = srvSat || ge(val(m, "server_cpu_pct"), CPUSaturated)
-		cliSat = cliSat || ge(val(m, "client_cpu_pct"), CPUSaturated)
 	}
-	if multi {
-		// Each client on its own: a sum over clients bounds nothing.
-		cliSat = len(boundClients) > 0
-	}
+	cliSat := len(boundClients) > 0
 	bound := BoundUnclear
 	switch {
 	case srvSat && cliSat:

@@ -1,10 +1,9 @@
-// Package kv holds the small helpers every reader of raw files shares:
-// KEY=VALUE files, keys in order, rounding. One copy, used by every package.
+// Package kv reads KEY=VALUE files (run.env, plan.env, a host's facts and
+// settings) and lists a map's keys in order. One copy, used by every package.
 package kv
 
 import (
 	"bufio"
-	"math"
 	"os"
 	"sort"
 	"strings"
@@ -54,10 +53,4 @@ func SortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// Round rounds v to decimals places.
-func Round(v float64, decimals int) float64 {
-	p := math.Pow(10, float64(decimals))
-	return math.Round(v*p) / p
 }

@@ -23,7 +23,4 @@ func TestRead(t *testing.T) {
 	if got := SortedKeys(m); !reflect.DeepEqual(got, []string{"a", "b", "c"}) {
 		t.Fatalf("SortedKeys: %v", got)
 	}
-	if Round(1.2345, 2) != 1.23 {
-		t.Fatal("Round")
-	}
 }

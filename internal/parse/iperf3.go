@@ -215,5 +215,38 @@ func ParseIperf3(r io.Reader) (*Iperf3Result, error) {
 	if res.ReceiverBitsPerSecond == nil || res.SenderBitsPerSecond == nil {
 		return nil, errors.New("iperf3: no end.sum_received/sum_sent although iperf3 reported no error")
 	}
+	if err := iperf3NonNegative(res); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// iperf3NonNegative: every rate, time, count and CPU share iperf3 prints
+// is zero or more.
+func iperf3NonNegative(r *Iperf3Result) error {
+	fs := []field{
+		f64("end.sum_received.bits_per_second", r.ReceiverBitsPerSecond),
+		f64("end.sum_sent.bits_per_second", r.SenderBitsPerSecond),
+		f64("end.sum_received.seconds", r.ReceiverSeconds), f64("end.sum_sent.seconds", r.SenderSeconds),
+		i64("end.sum_sent.retransmits", r.Retransmits),
+		f64("end.cpu_utilization_percent.host_total", r.HostCPUTotalPercent),
+		f64("end.cpu_utilization_percent.host_user", r.HostCPUUserPercent),
+		f64("end.cpu_utilization_percent.host_system", r.HostCPUSystemPercent),
+		f64("end.cpu_utilization_percent.remote_total", r.RemoteCPUTotalPercent),
+		f64("end.cpu_utilization_percent.remote_user", r.RemoteCPUUserPercent),
+		f64("end.cpu_utilization_percent.remote_system", r.RemoteCPUSystemPercent),
+	}
+	for i, s := range r.Streams {
+		p := fmt.Sprintf("end.streams[%d].", i)
+		fs = append(fs, f64(p+"sender.bits_per_second", s.SenderBitsPerSecond),
+			f64(p+"receiver.bits_per_second", s.ReceiverBitsPerSecond), i64(p+"sender.retransmits", s.Retransmits),
+			i64(p+"sender.max_snd_cwnd", s.MaxSndCwndBytes), i64(p+"sender.min_rtt", s.MinRTTUs),
+			i64(p+"sender.mean_rtt", s.MeanRTTUs), i64(p+"sender.max_rtt", s.MaxRTTUs))
+	}
+	for i, iv := range r.Intervals {
+		p := fmt.Sprintf("intervals[%d].sum.", i)
+		fs = append(fs, val(p+"start", iv.StartS), val(p+"end", iv.EndS),
+			val(p+"bits_per_second", iv.BitsPerSecond), i64(p+"retransmits", iv.Retransmits))
+	}
+	return nonNegative("iperf3", fs...)
 }

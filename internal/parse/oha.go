@@ -102,6 +102,15 @@ func ParseOha(r io.Reader) (*OhaResult, error) {
 		in.StatusCodeDistribution == nil || in.ErrorDistribution == nil {
 		return nil, errors.New("oha: no summary.total, summary.requestsPerSec, summary.totalData, statusCodeDistribution or errorDistribution: not oha -j output")
 	}
+	fs := []field{f64("summary.total", s.Total), f64("summary.successRate", s.SuccessRate),
+		f64("summary.slowest", s.Slowest), f64("summary.fastest", s.Fastest), f64("summary.average", s.Average),
+		f64("summary.requestsPerSec", s.RequestsPerSec), f64("summary.sizePerSec", s.SizePerSec)}
+	for _, k := range sortedKeys(in.LatencyPercentiles) {
+		fs = append(fs, f64("latencyPercentiles."+k, in.LatencyPercentiles[k]))
+	}
+	if err := nonNegative("oha", fs...); err != nil {
+		return nil, err
+	}
 	ms := func(sec *float64) *float64 {
 		if sec == nil {
 			return nil
@@ -158,6 +167,9 @@ func ParseOha(r io.Reader) (*OhaResult, error) {
 		sec, err := strconv.ParseFloat(k, 64)
 		if err != nil {
 			return nil, fmt.Errorf("oha: responseTimeHistogram key %q is not a number", k)
+		}
+		if err := nonNegative("oha", val("responseTimeHistogram key", sec)); err != nil {
+			return nil, err
 		}
 		res.ResponseTimeHistogram = append(res.ResponseTimeHistogram, OhaBucket{LatencyMs: sec * 1000, Count: n})
 	}

@@ -1,6 +1,9 @@
 // Package parse reads the raw output of the lab's measuring tools into plain Go
 // structs: iperf3 -J, mpstat -o JSON, pidstat -H -h, sadf -j, nstat -j, the
-// lib/wrk/report.lua hook (and wrk's text as a cross-check) and oha -j.
+// lib/wrk/report.lua hook (and wrk's text as a cross-check), oha -j, and
+// h2load's --log-file with its text summary (h2load has no machine-readable
+// summary: its text is read strictly, each line rendered again in h2load's
+// format and compared, and cross-checked against the log).
 //
 // Every parser reads a machine format and is tested on output that the real
 // tool printed (testdata/README.md says how each fixture was captured, with
@@ -15,6 +18,8 @@ package parse
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"time"
 )
 
@@ -66,4 +71,56 @@ func meanOf(xs []float64, what string) (float64, error) {
 		sum += x
 	}
 	return sum / float64(len(xs)), nil
+}
+
+// ErrImpossible marks a raw value no tool prints: a count, time, size,
+// rate or percentage below zero. A file holding one was corrupted or
+// edited; callers refuse it as they refuse a malformed file
+// (errors.Is(err, ErrImpossible)).
+var ErrImpossible = errors.New("below zero")
+
+// field is one value of a tool's output, by the name the tool gives it;
+// nil when the tool did not print it.
+type field struct {
+	name string
+	v    *float64
+}
+
+func f64(name string, p *float64) field { return field{name, p} }
+
+func i64(name string, p *int64) field {
+	if p == nil {
+		return field{name: name}
+	}
+	v := float64(*p)
+	return field{name, &v}
+}
+
+func val(name string, v float64) field { return field{name, &v} }
+
+// nonNegative returns an error (wrapping ErrImpossible) naming the first
+// of fields that is below zero, or nil. NaN passes: a parser that can
+// meet one says what it means.
+func nonNegative(tool string, fields ...field) error {
+	for _, f := range fields {
+		if f.v != nil && *f.v < 0 {
+			return fmt.Errorf("%s: %w", tool, impossible(tool, f.name, *f.v))
+		}
+	}
+	return nil
+}
+
+// impossible says that TOOL's value NAME, v, is below zero.
+func impossible(tool, name string, v float64) error {
+	return fmt.Errorf("%s is %s: %w, which %s never prints (a corrupted or edited file)",
+		name, strconv.FormatFloat(v, 'g', 6, 64), ErrImpossible, tool)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -155,10 +155,14 @@ func pidstatLine(f []string, col map[string]int) (PidstatSample, error) {
 	}
 	s.Time = time.Unix(sec, 0).UTC()
 	var errs []error
+	// Every number pidstat prints (ids, a CPU number, shares, rates,
+	// sizes) is zero or more.
 	atoi := func(name string) int {
 		n, err := strconv.Atoi(f[col[name]])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		} else if n < 0 {
+			errs = append(errs, impossible("pidstat", name, float64(n)))
 		}
 		return n
 	}
@@ -173,6 +177,8 @@ func pidstatLine(f []string, col map[string]int) (PidstatSample, error) {
 		x, err := strconv.ParseFloat(f[col[name]], 64)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		} else if x < 0 {
+			errs = append(errs, impossible("pidstat", name, x))
 		}
 		return x
 	}

@@ -133,6 +133,14 @@ func ParseWrkJSON(r io.Reader) (*WrkResult, error) {
 	if *in.DurationUs == 0 {
 		return nil, fmt.Errorf("wrk: %s duration_us is 0", strings.TrimSpace(WrkJSONPrefix))
 	}
+	// The counts are unsigned (the decoder refuses a negative one); the
+	// latencies are floats, which a corrupted line can make negative.
+	if err := nonNegative("wrk", f64("latency_min_us", in.LatencyMinUs), f64("latency_mean_us", in.LatencyMeanUs),
+		f64("latency_stdev_us", in.LatencyStdevUs), f64("latency_max_us", in.LatencyMaxUs),
+		f64("latency_p50_us", in.LatencyP50Us), f64("latency_p75_us", in.LatencyP75Us), f64("latency_p90_us", in.LatencyP90Us),
+		f64("latency_p95_us", in.LatencyP95Us), f64("latency_p99_us", in.LatencyP99Us), f64("latency_p99_9_us", in.LatencyP999Us)); err != nil {
+		return nil, err
+	}
 	return &WrkResult{
 		Requests: *in.Requests, DurationUs: *in.DurationUs, Bytes: *in.Bytes, Errors: *in.Errors,
 		LatencyMinUs: in.LatencyMinUs, LatencyMeanUs: in.LatencyMeanUs,

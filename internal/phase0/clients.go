@@ -3,11 +3,10 @@ package phase0
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strconv"
 
-	"csbench/internal/clients"
-	"csbench/internal/hostdata"
+	"csbench/internal/clienthosts"
+	"csbench/internal/decimal"
 	"csbench/internal/parse"
 	"csbench/internal/report"
 	"csbench/internal/rundir"
@@ -28,18 +27,20 @@ type span struct {
 	lastMs  float64 // when its last one ended
 }
 
-// summarizeClients fills an N-client cell (one iperf3 per client, all at
-// once): every client's own figures, and the aggregate: the sum over the
-// clients of the bytes each received (its iperf3 intervals) within the
-// window in which every client was measuring, over that window. An
-// interval cut by the window counts in proportion (iperf3 reports per
-// second, nothing finer).
-func summarizeClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell, set *clients.Set) []string {
+// measureIperf3 fills a cell from its client hosts (one iperf3 per
+// client, all at once): every client's own figures, and the cell's: with
+// one client, its own (so it returns its result, whose streams and
+// intervals the cell shows); with several, the sum over the clients of the
+// bytes each received (its iperf3 intervals) within the window in which
+// every client was measuring, over that window. An interval cut by the
+// window counts in proportion (iperf3 reports per second, nothing finer).
+func measureIperf3(r *rundir.Run, s *summary.Summary, rc rundir.Cell, c *summary.Cell, set *clienthosts.Set) (*parse.Iperf3Result, []string) {
 	m := c.Metrics
 	var notes []string
 	omitS, _ := strconv.ParseFloat(rc.Params["omit_s"], 64)
 	spans := make([]span, set.N())
-	var timings []clients.Timing
+	var timings []clienthosts.Timing
+	var results []*parse.Iperf3Result
 	var sumOwn, sumSender, sumRetr float64
 	ok := true
 	for i, cl := range set.Clients {
@@ -49,23 +50,21 @@ func summarizeClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, 
 		}
 		cc.Metrics["host_cpu_pct"], cc.Metrics["host_cpu_max_core_pct"] = m[cl.Label+"_cpu_pct"], m[cl.Label+"_cpu_max_core_pct"]
 		c.Clients = append(c.Clients, cc)
-		t, err := clients.ReadTiming(clients.TimingPath(r.Dir, cl.Label, rc.Name))
-		if err != nil {
+		raw := set.RawPath(r.Dir, "", cl.Label, rc.Name+".json")
+		t, more := summary.ClientTiming(set, rc, raw, "iperf3", &c.Clients[len(c.Clients)-1])
+		notes = append(notes, more...)
+		if t == nil {
 			ok = false
-			notes = append(notes, fmt.Sprintf("cell %s: %s: no timing: %s", rc.Name, cl.Label, summary.OneLine(err.Error(), summary.MaxErrorLen)))
 		} else {
-			timings = append(timings, t)
-			lag := float64(*t.StartMs - *t.DueMs)
-			c.Clients[len(c.Clients)-1].StartLagMs = &lag
+			timings = append(timings, *t)
 		}
-		raw := filepath.Join(r.Dir, "raw", cl.Label, rc.Name+".json")
 		res, err := readIperf3(raw)
 		if err != nil {
 			c.SetRawError(r.Dir, raw, err)
-			ok = false
-			continue
+			return nil, notes
 		}
-		cm := cc.Metrics
+		results = append(results, res)
+		cm := c.Clients[i].Metrics
 		cm["throughput_mbps"] = mbps(res.ReceiverBitsPerSecond)
 		cm["sender_mbps"] = mbps(res.SenderBitsPerSecond)
 		cm["retransmits"] = i64(res.Retransmits)
@@ -103,7 +102,7 @@ func summarizeClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, 
 		if omitS <= 0 {
 			omitS = omitted
 		}
-		if t.StartMs != nil {
+		if t != nil && t.StartMs != nil {
 			off := 0.0
 			if cl.ClockOffsetMs != nil {
 				off = *cl.ClockOffsetMs
@@ -113,21 +112,30 @@ func summarizeClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, 
 			spans[i].lastMs = spans[i].t0Ms + spans[i].ivs[len(spans[i].ivs)-1].EndS*1000
 		}
 	}
-	m["clients"] = summary.F(float64(set.N()))
+	if set.N() == 1 && len(results) == 1 {
+		// One client's figures are the cell's: its own run, as iperf3 gave it.
+		for _, k := range []string{"throughput_mbps", "sender_mbps", "retransmits", "iperf3_client_cpu_pct", "iperf3_server_cpu_pct"} {
+			m[k] = c.Clients[0].Metrics[k]
+		}
+		if ceiling := s.Link.TCPCeilingMbps; ceiling != nil && m["throughput_mbps"] != nil {
+			m["link_utilization"] = summary.F(decimal.Round(*m["throughput_mbps"] / *ceiling, 3))
+		}
+		return results[0], notes
+	}
 	if len(timings) == set.N() {
-		if w, err := clients.Overlap(set.Clients, timings, omitS*1000); err != nil {
+		if w, err := clienthosts.Overlap(set.Clients, timings, omitS*1000); err != nil {
 			notes = append(notes, "cell "+rc.Name+": "+err.Error())
 			ok = false
 		} else {
-			c.Overlap = &summary.Overlap{FromMs: w.FromMs, ToMs: w.ToMs, S: math.Round(w.S()*1000) / 1000,
-				StartSpreadMs: math.Round(w.StartSpreadMs*10) / 10, EndSpreadMs: math.Round(w.EndSpreadMs*10) / 10, WarmupS: omitS}
+			c.Overlap = &summary.Overlap{FromMs: w.FromMs, ToMs: w.ToMs, S: decimal.Round(w.S(), 3),
+				StartSpreadMs: decimal.Round(w.StartSpreadMs, 1), EndSpreadMs: decimal.Round(w.EndSpreadMs, 1), WarmupS: omitS}
 			for i, sp := range w.Spans {
 				c.Clients[i].StartMs, c.Clients[i].EndMs = summary.F(sp.StartMs), summary.F(sp.EndMs)
 			}
 		}
 	}
 	if !ok || c.Overlap == nil || rc.Status != "ok" {
-		return notes
+		return nil, notes
 	}
 	// The window in which every client was measuring: from the latest
 	// first interval to the earliest last one.
@@ -137,7 +145,7 @@ func summarizeClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, 
 	}
 	if to <= from {
 		notes = append(notes, fmt.Sprintf("cell %s: the clients' measured intervals do not overlap", rc.Name))
-		return notes
+		return nil, notes
 	}
 	total := 0.0
 	for i, sp := range spans {
@@ -158,9 +166,9 @@ func summarizeClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, 
 	m["sender_mbps"] = mbps(&sumSender)
 	m["retransmits"] = summary.F(sumRetr)
 	if ceiling := s.Link.TCPCeilingMbps; ceiling != nil && m["throughput_mbps"] != nil {
-		m["link_utilization"] = summary.F(math.Round(*m["throughput_mbps"] / *ceiling * 1000) / 1000)
+		m["link_utilization"] = summary.F(decimal.Round(*m["throughput_mbps"] / *ceiling, 3))
 	}
-	return notes
+	return nil, notes
 }
 
 // clientsSection is the per-client table of an N-client run.

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"csbench/internal/chart"
+	"csbench/internal/decimal"
 	"csbench/internal/hostdata"
 	"csbench/internal/parse"
 	"csbench/internal/report"
@@ -43,68 +43,50 @@ func i64(p *int64) *float64 {
 	return summary.F(float64(*p))
 }
 
-// Summarize reads raw/<cell>.json for every cell.
+// Summarize reads every client host's raw/<label>/<cell>.json for every
+// cell (raw/<cell>.json in a run made before each client had its own
+// directory) and the monitors.
 func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	hosts := hostdata.Load(r.Dir)
 	for _, p := range hosts.Problems {
 		s.Notes = append(s.Notes, "monitor data: "+p)
 	}
-	ceiling := s.Link.TCPCeilingMbps
+	set := s.ClientSet()
 	for _, rc := range r.Cells {
 		c := summary.NewCell(rc)
 		m := c.Metrics
 		for _, k := range []string{"throughput_mbps", "sender_mbps", "retransmits", "iperf3_client_cpu_pct", "iperf3_server_cpu_pct", "link_utilization"} {
 			m[k] = nil
 		}
-		set := s.Clients.Set()
-		var res *parse.Iperf3Result
-		if set != nil {
-			hosts.CPU(rc, m)
-			s.Notes = append(s.Notes, summarizeClients(r, s, hosts, rc, &c, set)...)
-		} else {
-			raw := filepath.Join(r.Dir, "raw", rc.Name+".json")
-			var err error
-			res, err = readIperf3(raw)
-			if err != nil {
-				c.SetRawError(r.Dir, raw, err)
-			}
-		}
-		if res != nil {
-			m["throughput_mbps"] = mbps(res.ReceiverBitsPerSecond)
-			m["sender_mbps"] = mbps(res.SenderBitsPerSecond)
-			m["retransmits"] = i64(res.Retransmits)
-			m["iperf3_client_cpu_pct"] = round1(res.HostCPUTotalPercent)
-			m["iperf3_server_cpu_pct"] = round1(res.RemoteCPUTotalPercent)
-			if ceiling != nil && m["throughput_mbps"] != nil {
-				m["link_utilization"] = summary.F(math.Round(*m["throughput_mbps"] / *ceiling * 1000) / 1000)
-			}
-			if len(res.Streams) > 1 {
-				var streams []map[string]any
-				for i, st := range res.Streams {
-					streams = append(streams, map[string]any{
-						"stream": i + 1, "throughput_mbps": mbps(st.ReceiverBitsPerSecond),
-						"sender_mbps": mbps(st.SenderBitsPerSecond), "retransmits": i64(st.Retransmits),
-					})
-				}
-				c.Details = map[string]any{"streams": streams}
-			}
-		}
 		hosts.CPU(rc, m)
+		res, notes := measureIperf3(r, s, rc, &c, set)
+		s.Notes = append(s.Notes, notes...)
+		if res != nil && len(res.Streams) > 1 {
+			var streams []map[string]any
+			for i, st := range res.Streams {
+				streams = append(streams, map[string]any{
+					"stream": i + 1, "throughput_mbps": mbps(st.ReceiverBitsPerSecond),
+					"sender_mbps": mbps(st.SenderBitsPerSecond), "retransmits": i64(st.Retransmits),
+				})
+			}
+			c.Details = map[string]any{"streams": streams}
+		}
 		hosts.NIC(rc, nics(s), m)
 		for _, p := range hosts.Counters(rc, m) {
 			s.Notes = append(s.Notes, "cell "+rc.Name+": "+p)
 		}
 		c.Verdict = verdict(s, &c)
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
-		snd := trust.Sender{Host: "client", NIC: s.Hosts["client"].NIC}
-
-		if rc.Params["reverse"] == "1" {
-			snd = trust.Sender{Host: "server", NIC: s.Hosts["server"].NIC}
-		}
+		// Steadiness is judged on the one sender's NIC: the server's with
+		// -R; without, the client's when one client sends (with several
+		// there is no one sender to judge).
 		omit, _ := strconv.Atoi(rc.Params["omit_s"])
-		// With N clients sending (no -R) there is no one sender's NIC
-		// to judge: steadiness is judged on the server's when it sends.
-		if set == nil || rc.Params["reverse"] == "1" {
+		snd := trust.Sender{Host: "server", NIC: s.Hosts["server"].NIC}
+		if rc.Params["reverse"] != "1" {
+			l := set.Clients[0].Label
+			snd = trust.Sender{Host: l, NIC: s.Hosts[l].NIC}
+		}
+		if rc.Params["reverse"] == "1" || set.N() == 1 {
 			c.Trust = trust.Steady(c.Trust, hosts, rc, snd, omit, trust.CVThreshold(r))
 		}
 		if res != nil && c.Trust != nil && c.Trust.Steadiness != nil {
@@ -126,7 +108,7 @@ func round1(p *float64) *float64 {
 	if p == nil {
 		return nil
 	}
-	return summary.F(math.Round(*p*10) / 10)
+	return summary.F(decimal.Round(*p, 1))
 }
 
 func readIperf3(path string) (*parse.Iperf3Result, error) {
@@ -145,20 +127,20 @@ func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
 	if c.Status != "ok" || tp == nil {
 		return &summary.Verdict{Bound: "none (failed)", Evidence: "no throughput was measured"}
 	}
-	cpu := fmt.Sprintf("busiest core: server %s%%, client %s%%", report.N(m["server_cpu_max_core_pct"], 0), report.N(m["client_cpu_max_core_pct"], 0))
+	cpu := fmt.Sprintf("busiest core: server %s%%, client %s%%", decimal.Format(m["server_cpu_max_core_pct"], 0), decimal.Format(m["client_cpu_max_core_pct"], 0))
 	if s.Clients != nil {
-		parts := []string{"server " + report.N(m["server_cpu_max_core_pct"], 0) + "%"}
+		parts := []string{"server " + decimal.Format(m["server_cpu_max_core_pct"], 0) + "%"}
 		for _, h := range s.Clients.Hosts {
-			parts = append(parts, h.Label+" "+report.N(m[h.Label+"_cpu_max_core_pct"], 0)+"%")
+			parts = append(parts, h.Label+" "+decimal.Format(m[h.Label+"_cpu_max_core_pct"], 0)+"%")
 		}
 		cpu = "busiest core: " + strings.Join(parts, ", ")
 	}
-	retr := fmt.Sprintf("%s retransmits", report.N(m["retransmits"], 0))
+	retr := fmt.Sprintf("%s retransmits", decimal.Format(m["retransmits"], 0))
 	if s.Link.TCPCeilingMbps == nil {
-		return &summary.Verdict{Bound: "cpu (no link)", Evidence: fmt.Sprintf("%s Mbit/s over %s; %s; %s", report.N(tp, 0), s.Link.CeilingBasis, cpu, retr)}
+		return &summary.Verdict{Bound: "cpu (no link)", Evidence: fmt.Sprintf("%s Mbit/s over %s; %s; %s", decimal.Format(tp, 0), s.Link.CeilingBasis, cpu, retr)}
 	}
 	u := *m["link_utilization"]
-	ev := fmt.Sprintf("%s Mbit/s = %.1f%% of the %s Mbit/s TCP ceiling; %s; %s", report.N(tp, 0), u*100, report.N(s.Link.TCPCeilingMbps, 1), retr, cpu)
+	ev := fmt.Sprintf("%s Mbit/s = %.1f%% of the %s Mbit/s TCP ceiling; %s; %s", decimal.Format(tp, 0), u*100, decimal.Format(s.Link.TCPCeilingMbps, 1), retr, cpu)
 	switch {
 	case u >= AtCeiling:
 		return &summary.Verdict{Bound: "link", Evidence: ev}
@@ -242,15 +224,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		d.Table([]string{"cell", "stream", "receiver Mbit/s", "sender Mbit/s", "retransmits"}, streamRows)
 	}
 
-	d.H(2, "Verdict per cell")
-	var vrows [][]string
-	for i := range s.Cells {
-		c := &s.Cells[i]
-		if c.Verdict != nil {
-			vrows = append(vrows, trust.MarkRow([]string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence}, c, 1))
-		}
-	}
-	d.Table([]string{"cell", "bound by", "evidence"}, vrows)
+	trust.VerdictSection(&d, s, "cell")
 
 	d.H(2, "The hosts' own counters (sar, nstat over each cell)")
 	var hrows [][]string

@@ -70,15 +70,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	spreadSection(&d, s)
 
-	d.H(2, "Verdict per cell")
-	var vrows [][]string
-	for i := range s.Cells {
-		c := &s.Cells[i]
-		if c.Verdict != nil {
-			vrows = append(vrows, trust.MarkRow([]string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence}, c, 1))
-		}
-	}
-	d.Table([]string{"payload", "bound by", "evidence"}, vrows)
+	trust.VerdictSection(&d, s, "payload")
 	d.P("%s", httpphase.Rules(s))
 
 	d.H(2, "CPU")

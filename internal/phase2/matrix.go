@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strconv"
 
-	"csbench/internal/server"
+	"csbench/internal/sizes"
 	"csbench/internal/summary"
 )
 
@@ -47,7 +47,7 @@ func Groups(s *summary.Summary) []*Group {
 		key := c.Params["payload"] + "/" + c.Params["concurrency"]
 		g := by[key]
 		if g == nil {
-			bytes, _ := server.ParseSize(c.Params["payload"])
+			bytes, _ := sizes.ParseSize(c.Params["payload"])
 			conc, _ := strconv.Atoi(c.Params["concurrency"])
 			g = &Group{Payload: c.Params["payload"], Bytes: bytes, Conc: conc}
 			by[key] = g

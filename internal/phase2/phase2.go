@@ -5,6 +5,7 @@
 package phase2
 
 import (
+	"csbench/internal/loadplan"
 	"fmt"
 	"sort"
 	"strconv"
@@ -312,9 +313,7 @@ func dist(v any) string {
 func limits(r *rundir.Run, s *summary.Summary) string {
 	mc := maxConc(s)
 	var parts []string
-	if r.Get("fd_soft") != "" {
-		fd := fmt.Sprintf("Client fd limit: soft %s (was %s), hard %s; the largest concurrency, c%d, needs %s (one per connection + spare).",
-			r.Get("fd_soft"), r.Get("fd_soft_initial"), r.Get("fd_hard"), mc, r.Get("fd_needed_max"))
+	refusedText := func() string {
 		var refused []string
 		for _, c := range s.Cells {
 			if c.Status == "refused" {
@@ -322,10 +321,22 @@ func limits(r *rundir.Run, s *summary.Summary) string {
 			}
 		}
 		if len(refused) > 0 {
-			fd += " Refused, not run: " + strings.Join(refused, ", ") + ". The seed's c1024 cell hit this wall and measured the client's fd limit, not the server: a refused cell says so instead."
-		} else {
-			fd += " Every cell got its fds."
+			return " Refused, not run: " + strings.Join(refused, ", ") + ". The seed's c1024 cell hit this wall and measured the client's fd limit, not the server: a refused cell says so instead."
 		}
+		return " Every cell got its fds."
+	}
+	if set := s.ClientSet(); r.Get("client.1.fd_hard") != "" {
+		var hosts []string
+		for _, c := range set.Clients {
+			hosts = append(hosts, c.Label+" "+r.Get(fmt.Sprintf("client.%d.fd_hard", c.K)))
+		}
+		share := loadplan.Split(int64(mc), set.N())[0]
+		parts = append(parts, fmt.Sprintf("Client hard fd limit (every tool runs with its soft limit raised to it): %s; the largest concurrency, c%d, needs %d on a host (its share, one per connection, + %d spare).%s",
+			strings.Join(hosts, ", "), mc, share+loadplan.FDMargin, loadplan.FDMargin, refusedText()))
+	} else if r.Get("fd_soft") != "" {
+		fd := fmt.Sprintf("Client fd limit: soft %s (was %s), hard %s; the largest concurrency, c%d, needs %s (one per connection + spare).",
+			r.Get("fd_soft"), r.Get("fd_soft_initial"), r.Get("fd_hard"), mc, r.Get("fd_needed_max"))
+		fd += refusedText()
 		parts = append(parts, fd)
 	}
 	if n := somaxconn(s); n > 0 {

@@ -26,39 +26,34 @@ var quantiles = []struct {
 	q      float64
 }{{"p50_ms", 0.50}, {"p90_ms", 0.90}, {"p99_ms", 0.99}, {"p99_9_ms", 0.999}, {"max_ms", 1}}
 
-// mergeHists merges the histogram name of every client; ok is false when
-// one of them has none (then nothing can be merged exactly).
-func mergeHists(clients []*Client, name string) (*connclient.Histogram, bool, error) {
-	var dumps []*connclient.HistDump
-	for _, cl := range clients {
-		d := cl.Hists[name]
-		if d == nil {
-			return nil, false, nil
-		}
-		dumps = append(dumps, d)
-	}
-	h, err := connclient.MergeDumps(dumps)
-	if err != nil {
-		return nil, false, fmt.Errorf("histogram %s: %w", name, err)
-	}
-	return h, true, nil
-}
-
 // mergedPercentiles sets prefix+suffix for each percentile of the merged
-// histogram name; it returns false when the clients carry no histogram.
+// histogram name (connclient.MergedQuantilesMs); it returns false when a
+// client carries no histogram.
 func mergedPercentiles(clients []*Client, name, prefix string, m map[string]*float64, suffixes ...string) (bool, error) {
-	h, ok, err := mergeHists(clients, name)
-	if !ok {
-		return false, err
+	dumps := make([]*connclient.HistDump, len(clients))
+	for i, cl := range clients {
+		dumps[i] = cl.Hists[name]
 	}
 	want := map[string]bool{}
 	for _, s := range suffixes {
 		want[s] = true
 	}
+	var keys []string
+	var qs []float64
 	for _, q := range quantiles {
 		if want[q.suffix] {
-			m[prefix+q.suffix] = connclient.QuantileMs(h, q.q)
+			keys, qs = append(keys, prefix+q.suffix), append(qs, q.q)
 		}
+	}
+	vals, ok, err := connclient.MergedQuantilesMs(dumps, qs...)
+	if err != nil {
+		return false, fmt.Errorf("histogram %s: %w", name, err)
+	}
+	if !ok {
+		return false, nil
+	}
+	for i, k := range keys {
+		m[k] = vals[i]
 	}
 	return true, nil
 }

@@ -3,27 +3,34 @@
 // CPU, what load on them does to latency, and which wall each scenario met.
 //
 // A cell is one scenario of lib/c10k.sh: idle (connclient idle: open, one
-// request each, hold), lowrate (connclient lowrate: an open-model schedule
-// over the connections) or active (wrk, a closed loop on every connection).
-// Its raw files: raw/<cell>.plan.json (how the runner split it and why;
-// plan.env in runs made before the plan document),
-// raw/<cell>.client-N.json (one connclient process per source address) or
-// raw/<cell>.wrk.txt, raw/<cell>.tw-wait.tsv (a TIME_WAIT wait, if any),
-// and monitors/{server,client}/c10k/<cell>.{before,held}.* (the server
-// processes' /proc/PID/status, sockstat, `ss` of the ESTABLISHED sockets).
+// request each, hold until one end agreed for every process), lowrate
+// (connclient lowrate: an open-model schedule over the connections, from
+// one start for every process) or active (wrk, a closed loop on every
+// connection, one wrk per client host). Its raw files: raw/<cell>.plan.json
+// (how the runner split it and why, read as the c10kplan.Plan it is;
+// plan.env in runs made before the plan document, converted into one when
+// read), raw/<cell>.client-N.json (one connclient process per source
+// address, on every client host; its ramp, first attempts and hold
+// instants where it recorded them), raw/<label>/<cell>.txt (wrk, one per
+// client host; raw/<cell>.wrk.txt in runs from one host made before each
+// had its own directory), raw/<cell>.tw-wait.tsv (a TIME_WAIT wait, if
+// any), and monitors/<host>/c10k/<cell>.{before,held}.* (the server
+// processes' /proc/PID/status, sockstat, `ss` of the ESTABLISHED sockets);
+// run.env's c10k.<cell>.hold_end_ms is the end every idle process held to.
 package phase3
 
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"csbench/internal/decimal"
 	"csbench/internal/hostdata"
 	"csbench/internal/httpphase"
-	"csbench/internal/kv"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 	"csbench/internal/trust"
@@ -66,9 +73,10 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		s.Notes = append(s.Notes, fmt.Sprintf("Before its scenarios the run waited %.0f s for the client's TIME_WAIT toward the server to drain: %.0f → %.0f sockets (threshold %s).",
 			cool.WaitS, cool.Start, cool.End, r.Settings["TW_THRESHOLD"]))
 	}
+	plans := readPlans(r)
 	for _, rc := range r.Cells {
 		c := summary.NewCell(rc)
-		s.Notes = append(s.Notes, measure(r, hosts, rc, &c)...)
+		s.Notes = append(s.Notes, measure(r, hosts, rc, plans[rc.Name], &c)...)
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 		if coolErr == nil {
 			c.Metrics["client_tw_cooldown_s"] = summary.F(round(cool.WaitS, 1))
@@ -77,10 +85,12 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		}
 		s.Cells = append(s.Cells, c)
 	}
+	fillRunKeys(s.Cells, RampKeys)
+	fillRunKeys(s.Cells, HoldKeys)
 	// The active scenario's verdict compares with the service time that the
 	// low-rate scenarios of the same run measured.
 	for i := range s.Cells {
-		s.Cells[i].Verdict = verdict(s, &s.Cells[i])
+		s.Cells[i].Verdict = verdict(s, &s.Cells[i], plans[s.Cells[i].Name].Plan)
 	}
 	return nil
 }
@@ -93,7 +103,7 @@ func num(s string) float64 {
 	return v
 }
 
-var round = kv.Round
+var round = decimal.Round
 
 // rounded returns p rounded, or nil.
 func rounded(p *float64, decimals int) *float64 {
@@ -106,7 +116,7 @@ func rounded(p *float64, decimals int) *float64 {
 // measure fills one cell's metrics and details; it returns notes for the
 // summary. A cell whose client output is missing or unreadable becomes
 // "failed" with the reason, its figures null.
-func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell) []string {
+func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, c *summary.Cell) []string {
 	m := c.Metrics
 	for _, k := range MetricKeys {
 		m[k] = nil
@@ -124,15 +134,15 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 	}
 
 	details := map[string]any{}
-	plan, planFile, err := readPlan(r.Dir, rc.Name)
-	if err == nil {
-		details["plan"] = plan
-		if w, err := readTWWait(filepath.Join(r.Dir, "raw", rc.Name+".tw-wait.tsv"), num(plan["tw_threshold"])); err == nil {
+	plan := cp.Plan
+	if cp.Err == nil {
+		details["plan"] = cp.View
+		if w, err := readTWWait(filepath.Join(r.Dir, "raw", rc.Name+".tw-wait.tsv"), float64(plan.Scenario.TWThreshold)); err == nil {
 			m["tw_wait_s"] = summary.F(round(w.WaitS, 1))
 			details["tw_wait"] = map[string]any{"wait_s": round(w.WaitS, 1), "time_wait_start": w.Start, "time_wait_end": w.End, "below_threshold": w.BelowTarget}
 		}
 	} else {
-		note("no plan (%s): %v", planFile, err)
+		note("no plan (%s): %v", cp.File, cp.Err)
 	}
 	c.Details = details
 
@@ -175,12 +185,6 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 	if rc.Status == "refused" {
 		return notes
 	}
-	// lib/c10k.sh names the client hosts whose idle processes had ended
-	// their hold before every host held (c10k.<cell>.hold_ended).
-	if v := r.Get("c10k." + rc.Name + ".hold_ended"); v != "" {
-		details["hold_ended_early"] = strings.Split(v, ",")
-		note("the idle processes on %s ended their hold before every client host held its connections: the counts and memory with every connection held miss theirs (raise HOLD above the spread of the hosts' ramps)", v)
-	}
 	v, basis := established(c10k, "server", r.Get("lab") == "local")
 	m["server_established"] = v
 	if basis != "" {
@@ -210,9 +214,12 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 	var clients []*Client
 	switch rc.Params["scenario"] {
 	case "active":
-		measureWrk(r, rc, c, note)
+		measureWrk(r, rc, c, labels, note)
 	default:
-		clients = measureClients(r, rc, c, note)
+		clients = measureConnclients(r, rc, c, plan, note)
+	}
+	if rc.Params["scenario"] == "idle" {
+		holdFigures(r, rc, clients, processHosts(plan), c, note)
 	}
 	n := m["server_established"]
 	if n == nil || *n == 0 {
@@ -322,213 +329,37 @@ func fail(c *summary.Cell, msg string) {
 	c.Error = &msg
 }
 
-// measureClients combines the connclient processes of an idle or lowrate
-// cell: counts and rates add up; the setup time is the slowest process's;
-// latency percentiles and maxima come from the processes' histograms merged
-// bucket by bucket (exactly those of all the samples). Results written
-// before connclient dumped its histograms give, with several processes, the
-// largest of their percentiles (an upper bound, said in details
-// "percentile_basis"). It returns the clients it read.
-func measureClients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(string, ...any)) []*Client {
+// measureWrk reads the active cell's wrk outputs, one per client host
+// (raw/<label>/<cell>.txt; raw/<cell>.wrk.txt in a run from one host before
+// each had its own directory): the report.lua hook's JSON, cross-checked
+// with wrk's text, merged as the HTTP phases merge (counts and rates
+// summed, percentiles from the merged distributions; one host's figures
+// are its own). wrk reports no connection count: the connections
+// established are those `ss` saw on the clients half way through the run.
+func measureWrk(r *rundir.Run, rc rundir.Cell, c *summary.Cell, labels []string, note func(string, ...any)) {
 	m := c.Metrics
-	clients, err := readClients(r.Dir, rc.Name)
-	if err != nil {
-		note("%v", err)
-	}
-	if len(clients) == 0 {
-		if rc.Status == "ok" {
-			fail(c, "no connclient result in raw/"+rc.Name+".client-*.json")
+	var loads []*httpphase.Load
+	for _, l := range labels {
+		path := filepath.Join(r.Dir, "raw", l, rc.Name+".txt")
+		if old := filepath.Join(r.Dir, "raw", rc.Name+".wrk.txt"); len(labels) == 1 && !exists(path) && exists(old) {
+			path = old
 		}
-		return nil
-	}
-	basis := BasisOneProcess
-	if len(clients) > 1 {
-		basis = BasisMerged
-	}
-	// merge replaces the largest-of-processes figures by the merged ones.
-	merge := func(name, prefix string, suffixes ...string) {
-		ok, err := mergedPercentiles(clients, name, prefix, m, suffixes...)
+		ld, err := httpphase.ReadWrk(path)
 		if err != nil {
-			note("%v", err)
-		}
-		if !ok && len(clients) > 1 {
-			basis = BasisLargest
-		}
-	}
-	defer func() { c.Details["percentile_basis"] = basis }()
-	sum := func(get func(*Client) *float64) *float64 {
-		t := 0.0
-		for _, cl := range clients {
-			v := get(cl)
-			if v == nil {
-				return nil
+			if rc.Measured() {
+				fail(c, err.Error())
 			}
-			t += *v
+			return
 		}
-		return summary.F(t)
-	}
-	most := func(get func(*Client) *float64) *float64 {
-		var best *float64
-		for _, cl := range clients {
-			if v := get(cl); v != nil && (best == nil || *v > *best) {
-				best = v
-			}
+		if ld.CrossCheck != "" {
+			note("wrk's text and the hook's JSON disagree: %s", ld.CrossCheck)
 		}
-		return best
-	}
-	count := func(f func(*Client) int64) *float64 {
-		t := int64(0)
-		for _, cl := range clients {
-			t += f(cl)
+		if ld.DistMissing != "" && len(labels) > 1 {
+			note("%s: latency percentiles not merged exactly: %s", l, ld.DistMissing)
 		}
-		return summary.F(float64(t))
+		loads = append(loads, ld)
 	}
-	m["connections_established"] = count(func(cl *Client) int64 { return cl.ConnectionsEstablished })
-	m["connections_failed"] = count(func(cl *Client) int64 { return cl.ConnectionsFailed })
-	m["connections_alive_end"] = sum(func(cl *Client) *float64 { return cl.ConnectionsAliveEnd })
-	m["setup_s"] = rounded(most(func(cl *Client) *float64 { return cl.SetupS }), 3)
-	m["connect_rate_achieved_per_s"] = rounded(sum(func(cl *Client) *float64 { return cl.ConnectRateAchieved }), 1)
-	m["connect_rate_target_per_s"] = sum(func(cl *Client) *float64 { return cl.ConnectRateTarget })
-	m["connect_latency_p50_ms"] = most(func(cl *Client) *float64 { return cl.ConnectLatencyP50Ms })
-	m["connect_latency_p99_ms"] = most(func(cl *Client) *float64 { return cl.ConnectLatencyP99Ms })
-	m["connect_latency_max_ms"] = most(func(cl *Client) *float64 { return cl.ConnectLatencyMaxMs })
-	merge("connect", "connect_latency_", "p50_ms", "p99_ms", "max_ms")
-	errs := map[string]float64{}
-	total := 0.0
-	var perProc []map[string]any
-	// The host of each process (the plan's sources, in order), when the
-	// plan names more than one.
-	var procHost []string
-	if plan, ok := c.Details["plan"].(map[string]string); ok && num(plan["client_hosts"]) > 1 {
-		procHost = strings.Split(plan["client_source_hosts"], ",")
-	}
-	type hostSum struct {
-		procs       int
-		established int64
-		rssMB       float64
-		rssKnown    bool
-	}
-	byHost := map[string]*hostSum{}
-	var hostOrder []string
-	partial := 0
-	for i, cl := range clients {
-		for k, v := range cl.Errors {
-			errs[k] += float64(v)
-			total += float64(v)
-		}
-		if cl.Status != "complete" {
-			partial++
-		}
-		src := ""
-		if cl.Source != nil {
-			src = *cl.Source
-		}
-		p := map[string]any{"process": i + 1, "source": src, "status": cl.Status,
-			"connections_target": cl.ConnectionsTarget, "connections_established": cl.ConnectionsEstablished,
-			"setup_s": cl.SetupS, "client_rss_mb": cl.ClientRSSMB, "errors": cl.Errors}
-		if i < len(procHost) {
-			h := procHost[i]
-			p["host"] = h
-			if byHost[h] == nil {
-				byHost[h] = &hostSum{rssKnown: true}
-				hostOrder = append(hostOrder, h)
-			}
-			b := byHost[h]
-			b.procs++
-			b.established += cl.ConnectionsEstablished
-			if cl.ClientRSSMB == nil {
-				b.rssKnown = false
-			} else {
-				b.rssMB += *cl.ClientRSSMB
-			}
-		}
-		if rc.Params["scenario"] == "lowrate" {
-			p["rps_target"], p["rps_achieved"] = cl.RPSTarget, cl.RPSAchieved
-			p["latency_p99_ms"], p["service_latency_p99_ms"] = cl.LatencyP99Ms, cl.ServiceLatencyP99Ms
-		} else {
-			p["connections_alive_end"], p["first_drop_s"], p["drops"] = cl.ConnectionsAliveEnd, cl.FirstDropS, cl.Drops
-		}
-		perProc = append(perProc, p)
-	}
-	if partial > 0 {
-		note("%d of %d connclient processes report a partial result (interrupted)", partial, len(clients))
-	}
-	m["errors_total"] = summary.F(total)
-	c.Details["errors"] = errs
-	c.Details["processes"] = perProc
-	if len(hostOrder) > 0 {
-		// Each client host's share: its processes, connections and their
-		// memory (connclient's own VmRSS), per connection.
-		var per []map[string]any
-		for _, h := range hostOrder {
-			b := byHost[h]
-			e := map[string]any{"host": h, "processes": b.procs, "connections_established": b.established,
-				"client_vmrss_mb": nil, "client_rss_per_conn_kb": nil}
-			if b.rssKnown {
-				e["client_vmrss_mb"] = round(b.rssMB, 1)
-				if b.established > 0 {
-					e["client_rss_per_conn_kb"] = round(b.rssMB*1024/float64(b.established), 1)
-				}
-			}
-			per = append(per, e)
-		}
-		c.Details["client_hosts"] = per
-	}
-	if rc.Params["scenario"] == "idle" {
-		m["request_latency_p99_ms"] = most(func(cl *Client) *float64 { return cl.RequestP99Ms })
-		drops := map[string]float64{}
-		for _, cl := range clients {
-			for k, v := range cl.Drops {
-				drops[k] += float64(v)
-			}
-		}
-		c.Details["drops"] = drops
-		merge("request", "request_latency_", "p99_ms")
-		return clients
-	}
-	m["requests_completed"] = sum(func(cl *Client) *float64 { return cl.RequestsCompleted })
-	m["requests_failed"] = sum(func(cl *Client) *float64 { return cl.RequestsFailed })
-	m["rps_achieved"] = rounded(sum(func(cl *Client) *float64 { return cl.RPSAchieved }), 1)
-	if t, a := m["rps_target"], m["rps_achieved"]; t != nil && a != nil && *t > 0 {
-		m["rps_achieved_ratio"] = summary.F(round(*a / *t, 4))
-	}
-	for k, get := range map[string]func(*Client) *float64{
-		"latency_p50_ms":           func(cl *Client) *float64 { return cl.LatencyP50Ms },
-		"latency_p90_ms":           func(cl *Client) *float64 { return cl.LatencyP90Ms },
-		"latency_p99_ms":           func(cl *Client) *float64 { return cl.LatencyP99Ms },
-		"latency_p99_9_ms":         func(cl *Client) *float64 { return cl.LatencyP999Ms },
-		"latency_max_ms":           func(cl *Client) *float64 { return cl.LatencyMaxMs },
-		"service_latency_p50_ms":   func(cl *Client) *float64 { return cl.ServiceLatencyP50Ms },
-		"service_latency_p90_ms":   func(cl *Client) *float64 { return cl.ServiceLatencyP90Ms },
-		"service_latency_p99_ms":   func(cl *Client) *float64 { return cl.ServiceLatencyP99Ms },
-		"service_latency_p99_9_ms": func(cl *Client) *float64 { return cl.ServiceLatencyP999Ms },
-		"service_latency_max_ms":   func(cl *Client) *float64 { return cl.ServiceLatencyMaxMs },
-		"sender_lag_p99_ms":        func(cl *Client) *float64 { return cl.SenderLagP99Ms },
-	} {
-		m[k] = most(get)
-	}
-	merge("latency", "latency_", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms")
-	merge("service", "service_latency_", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms")
-	merge("sender_lag", "sender_lag_", "p99_ms")
-	return clients
-}
-
-// measureWrk reads the active cell's wrk output (the report.lua hook's JSON,
-// cross-checked with wrk's text). wrk reports no connection count: the
-// connections established are those `ss` saw on the client half way
-// through the run.
-func measureWrk(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(string, ...any)) {
-	m := c.Metrics
-	l, err := httpphase.ReadWrk(filepath.Join(r.Dir, "raw", rc.Name+".wrk.txt"))
-	if err != nil {
-		if rc.Status == "ok" {
-			fail(c, err.Error())
-		}
-		return
-	}
-	if l.CrossCheck != "" {
-		note("wrk's text and the hook's JSON disagree: %s", l.CrossCheck)
-	}
+	l := httpphase.MergeLoads(loads)
 	m["connections_established"] = m["client_established"]
 	held := m["connections_established"]
 	if held == nil && l.Errors["connect"] == 0 {
@@ -538,18 +369,33 @@ func measureWrk(r *rundir.Run, rc rundir.Cell, c *summary.Cell, note func(string
 	}
 	m["requests_completed"] = summary.F(l.OK)
 	m["requests_failed"] = summary.F(l.ErrorsTotal)
-	m["rps_achieved"] = summary.F(round(l.Responses/l.DurationS, 1))
+	m["rps_achieved"] = summary.F(round(l.RPS(), 1))
 	for _, k := range []string{"p50", "p90", "p99", "p99_9", "max"} {
 		m["latency_"+k+"_ms"] = rounded(l.Latency[k], 3)
 	}
 	m["errors_total"] = summary.F(l.ErrorsTotal)
 	c.Details["errors"] = l.Errors
 	c.Details["latency_mean_ms"] = rounded(l.Latency["mean"], 3)
+	if len(loads) > 1 {
+		c.Details["latency_merge"] = summary.LatencyMergeExact
+		if l.Dist == nil {
+			c.Details["latency_merge"] = summary.LatencyMergeNone
+		}
+	}
 	if n, rps := held, m["rps_achieved"]; n != nil && rps != nil && *rps > 0 {
 		// A closed loop of n connections served at rps requests/s: each
 		// request waits n/rps on average (Little's law).
 		m["littles_law_latency_ms"] = summary.F(round(*n / *rps * 1000, 1))
 	}
+	// The runner's verdict (csb check wrk) is this one.
+	if why := httpphase.CellVerdict(r.Settings, rc, loads, labels); why != "" {
+		fail(c, why)
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // kind is a cell's scenario.

@@ -366,3 +366,19 @@ func TestServerClosesIdle(t *testing.T) {
 		t.Errorf("idle verdict %+v", idle.Verdict)
 	}
 }
+
+// A ramp that fell short does not hide a server that then closed every
+// held connection: the close is the bound, the ramp is in the evidence.
+func TestServerClosesIdleAfterShortRamp(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := golden.CopyTree(t, "testdata/run", "")
+	edit(t, filepath.Join(dir, "raw", "idle-800.client-1.json"), func(s string) string {
+		s = strings.Replace(s, `"connections_alive_end": 800`, `"connections_alive_end": 0`, 1)
+		s = strings.Replace(s, `"connect_rate_achieved_per_s": 1000.4`, `"connect_rate_achieved_per_s": 400`, 1)
+		return regexp.MustCompile(`"drops": \{[^}]*\}`).ReplaceAllString(s, `"drops": {"eof": 800}`)
+	})
+	idle := summarize(t, dir).Cell("idle-800")
+	if idle.Verdict.Bound != "the server under test closes idle connections" || !strings.Contains(idle.Verdict.Evidence, "the ramp: short ramp: 400 of 1000 connects/s") {
+		t.Errorf("idle verdict %+v", idle.Verdict)
+	}
+}

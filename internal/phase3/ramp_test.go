@@ -34,6 +34,9 @@ func TestRampWall(t *testing.T) {
 		{"slow, backlog", map[string]float64{"connect_rate_target_per_s": 5000, "connect_rate_achieved_per_s": 4900, "connect_latency_p99_ms": 1030,
 			"client_syn_retrans": 30, "server_listen_overflows": 12},
 			"slow_connects", RampBacklog, "slow connects: connect p99 1030 ms (the server's listen queue overflowed)"},
+		{"short and slow, SYN-ACKs retransmitted (a slow link)", map[string]float64{"connect_rate_target_per_s": 5000, "connect_rate_achieved_per_s": 230, "connect_latency_p99_ms": 1053,
+			"client_cpu_peak_pct": 100, "client_syn_retrans": 0, "server_syn_retrans": 68, "server_listen_overflows": 0},
+			"short_ramp", RampSynAckRetr, "short ramp: 230 of 5000 connects/s (5%); slow connects: connect p99 1053 ms (the server retransmitted SYN-ACKs: the handshakes' last ACK came late or was lost)"},
 		{"short, nothing to show", map[string]float64{"connect_rate_target_per_s": 1e6, "connect_rate_achieved_per_s": 20000, "client_cpu_peak_pct": 40},
 			"short_ramp", RampUnknown, "short ramp: 20000 of 1000000 connects/s (2%) (neither the client's CPU, SYN retransmits nor listen overflows explain it)"},
 	} {

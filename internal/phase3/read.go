@@ -21,6 +21,7 @@ type Client struct {
 	Status                 string
 	Source                 *string
 	ConnectionsTarget      int
+	ConnectionsAttempted   int64
 	ConnectionsEstablished int64
 	ConnectionsFailed      int64
 	SetupS                 *float64
@@ -33,14 +34,21 @@ type Client struct {
 	Errors                 map[string]uint64
 	ClientRSSMB            *float64
 	// Hists are the histograms connclient dumped, by name (connect,
-	// request, latency, service, sender_lag); a result written before the
-	// dumps existed has none.
+	// first_connect: the first attempts', request, latency, service,
+	// sender_lag); a result written before the dumps existed has none.
 	Hists map[string]*connclient.HistDump
+	// Ramp is how the connects were paced and retried, and what their
+	// first attempts met; nil in results written before it existed.
+	Ramp *connclient.RampResult
 
 	// idle
-	FirstDropS   *float64
-	Drops        map[string]uint64
-	RequestP99Ms *float64
+	// The hold: when this process held every connection, when its hold
+	// ended, and the end it was told (-hold-file), Unix ms; nil in results
+	// written before they existed, or when it never held.
+	HoldBeganAtMs, HoldEndedAtMs, HoldEndAgreedAtMs *int64
+	FirstDropS                                      *float64
+	Drops                                           map[string]uint64
+	RequestP99Ms                                    *float64
 
 	// lowrate
 	RPSTarget            *float64
@@ -66,16 +74,19 @@ func fl[T int | int64](v T) *float64 { return summary.F(float64(v)) }
 func clientView(r *connclient.Result) *Client {
 	cr := r.Common
 	c := &Client{Mode: cr.Mode, Status: cr.Status, Source: cr.Source, ConnectionsTarget: cr.ConnectionsTarget,
-		ConnectionsEstablished: cr.ConnectionsEstablished, ConnectionsFailed: cr.ConnectionsFailed,
+		ConnectionsAttempted: cr.ConnectionsAttempted, ConnectionsEstablished: cr.ConnectionsEstablished, ConnectionsFailed: cr.ConnectionsFailed,
 		SetupS: cr.SetupS, ConnectRateAchieved: cr.ConnectRateAchieved, ConnectLatencyP50Ms: cr.ConnectLatencyP50Ms,
 		ConnectLatencyP99Ms: cr.ConnectLatencyP99Ms, ConnectLatencyMaxMs: cr.ConnectLatencyMaxMs,
-		Errors: cr.Errors, ClientRSSMB: cr.ClientRSSMB, Hists: map[string]*connclient.HistDump{}}
+		Errors: cr.Errors, ClientRSSMB: cr.ClientRSSMB, Hists: map[string]*connclient.HistDump{}, Ramp: cr.Ramp}
 	put := func(name string, d *connclient.HistDump) {
 		if d != nil {
 			c.Hists[name] = d
 		}
 	}
 	put("connect", cr.ConnectLatencyHist)
+	if cr.Ramp != nil {
+		put("first_connect", cr.Ramp.FirstAttempt.ConnectLatencyHist)
+	}
 	if cr.ConnectRateTarget > 0 {
 		c.ConnectRateTarget = fl(cr.ConnectRateTarget)
 	}
@@ -84,6 +95,7 @@ func clientView(r *connclient.Result) *Client {
 	}
 	if i := r.Idle; i != nil {
 		c.FirstDropS, c.Drops, c.RequestP99Ms = i.FirstDropS, i.Drops, i.RequestP99Ms
+		c.HoldBeganAtMs, c.HoldEndedAtMs, c.HoldEndAgreedAtMs = i.HoldBeganAtMs, i.HoldEndedAtMs, i.HoldEndAgreedAtMs
 		put("request", i.RequestHist)
 	}
 	if l := r.Lowrate; l != nil {
@@ -213,31 +225,4 @@ func readTWWait(path string, threshold float64) (*TWWait, error) {
 	}
 	return &TWWait{WaitS: (last[0] - first[0]) / 1000, Start: first[1], End: last[1], Polls: n,
 		BelowTarget: last[1] < threshold}, nil
-}
-
-// sources lists the plan's per-source socket counts: "source.<ip>.time_wait".
-func sources(plan map[string]string, what string) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range plan {
-		rest, ok := strings.CutPrefix(k, "source.")
-		if !ok {
-			continue
-		}
-		ip, kind, ok := cutLast(rest, ".")
-		if !ok || kind != what {
-			continue
-		}
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			out[ip] = f
-		}
-	}
-	return out
-}
-
-func cutLast(s, sep string) (before, after string, ok bool) {
-	i := strings.LastIndex(s, sep)
-	if i < 0 {
-		return s, "", false
-	}
-	return s[:i], s[i+len(sep):], true
 }

@@ -1,6 +1,7 @@
 package phase3
 
 import (
+	"csbench/internal/decimal"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -17,8 +18,11 @@ import (
 	"csbench/internal/trust"
 )
 
-// Report writes Report_03-c10k.md and its two charts.
+// Report writes Report_03-c10k.md and its two charts. Its sentences about
+// how each scenario was run read the cells' plans again from the run
+// directory (readPlans), as Summarize did.
 func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
+	plans := readPlans(r)
 	var d report.Doc
 	report.Header(&d, s, "Phase 3 — C10K and beyond: idle, low-rate and active connections")
 
@@ -32,11 +36,11 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		m := c.Metrics
 		rows = append(rows, trust.MarkRow([]string{
 			label(c), "`" + c.Name + "`",
-			report.N(m["connections_established"], 0) + " / " + report.N(m["connections_target"], 0),
-			rpsCell(c), report.N(m["latency_p50_ms"], 2) + " / " + report.N(m["latency_p99_ms"], 2),
-			report.N(m["server_rss_held_mb"], 1), report.N(m["server_rss_per_conn_kb"], 1),
-			report.N(m["server_proc_cpu_pct"], 1), report.N(m["server_time_wait"], 0) + " / " + report.N(m["client_time_wait"], 0),
-			report.N(m["server_listen_overflows"], 0), c.Status,
+			decimal.Format(m["connections_established"], 0) + " / " + decimal.Format(m["connections_target"], 0),
+			rpsCell(c), decimal.Format(m["latency_p50_ms"], 2) + " / " + decimal.Format(m["latency_p99_ms"], 2),
+			decimal.Format(m["server_rss_held_mb"], 1), decimal.Format(m["server_rss_per_conn_kb"], 1),
+			decimal.Format(m["server_proc_cpu_pct"], 1), decimal.Format(m["server_time_wait"], 0) + " / " + decimal.Format(m["client_time_wait"], 0),
+			decimal.Format(m["server_listen_overflows"], 0), c.Status,
 		}, c, 2))
 	}
 	d.Table([]string{"scenario", "cell", "connections established / target", "RPS", "p50 / p99 ms", "server RSS MB",
@@ -56,19 +60,22 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	d.Table([]string{"scenario", "wall", "evidence"}, vrows)
 	d.P("Walls, in the order they are checked: connects that failed for want of a local port (EADDRNOTAVAIL: **%s**) or of a descriptor (EMFILE: **%s**); connections missing with the listen queue overflowing (**%s**); a low-rate schedule that fell more than %.0f%% short of its rate, or whose p99 from the due time exceeds %d× the service time while the sender lagged (the client fell behind); a closed loop, where every request queues behind the others (**%s**). A scenario that met none says which limit was nearest. A scenario split across processes names the limit that split it.",
 		WallPorts, WallFD, WallBacklog, RateTolerance*100, QueueingFactor, WallQueueing)
+	if hasRamp(s) {
+		d.P("%s", rampWallsText())
+	}
 
 	d.H(2, "How each scenario was run")
 	var prows [][]string
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		plan, _ := c.Details["plan"].(map[string]string)
+		plan := plans[c.Name].Plan
 		prows = append(prows, []string{label(c), c.Params["server_procs"], c.Params["client_procs"], "`" + sourcesText(c, plan) + "`",
-			fdLimits(plan), plan["client_port_range"], twAtStart(plan), report.N(c.Metrics["tw_wait_s"], 0), planNote(plan)})
+			fdLimits(plan), portRange(plan), twAtStart(plan), decimal.Format(c.Metrics["tw_wait_s"], 0), planNote(plan)})
 	}
 	d.Table([]string{"scenario", "server processes", "client processes", "client sources", "hard fd limit", "port range",
 		"TIME_WAIT toward the server at the start", "waited for TIME_WAIT s", "what the runner did"}, prows)
-	d.P("Before each scenario the runner (`lib/c10k.sh`) read both hosts' limits and the client's sockets toward the server (`raw/<cell>.%s`, `raw/<cell>.ports.txt`): one server process holds at most %d%% of its hard fd limit less %d connections (SO_REUSEPORT spreads connections by a hash, not evenly), one connclient process its hard limit less %d, one per source address; a source address with TW_THRESHOLD or more sockets in TIME_WAIT toward the server is busy (each connect() searches past them), so the netns lab adds a fresh address instead and removes it at the end. It changes no sysctl.",
-		planFile(r.Dir), c10kplan.ReusePortSlackPct, c10kplan.FDMargin, c10kplan.FDMargin)
+	d.P("Before each scenario the runner (`lib/c10k.sh`) read both hosts' limits and the client's sockets toward the server (`raw/<cell>.%s`, `%s`): one server process holds at most %d%% of its hard fd limit less %d connections (SO_REUSEPORT spreads connections by a hash, not evenly), one connclient process its hard limit less %d, one per source address; a source address with TW_THRESHOLD or more sockets in TIME_WAIT toward the server is busy (each connect() searches past them), so the netns lab adds a fresh address instead and removes it at the end. It changes no sysctl.",
+		planFile(r.Dir), portsFile(r), c10kplan.ReusePortSlackPct, c10kplan.FDMargin, c10kplan.FDMargin)
 
 	if hrows := hostRows(s); len(hrows) > 0 {
 		d.P("The client processes ran on several client hosts (`CLIENTS`): the plan split each scenario evenly across them, each host's share planned on its own limits (`raw/limits.<host>.env`) and sockets (`raw/<cell>.<host>.ports.txt`), each process started on its host (the low-rate ones at one start time, written on every host) and its result copied back (`raw/<cell>.client-N.json`, N in the plan's order). Client counts, memory and traffic below are summed over the hosts, client CPU is the busiest host's; each host's share:")
@@ -80,15 +87,23 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		m := c.Metrics
-		crows = append(crows, []string{label(c), report.N(m["setup_s"], 2), report.N(m["connect_rate_achieved_per_s"], 0),
-			report.N(m["connect_latency_p50_ms"], 2) + " / " + report.N(m["connect_latency_p99_ms"], 2),
-			report.N(m["server_established"], 0) + " / " + report.N(m["client_established"], 0),
-			report.N(m["connections_alive_end"], 0), report.N(m["connections_failed"], 0), errorsText(c),
-			report.N(m["client_proc_cpu_pct"], 1), report.N(m["client_rss_mb"], 1)})
+		crows = append(crows, []string{label(c), decimal.Format(m["setup_s"], 2), decimal.Format(m["connect_rate_achieved_per_s"], 0),
+			decimal.Format(m["connect_latency_p50_ms"], 2) + " / " + decimal.Format(m["connect_latency_p99_ms"], 2),
+			decimal.Format(m["server_established"], 0) + " / " + decimal.Format(m["client_established"], 0),
+			decimal.Format(m["connections_alive_end"], 0), decimal.Format(m["connections_failed"], 0), errorsText(c),
+			decimal.Format(m["client_proc_cpu_pct"], 1), decimal.Format(m["client_rss_mb"], 1)})
 	}
 	d.Table([]string{"scenario", "setup s", "connects/s", "connect p50 / p99 ms", "ESTABLISHED server / client (held)",
 		"alive at the end", "connections failed", "errors by cause", "client CPU %", "client RSS MB"}, crows)
 	d.P("Setup is the first connect to the last connection opened (with its first response), the slowest client process. ESTABLISHED is counted once every client held its connections (idle: `ss` of the server port on each host), half way through the schedule (low-rate) or through wrk's run (active): there the growth of `/proc/net/sockstat`'s TCP inuse since before the clients started, because `ss` walks the kernel's socket table, shared by every namespace, and stalled a running 2000 req/s schedule by 20 ms. Client CPU and RSS are the client processes' (pidstat, %% of one core).")
+	if rows := rampRows(s); len(rows) > 0 {
+		d.Table(rampHead, rows)
+		d.P("%s", rampTableText(s))
+	}
+	if rows := holdRows(s); len(rows) > 0 {
+		d.Table(holdHead, rows)
+		d.P("%s", holdTableText)
+	}
 
 	d.H(2, "Latency")
 	var lrows [][]string
@@ -98,10 +113,10 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		if kind(c) == "idle" {
 			continue
 		}
-		lrows = append(lrows, []string{label(c), report.N(m["rps_achieved"], 1), report.Pct(m["rps_achieved_ratio"]),
-			report.N(m["latency_p50_ms"], 2), report.N(m["latency_p90_ms"], 2), report.N(m["latency_p99_ms"], 2), report.N(m["latency_p99_9_ms"], 2), report.N(m["latency_max_ms"], 2),
-			report.N(m["service_latency_p50_ms"], 2) + " / " + report.N(m["service_latency_p99_ms"], 2), report.N(m["sender_lag_p99_ms"], 2),
-			report.N(m["littles_law_latency_ms"], 1)})
+		lrows = append(lrows, []string{label(c), decimal.Format(m["rps_achieved"], 1), decimal.Pct(m["rps_achieved_ratio"]),
+			decimal.Format(m["latency_p50_ms"], 2), decimal.Format(m["latency_p90_ms"], 2), decimal.Format(m["latency_p99_ms"], 2), decimal.Format(m["latency_p99_9_ms"], 2), decimal.Format(m["latency_max_ms"], 2),
+			decimal.Format(m["service_latency_p50_ms"], 2) + " / " + decimal.Format(m["service_latency_p99_ms"], 2), decimal.Format(m["sender_lag_p99_ms"], 2),
+			decimal.Format(m["littles_law_latency_ms"], 1)})
 	}
 	if len(lrows) > 0 {
 		d.Table([]string{"scenario", "RPS", "of target", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms",
@@ -119,11 +134,11 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		if c.Status == "refused" {
 			continue
 		}
-		mrows = append(mrows, []string{label(c), report.N(heldConns(m), 0),
-			report.N(m["server_rss_baseline_mb"], 1) + " → " + report.N(m["server_rss_held_mb"], 1), report.N(m["server_rss_per_conn_kb"], 1),
-			report.N(m["client_vmrss_mb"], 1), report.N(m["client_rss_per_conn_kb"], 1),
-			report.N(m["tcp_slab_objs_before"], 0) + " → " + report.N(m["tcp_slab_objs_held"], 0) + " × " + report.N(m["tcp_slab_obj_bytes"], 0) + " B",
-			report.N(m["tcp_mem_pages_before"], 0) + " → " + report.N(m["tcp_mem_pages_held"], 0),
+		mrows = append(mrows, []string{label(c), decimal.Format(heldConns(m), 0),
+			decimal.Format(m["server_rss_baseline_mb"], 1) + " → " + decimal.Format(m["server_rss_held_mb"], 1), decimal.Format(m["server_rss_per_conn_kb"], 1),
+			decimal.Format(m["client_vmrss_mb"], 1), decimal.Format(m["client_rss_per_conn_kb"], 1),
+			decimal.Format(m["tcp_slab_objs_before"], 0) + " → " + decimal.Format(m["tcp_slab_objs_held"], 0) + " × " + decimal.Format(m["tcp_slab_obj_bytes"], 0) + " B",
+			decimal.Format(m["tcp_mem_pages_before"], 0) + " → " + decimal.Format(m["tcp_mem_pages_held"], 0),
 			kernelCell(m)})
 	}
 	if len(mrows) > 0 {
@@ -138,12 +153,12 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		m := c.Metrics
-		hrows = append(hrows, []string{label(c), report.N(m["server_listen_overflows"], 0), report.N(m["server_listen_drops"], 0),
-			report.N(m["server_retrans_segs"], 0) + " / " + report.N(m["client_retrans_segs"], 0),
-			report.N(m["server_estab_resets"], 0) + " / " + report.N(m["client_estab_resets"], 0),
-			report.N(m["server_out_rsts"], 0) + " / " + report.N(m["client_out_rsts"], 0),
-			report.N(m["client_attempt_fails"], 0),
-			report.N(m["client_time_wait_before"], 0) + " → " + report.N(m["client_time_wait"], 0), report.N(m["server_time_wait"], 0)})
+		hrows = append(hrows, []string{label(c), decimal.Format(m["server_listen_overflows"], 0), decimal.Format(m["server_listen_drops"], 0),
+			decimal.Format(m["server_retrans_segs"], 0) + " / " + decimal.Format(m["client_retrans_segs"], 0),
+			decimal.Format(m["server_estab_resets"], 0) + " / " + decimal.Format(m["client_estab_resets"], 0),
+			decimal.Format(m["server_out_rsts"], 0) + " / " + decimal.Format(m["client_out_rsts"], 0),
+			decimal.Format(m["client_attempt_fails"], 0),
+			decimal.Format(m["client_time_wait_before"], 0) + " → " + decimal.Format(m["client_time_wait"], 0), decimal.Format(m["server_time_wait"], 0)})
 	}
 	d.Table([]string{"scenario", "ListenOverflows", "ListenDrops", "retransmits server / client", "EstabResets server / client",
 		"OutRsts server / client", "client AttemptFails", "client TIME_WAIT before → after", "server TIME_WAIT after"}, hrows)
@@ -160,18 +175,18 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	report.Notes(&d, r.Dir)
 	report.Environment(&d, s)
 	report.Files(&d)
-	d.Table([]string{"Phase 3 path", "what"}, [][]string{
+	d.Table([]string{"Phase 3 path", "what"}, append([][]string{
 		planFileRow(r.Dir),
-		{"`raw/<cell>.ports.txt`", "the client's sockets toward the server (`ss`) the plan counted ports from"},
+		{"`" + portsFile(r) + "`", "the client's sockets toward the server (`ss`) the plan counted ports from"},
 		{"`raw/<cell>.client-N.json`, `.log`", "each connclient process's JSON result and progress"},
-		{"`raw/<cell>.wrk.txt`", "wrk's output with the `CSB_WRK_JSON` hook line"},
+		wrkFileRow(r),
 		{"`raw/<cell>.tw-wait.tsv`, `raw/tw-cooldown.tsv`", "TIME_WAIT toward the server, once a second, while the runner waited"},
 		{"`raw/limits.{server,client}.env`", "fd limits, sysctls, MemAvailable, fs.file-nr read before the run"},
 		{"`monitors/server/c10k/<cell>.{before,held}.status`", "the server processes' `/proc/PID/status` (VmRSS) before the clients started and with every connection held"},
 		{"`monitors/{server,client}/c10k/<cell>.held.established`", "idle: `ss` of the ESTABLISHED sockets on the server port"},
 		{"`monitors/{server,client}/c10k/<cell>.{before,held}.sockstat`", "`/proc/net/sockstat` before the clients started and with every connection held"},
 		{"`monitors/server/limits-csb-server-<cell>.txt`", "the server processes' `/proc/PID/limits`"},
-	})
+	}, agreedFileRows(r)...))
 	return report.Write(r.Dir, ReportName, &d)
 }
 
@@ -186,9 +201,9 @@ func rpsCell(c *summary.Cell) string {
 	case "idle":
 		return "— (idle)"
 	case "lowrate":
-		return report.N(m["rps_achieved"], 1) + " of " + report.N(m["rps_target"], 0)
+		return decimal.Format(m["rps_achieved"], 1) + " of " + decimal.Format(m["rps_target"], 0)
 	}
-	return report.N(m["rps_achieved"], 0)
+	return decimal.Format(m["rps_achieved"], 0)
 }
 
 func tableNotes(s *summary.Summary) string {
@@ -222,36 +237,36 @@ func errorsText(c *summary.Cell) string {
 	return strings.Join(parts, ", ")
 }
 
-func twAtStart(plan map[string]string) string {
-	tw := sources(plan, "time_wait")
-	if len(tw) == 0 {
+func twAtStart(plan *c10kplan.Plan) string {
+	ips, tw := sourceTimeWait(plan)
+	if len(ips) == 0 {
 		if plan == nil {
 			return "—"
 		}
 		return "none"
 	}
 	var parts []string
-	for _, ip := range kv.SortedKeys(tw) {
-		parts = append(parts, fmt.Sprintf("%s: %.0f", ip, tw[ip]))
+	for _, ip := range ips {
+		parts = append(parts, fmt.Sprintf("%s: %d", ip, tw[ip]))
 	}
 	return strings.Join(parts, ", ")
 }
 
-func planNote(plan map[string]string) string {
+func planNote(plan *c10kplan.Plan) string {
+	if plan == nil {
+		return "—"
+	}
 	var parts []string
-	if n := plan["note"]; n != "" {
+	if n := plan.Note(); n != "" {
 		parts = append(parts, n)
 	}
-	if plan["tw_waited"] == "1" {
+	if plan.Scenario.TWWaited {
 		parts = append(parts, "waited for TIME_WAIT to drain")
 	}
-	if r := plan["refusal"]; r != "" {
+	if r := plan.Refusal(); r != "" {
 		parts = append(parts, "refused: "+r)
 	}
 	if len(parts) == 0 {
-		if plan == nil {
-			return "—"
-		}
 		return "nothing to adjust"
 	}
 	return strings.Join(parts, "; ")
@@ -335,10 +350,10 @@ func rssChartText(s *summary.Summary) string {
 // it was measured.
 func kernelCell(m map[string]*float64) string {
 	if m["kernel_kb_per_conn"] != nil {
-		return report.N(m["kernel_tcp_slab_kb_per_conn"], 2) + " + " + report.N(m["kernel_tcp_mem_kb_per_conn"], 2) + " = " + report.N(m["kernel_kb_per_conn"], 2)
+		return decimal.Format(m["kernel_tcp_slab_kb_per_conn"], 2) + " + " + decimal.Format(m["kernel_tcp_mem_kb_per_conn"], 2) + " = " + decimal.Format(m["kernel_kb_per_conn"], 2)
 	}
 	if m["kernel_tcp_mem_kb_per_conn"] != nil {
-		return "slab unreadable + " + report.N(m["kernel_tcp_mem_kb_per_conn"], 2)
+		return "slab unreadable + " + decimal.Format(m["kernel_tcp_mem_kb_per_conn"], 2)
 	}
 	return "—"
 }
@@ -420,16 +435,16 @@ func headline(s *summary.Summary) string {
 			parts = append(parts, fmt.Sprintf("%s failed", label(c)))
 		case kind(c) == "idle":
 			parts = append(parts, fmt.Sprintf("%s: %s of %s connections held (opened at %s/s), %s KiB of server RSS each%s, server CPU %s%% of one core%s",
-				label(c), report.N(m["connections_established"], 0), report.N(m["connections_target"], 0),
-				report.N(m["connect_rate_achieved_per_s"], 0), report.N(m["server_rss_per_conn_kb"], 1), otherMemory(m),
-				report.N(m["server_proc_cpu_pct"], 1), procsText(c)))
+				label(c), decimal.Format(m["connections_established"], 0), decimal.Format(m["connections_target"], 0),
+				decimal.Format(m["connect_rate_achieved_per_s"], 0), decimal.Format(m["server_rss_per_conn_kb"], 1), otherMemory(m),
+				decimal.Format(m["server_proc_cpu_pct"], 1), procsText(c)))
 		case kind(c) == "lowrate":
 			parts = append(parts, fmt.Sprintf("%s: %s req/s delivered (%s), p99 %s ms (service %s ms), server CPU %s%%%s",
-				label(c), report.N(m["rps_achieved"], 1), report.Pct(m["rps_achieved_ratio"]), report.N(m["latency_p99_ms"], 2),
-				report.N(m["service_latency_p99_ms"], 2), report.N(m["server_proc_cpu_pct"], 1), procsText(c)))
+				label(c), decimal.Format(m["rps_achieved"], 1), decimal.Pct(m["rps_achieved_ratio"]), decimal.Format(m["latency_p99_ms"], 2),
+				decimal.Format(m["service_latency_p99_ms"], 2), decimal.Format(m["server_proc_cpu_pct"], 1), procsText(c)))
 		case kind(c) == "active":
-			parts = append(parts, fmt.Sprintf("%s: %s req/s with p99 %s ms — %s", label(c), report.N(m["rps_achieved"], 0),
-				report.N(m["latency_p99_ms"], 1), wallOf(c)))
+			parts = append(parts, fmt.Sprintf("%s: %s req/s with p99 %s ms — %s", label(c), decimal.Format(m["rps_achieved"], 0),
+				decimal.Format(m["latency_p99_ms"], 1), wallOf(c)))
 		}
 	}
 	return strings.Join(parts, ". ") + ". The wall each scenario met, with its evidence, is below."
@@ -440,10 +455,10 @@ func headline(s *summary.Summary) string {
 func otherMemory(m map[string]*float64) string {
 	t := ""
 	if m["client_rss_per_conn_kb"] != nil {
-		t += ", client " + report.N(m["client_rss_per_conn_kb"], 1) + " KiB"
+		t += ", client " + decimal.Format(m["client_rss_per_conn_kb"], 1) + " KiB"
 	}
 	if m["kernel_kb_per_conn"] != nil {
-		t += ", kernel " + report.N(m["kernel_kb_per_conn"], 1) + " KiB"
+		t += ", kernel " + decimal.Format(m["kernel_kb_per_conn"], 1) + " KiB"
 	}
 	return t
 }
@@ -466,7 +481,7 @@ func wallOf(c *summary.Cell) string {
 // planFile is the name of the run's plan files: plan.json, or plan.env in
 // runs made before the plan document.
 func planFile(dir string) string {
-	if m, _ := filepath.Glob(filepath.Join(dir, "raw", "*.plan.env")); len(m) > 0 {
+	if m, _ := rundir.Files(filepath.Join(dir, "raw"), "", ".plan.env"); len(m) > 0 {
 		return "plan.env"
 	}
 	return "plan.json"
@@ -481,17 +496,13 @@ func planFileRow(dir string) []string {
 
 // sourcesText is a cell's client sources; with several client hosts each
 // prefixed by its host (the plan's sources, in order).
-func sourcesText(c *summary.Cell, plan map[string]string) string {
-	if num(plan["client_hosts"]) <= 1 || plan["client_source_hosts"] == "" {
+func sourcesText(c *summary.Cell, plan *c10kplan.Plan) string {
+	if !multiHost(plan) || len(plan.Sources) == 0 {
 		return c.Params["sources"]
 	}
-	ips, hosts := strings.Split(plan["client_sources"], ","), strings.Split(plan["client_source_hosts"], ",")
 	var out []string
-	for i, ip := range ips {
-		if i < len(hosts) {
-			ip = hosts[i] + ":" + ip
-		}
-		out = append(out, ip)
+	for _, src := range plan.Sources {
+		out = append(out, src.Host+":"+src.IP)
 	}
 	return strings.Join(out, ",")
 }
@@ -525,4 +536,29 @@ func hostRows(s *summary.Summary) [][]string {
 		}
 	}
 	return rows
+}
+
+// portsFile is the name of the client sockets the plans counted ports
+// from: one per client host in runs of run.env schema 2.
+func portsFile(r *rundir.Run) string {
+	if r.Schema >= 2 {
+		return "raw/<cell>.<host>.ports.txt"
+	}
+	return "raw/<cell>.ports.txt"
+}
+
+func wrkFileRow(r *rundir.Run) []string {
+	if r.Schema >= 2 {
+		return []string{"`raw/<host>/<cell>.txt`", "each client host's wrk output (`<host>`: client, or client1 … clientN) with the `CSB_WRK_JSON` hook line"}
+	}
+	return []string{"`raw/<cell>.wrk.txt`", "wrk's output with the `CSB_WRK_JSON` hook line"}
+}
+
+// agreedFileRows: the files of the instants every process waits for, in
+// runs of run.env schema 2.
+func agreedFileRows(r *rundir.Run) [][]string {
+	if r.Schema < 2 {
+		return nil
+	}
+	return [][]string{{"`raw/<cell>.hold`, `raw/<cell>.start`", "the one end of an idle hold and the one start of a low-rate schedule (Unix ms), written on every client host; the end is also `c10k.<cell>.hold_end_ms` in run.env"}}
 }

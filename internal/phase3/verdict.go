@@ -1,13 +1,13 @@
 package phase3
 
 import (
+	"csbench/internal/decimal"
 	"fmt"
 	"math"
 	"strings"
 
 	"csbench/internal/c10kplan"
 	"csbench/internal/kv"
-	"csbench/internal/report"
 	"csbench/internal/summary"
 )
 
@@ -43,25 +43,27 @@ const (
 // Ramp cause codes (summary.json details.ramp.cause), in the order they
 // are named: the first that holds is the one it was.
 const (
-	RampBacklog   = "listen_overflows"
-	RampSynRetr   = "syn_retransmits"
-	RampClientCPU = "client_cpu"
-	RampUnknown   = "unknown"
+	RampBacklog = "listen_overflows"
+	RampSynRetr = "syn_retransmits"
+	// RampSynAckRetr: the client sent no SYN again, the server its SYN-ACK:
+	// the handshake's answers were late (a slow or queued path), not lost
+	// SYNs.
+	RampSynAckRetr = "synack_retransmits"
+	RampClientCPU  = "client_cpu"
+	RampUnknown    = "unknown"
 )
 
 // ClientCPUBusy is the client CPU (% of its host, or % of one core per
 // client process) from which a short ramp counts as the client's doing.
 const ClientCPUBusy = 90.0
 
-// rampWall names a connect ramp that fell short of its target or connects
-// that were slow, with its evidence and cause, or returns nil. It also
-// records details.ramp {wall, cause} for decisions.
-func rampWall(c *summary.Cell, split, rest string) *summary.Verdict {
-	m := c.Metrics
+// rampShortfall says whether a connect ramp fell short of its target
+// (code short_ramp) or its connects were slow (slow_connects), as walls
+// for the bound, and what explains it: the cause code and its sentence.
+// code is "" when neither.
+func rampShortfall(m map[string]*float64) (walls []string, code, cause, why string) {
 	target, got := val(m, "connect_rate_target_per_s"), val(m, "connect_rate_achieved_per_s")
 	p99 := val(m, "connect_latency_p99_ms")
-	var walls []string
-	code := ""
 	if !math.IsNaN(target) && !math.IsNaN(got) && target > 0 && got < target*(1-ShortRampShare) {
 		walls = append(walls, fmt.Sprintf("%s: %.0f of %.0f connects/s (%.0f%%)", WallShortRamp, got, target, got/target*100))
 		code = "short_ramp"
@@ -73,30 +75,49 @@ func rampWall(c *summary.Cell, split, rest string) *summary.Verdict {
 		}
 	}
 	if code == "" {
-		return nil
+		return nil, "", "", ""
 	}
 	lo, syn := val(m, "server_listen_overflows"), val(m, "client_syn_retrans")
 	cpuHost, cpuProc, procs := val(m, "client_cpu_peak_pct"), val(m, "client_proc_cpu_peak_pct"), math.Max(val(m, "client_procs"), 1)
-	cause := RampUnknown
+	cause = RampUnknown
 	switch {
 	case lo > 0:
 		cause = RampBacklog
 	case syn > 0:
 		cause = RampSynRetr
+	case val(m, "server_syn_retrans") > 0:
+		cause = RampSynAckRetr
 	case cpuHost >= ClientCPUBusy || cpuProc >= ClientCPUBusy*procs:
 		cause = RampClientCPU
 	}
-	why := map[string]string{
-		RampBacklog:   "the server's listen queue overflowed",
-		RampSynRetr:   "SYNs were retransmitted",
-		RampClientCPU: "the client's CPU was busy",
-		RampUnknown:   "neither the client's CPU, SYN retransmits nor listen overflows explain it",
+	why = map[string]string{
+		RampBacklog:    "the server's listen queue overflowed",
+		RampSynRetr:    "SYNs were retransmitted",
+		RampSynAckRetr: "the server retransmitted SYN-ACKs: the handshakes' last ACK came late or was lost",
+		RampClientCPU:  "the client's CPU was busy",
+		RampUnknown:    "neither the client's CPU, SYN retransmits nor listen overflows explain it",
 	}[cause]
+	return walls, code, cause, why
+}
+
+// rampWall names a connect ramp that fell short of its target or connects
+// that were slow, with its evidence and cause, or returns nil. It also
+// records details.ramp {wall, cause} for decisions.
+func rampWall(c *summary.Cell, split, rest string) *summary.Verdict {
+	m := c.Metrics
+	walls, code, cause, why := rampShortfall(m)
+	if code == "" {
+		return nil
+	}
+	procs := math.Max(val(m, "client_procs"), 1)
 	c.Details["ramp"] = map[string]string{"wall": code, "cause": cause}
 	ev := fmt.Sprintf("%s: client CPU at its busiest second %s%% of the host, connection clients %s%% of one core (%.0f process(es)); client SYN retransmits %s; server ListenOverflows %s; connect p50 / p99 %s / %s ms",
-		why, report.N(m["client_cpu_peak_pct"], 0), report.N(m["client_proc_cpu_peak_pct"], 0), procs,
-		report.N(m["client_syn_retrans"], 0), report.N(m["server_listen_overflows"], 0),
-		report.N(m["connect_latency_p50_ms"], 1), report.N(m["connect_latency_p99_ms"], 1))
+		why, decimal.Format(m["client_cpu_peak_pct"], 0), decimal.Format(m["client_proc_cpu_peak_pct"], 0), procs,
+		decimal.Format(m["client_syn_retrans"], 0), decimal.Format(m["server_listen_overflows"], 0),
+		decimal.Format(m["connect_latency_p50_ms"], 1), decimal.Format(m["connect_latency_p99_ms"], 1))
+	if cause == RampSynAckRetr {
+		ev += fmt.Sprintf("; server SYN-ACK retransmits %s", decimal.Format(m["server_syn_retrans"], 0))
+	}
 	if setup := val(m, "setup_s"); !math.IsNaN(setup) && setup < 2 {
 		ev += fmt.Sprintf(" (the ramp took %.2f s: one-second monitors see only part of a burst that short)", setup)
 	}
@@ -114,17 +135,20 @@ func rampWall(c *summary.Cell, split, rest string) *summary.Verdict {
 func val(m map[string]*float64, k string) float64 { return summary.Val(m[k]) }
 
 // verdict names the wall a scenario met (or the nearest limit when it met
-// none), with the evidence.
-func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
+// none), with the evidence; plan is the cell's plan (nil: none).
+func verdict(s *summary.Summary, c *summary.Cell, plan *c10kplan.Plan) *summary.Verdict {
 	m := c.Metrics
-	plan, _ := c.Details["plan"].(map[string]string)
 	errText := ""
 	if c.Error != nil {
 		errText = *c.Error
 	}
 	switch c.Status {
 	case "refused":
-		return &summary.Verdict{Bound: refusalWall(plan[RefusalCode]) + " (refused before it started)", Evidence: errText}
+		code := ""
+		if plan != nil {
+			code = plan.Code()
+		}
+		return &summary.Verdict{Bound: refusalWall(code) + " (refused before it started)", Evidence: errText}
 	case "failed":
 		if m["connections_established"] == nil && m["rps_achieved"] == nil {
 			return &summary.Verdict{Bound: "none (failed)", Evidence: errText}
@@ -141,7 +165,14 @@ func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
 	if !math.IsNaN(target) && !math.IsNaN(est) && est < target {
 		ev := fmt.Sprintf("%.0f of %.0f connections established; errors: %s", est, target, causes(errs))
 		if lo := val(m, "server_listen_overflows"); lo > 0 {
-			return &summary.Verdict{Bound: WallBacklog, Evidence: ev + fmt.Sprintf("; the server's listen queue overflowed %.0f times (somaxconn %s)", lo, plan["server_somaxconn"])}
+			ev += fmt.Sprintf("; the server's listen queue overflowed %.0f times (somaxconn %s)", lo, numText(plan, func(p *c10kplan.Plan) c10kplan.Num { return p.Facts.Server.Somaxconn }))
+			if r := rampOf(c); r != nil {
+				ev += "; the ramp: " + retryText(c, r)
+			}
+			return &summary.Verdict{Bound: WallBacklog, Evidence: ev}
+		}
+		if r := rampOf(c); r != nil {
+			return lostAfterRetries(c, r, ev)
 		}
 		v := &summary.Verdict{Bound: "connections lost: " + topCause(errs), Evidence: ev}
 		if k := kind(c); k == "idle" || k == "lowrate" {
@@ -155,55 +186,62 @@ func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
 	}
 	split := splitText(plan, m)
 	cost := costText(m)
-	if k := kind(c); k == "idle" || k == "lowrate" {
-		if v := rampWall(c, split, cost); v != nil {
+	// The ramp's retries and first attempts, when connclient recorded them
+	// (none in runs made before it paced its ramp).
+	retries, backoff := "", ""
+	if r := rampOf(c); r != nil {
+		retries = "; the ramp: " + retryText(c, r)
+		if backoff = backoffText(c, r); backoff != "" {
+			retries += backoffWhy(c)
+		}
+	}
+	if v := idleClosed(c, est, target, cost+holdText(c)+retries); v != nil {
+		// Every connection was established and the server then closed
+		// them: that bounds the scenario whatever its ramp was (a ramp that
+		// fell short is said in the evidence).
+		if r := rampWall(c, "", ""); r != nil && backoff == "" {
+			v.Evidence += "; the ramp: " + r.Bound + ": " + r.Evidence
+		}
+		return v
+	}
+	if k := kind(c); (k == "idle" || k == "lowrate") && backoff == "" {
+		// A ramp that backed off or retried and reached its count is not
+		// a wall: the server accepted every connection, more slowly than
+		// asked (said in the bound and the evidence below).
+		if v := rampWall(c, split, cost+holdText(c)+retries); v != nil {
 			return v
 		}
 	}
 	switch kind(c) {
 	case "idle":
-		alive := ""
-		if a := m["connections_alive_end"]; a != nil {
-			alive = fmt.Sprintf(", %.0f alive at the end of the %s s hold", *a, c.Params["hold_s"])
-		}
-		ev := fmt.Sprintf("%.0f of %.0f established (server ESTABLISHED %s)%s; %s", est, target, report.N(m["server_established"], 0), alive, cost)
-		if a := m["connections_alive_end"]; a != nil && *a < est {
-			drops, _ := c.Details["drops"].(map[string]float64)
-			if n := drops["eof"] + drops["unexpected_data"]; n > 0 {
-				first := ""
-				if f := m["first_drop_s"]; f != nil {
-					first = fmt.Sprintf(", the first %.1f s into the hold", *f)
-				}
-				return &summary.Verdict{Bound: WallIdleClose, Evidence: fmt.Sprintf("%.0f of %.0f held connections were closed by the server under test before the %s s hold ended%s (a FIN, or data unasked such as a 408, then a close): its keep-alive timeout is shorter than the hold; not a drop of the lab; %s", n, est, c.Params["hold_s"], first, ev)}
-			}
-		}
+		ev := idleEvidence(c, est, target, cost+holdText(c)+retries)
 		if split != "" {
-			return &summary.Verdict{Bound: split, Evidence: ev + "; " + headroom(plan, m)}
+			return &summary.Verdict{Bound: split + backoff, Evidence: ev + "; " + headroom(plan, m)}
 		}
-		return &summary.Verdict{Bound: WallNone, Evidence: ev + "; nearest limit: " + headroom(plan, m)}
+		return &summary.Verdict{Bound: WallNone + backoff, Evidence: ev + "; nearest limit: " + headroom(plan, m)}
 	case "lowrate":
 		ratio := val(m, "rps_achieved_ratio")
 		ev := fmt.Sprintf("%s of %s req/s (%s); p99 %s ms from the due time, %s ms service time; %s",
-			report.N(m["rps_achieved"], 1), report.N(m["rps_target"], 0), report.Pct(m["rps_achieved_ratio"]),
-			report.N(m["latency_p99_ms"], 2), report.N(m["service_latency_p99_ms"], 2), cost)
+			decimal.Format(m["rps_achieved"], 1), decimal.Format(m["rps_target"], 0), decimal.Pct(m["rps_achieved_ratio"]),
+			decimal.Format(m["latency_p99_ms"], 2), decimal.Format(m["service_latency_p99_ms"], 2), cost) + retries
 		switch {
 		case math.IsNaN(ratio):
 			return &summary.Verdict{Bound: "none (no rate measured)", Evidence: ev}
 		case ratio < 1-RateTolerance:
 			return &summary.Verdict{Bound: "offered rate not delivered" + cpuBound(s, m), Evidence: ev}
 		case val(m, "latency_p99_ms") > QueueingFactor*val(m, "service_latency_p99_ms"):
-			return &summary.Verdict{Bound: "client schedule lag", Evidence: ev + fmt.Sprintf("; requests were sent late (sender lag p99 %s ms): the client, not the server, fell behind", report.N(m["sender_lag_p99_ms"], 2))}
+			return &summary.Verdict{Bound: "client schedule lag", Evidence: ev + fmt.Sprintf("; requests were sent late (sender lag p99 %s ms): the client, not the server, fell behind", decimal.Format(m["sender_lag_p99_ms"], 2))}
 		}
 		b := "none: rate delivered, p99 ≈ service time"
 		if split != "" {
 			b = split + "; then " + b
 		}
-		return &summary.Verdict{Bound: b, Evidence: ev}
+		return &summary.Verdict{Bound: b + backoff, Evidence: ev}
 	case "active":
 		svc := serviceP99(s)
 		ev := fmt.Sprintf("a closed loop of %s connections at %s req/s: each request waits %s ms on average by Little's law (connections / rate), wrk measured p50 %s ms and p99 %s ms",
-			report.N(m["connections_established"], 0), report.N(m["rps_achieved"], 0), report.N(m["littles_law_latency_ms"], 0),
-			report.N(m["latency_p50_ms"], 1), report.N(m["latency_p99_ms"], 1))
+			decimal.Format(m["connections_established"], 0), decimal.Format(m["rps_achieved"], 0), decimal.Format(m["littles_law_latency_ms"], 0),
+			decimal.Format(m["latency_p50_ms"], 1), decimal.Format(m["latency_p99_ms"], 1))
 		if !math.IsNaN(svc) {
 			ev += fmt.Sprintf(" against a service time of %.2f ms (p99 of the low-rate scenarios)", svc)
 		}
@@ -259,22 +297,32 @@ func refusalWall(code string) string {
 
 // splitText names the limit that split the scenario across processes, or
 // "" when one server and one client process held it.
-func splitText(plan map[string]string, m map[string]*float64) string {
-	conns, sp, cp := val(m, "connections_target"), val(m, "server_procs"), val(m, "client_procs")
-	cliFD := num(plan["client_procs_by_fd"])
-	if math.IsNaN(cliFD) { // a plan.env of an older run
-		cliFD = math.Ceil(conns / (num(plan["client_fd_hard"]) - c10kplan.FDMargin))
+//
+// With several client hosts each runs at least one process of its own
+// share: only processes beyond one per host are a split, and the fd
+// limit split them when it did on one host (the plan's per-host count).
+func splitText(plan *c10kplan.Plan, m map[string]*float64) string {
+	sp, cp := val(m, "server_procs"), val(m, "client_procs")
+	cliFD, hosts := int64(0), 1
+	if plan != nil {
+		cliFD = plan.ClientProcsByFD
+	}
+	if multiHost(plan) {
+		hosts, cliFD = len(plan.Hosts), 0
+		for _, h := range plan.Hosts {
+			cliFD = max(cliFD, h.ProcsByFD)
+		}
 	}
 	var fd []string
 	if sp > 1 {
 		fd = append(fd, fmt.Sprintf("%.0f server processes (SO_REUSEPORT)", sp))
 	}
 	byPorts := ""
-	if cp > 1 {
+	if cp > float64(hosts) {
 		if cliFD > 1 {
 			fd = append(fd, fmt.Sprintf("%.0f client processes, one per source address", cp))
 		} else {
-			byPorts = fmt.Sprintf("ports per source address (%s) → %.0f client processes, one per source address", plan["client_ports_per_source"], cp)
+			byPorts = fmt.Sprintf("ports per source address (%s) → %.0f client processes, one per source address", portsPerSource(plan), cp)
 		}
 	}
 	var walls []string
@@ -287,37 +335,41 @@ func splitText(plan map[string]string, m map[string]*float64) string {
 	return strings.Join(walls, "; ")
 }
 
-func fdLimits(plan map[string]string) string {
-	if plan["server_fd_hard"] == plan["client_fd_hard"] {
-		return plan["server_fd_hard"]
+func fdLimits(plan *c10kplan.Plan) string {
+	srv := numText(plan, func(p *c10kplan.Plan) c10kplan.Num { return p.ServerFDHard })
+	cli := numText(plan, func(p *c10kplan.Plan) c10kplan.Num { return p.ClientFDHard })
+	if srv == cli {
+		return srv
 	}
-	return "server " + plan["server_fd_hard"] + ", client " + plan["client_fd_hard"]
+	return "server " + srv + ", client " + cli
 }
 
-func fdEvidence(plan map[string]string, m map[string]*float64) string {
-	return fmt.Sprintf("hard fd limit %s; %s server and %s client processes", fdLimits(plan), report.N(m["server_procs"], 0), report.N(m["client_procs"], 0))
+func portsPerSource(plan *c10kplan.Plan) string {
+	return numText(plan, func(p *c10kplan.Plan) c10kplan.Num { return p.PortsPerSource })
+}
+
+func fdEvidence(plan *c10kplan.Plan, m map[string]*float64) string {
+	return fmt.Sprintf("hard fd limit %s; %s server and %s client processes", fdLimits(plan), decimal.Format(m["server_procs"], 0), decimal.Format(m["client_procs"], 0))
 }
 
 // costText is what holding the connections cost the server.
 func costText(m map[string]*float64) string {
 	return fmt.Sprintf("server RSS %s → %s MB = %s KiB per connection, server processes' CPU %s%% of one core",
-		report.N(m["server_rss_baseline_mb"], 1), report.N(m["server_rss_held_mb"], 1), report.N(m["server_rss_per_conn_kb"], 1),
-		report.N(m["server_proc_cpu_pct"], 1))
+		decimal.Format(m["server_rss_baseline_mb"], 1), decimal.Format(m["server_rss_held_mb"], 1), decimal.Format(m["server_rss_per_conn_kb"], 1),
+		decimal.Format(m["server_proc_cpu_pct"], 1))
 }
 
 // headroom compares the connections with the limits that were not met.
-func headroom(plan map[string]string, m map[string]*float64) string {
+func headroom(plan *c10kplan.Plan, m map[string]*float64) string {
 	conns := val(m, "connections_target")
-	per := num(plan["server_conns_per_proc_max"])
 	sp := math.Max(val(m, "server_procs"), 1)
 	cp := math.Max(val(m, "client_procs"), 1)
-	ports := num(plan["client_ports_per_source"])
 	var parts []string
-	if !math.IsNaN(per) && !math.IsNaN(conns) {
-		parts = append(parts, fmt.Sprintf("fds: about %.0f connections per server process of at most %.0f (hard limit %s less %d, %d%% for SO_REUSEPORT's uneven hash)", math.Ceil(conns/sp), per, plan["server_fd_hard"], c10kplan.FDMargin, c10kplan.ReusePortSlackPct))
+	if plan != nil && !math.IsNaN(conns) {
+		parts = append(parts, fmt.Sprintf("fds: about %.0f connections per server process of at most %d (hard limit %s less %d, %d%% for SO_REUSEPORT's uneven hash)", math.Ceil(conns/sp), plan.ServerConnsPerProc, plan.ServerFDHard, c10kplan.FDMargin, c10kplan.ReusePortSlackPct))
 	}
-	if !math.IsNaN(ports) && !math.IsNaN(conns) {
-		parts = append(parts, fmt.Sprintf("ports: %.0f connections per source address of %.0f (ip_local_port_range %s)", math.Ceil(conns/cp), ports, plan["client_port_range"]))
+	if plan != nil && plan.PortsPerSource.Known && !math.IsNaN(conns) {
+		parts = append(parts, fmt.Sprintf("ports: %.0f connections per source address of %d (ip_local_port_range %s)", math.Ceil(conns/cp), plan.PortsPerSource.V, portRange(plan)))
 	}
 	if len(parts) == 0 {
 		return "no plan recorded"
@@ -326,13 +378,14 @@ func headroom(plan map[string]string, m map[string]*float64) string {
 }
 
 // portsEvidence is the state of the source addresses when the scenario began.
-func portsEvidence(plan map[string]string) string {
-	tw := sources(plan, "time_wait")
+func portsEvidence(plan *c10kplan.Plan) string {
+	ips, tw := sourceTimeWait(plan)
 	var parts []string
-	for _, ip := range kv.SortedKeys(tw) {
-		parts = append(parts, fmt.Sprintf("%s had %.0f in TIME_WAIT", ip, tw[ip]))
+	for _, ip := range ips {
+		parts = append(parts, fmt.Sprintf("%s had %d in TIME_WAIT", ip, tw[ip]))
 	}
-	ev := fmt.Sprintf("%s ports per source address (ip_local_port_range %s), tcp_tw_reuse=%s", plan["client_ports_per_source"], plan["client_port_range"], plan["client_tcp_tw_reuse"])
+	ev := fmt.Sprintf("%s ports per source address (ip_local_port_range %s), tcp_tw_reuse=%s", portsPerSource(plan), portRange(plan),
+		numText(plan, func(p *c10kplan.Plan) c10kplan.Num { return p.Facts.Client.TWReuse }))
 	if len(parts) > 0 {
 		ev += "; at the start " + strings.Join(parts, ", ")
 	}
@@ -358,4 +411,37 @@ func topCause(errs map[string]float64) string {
 		}
 	}
 	return best
+}
+
+// idleEvidence is an idle scenario's counts: established, the server's
+// ESTABLISHED, alive at the end of the hold, then rest.
+func idleEvidence(c *summary.Cell, est, target float64, rest string) string {
+	m := c.Metrics
+	alive := ""
+	if a := m["connections_alive_end"]; a != nil {
+		alive = fmt.Sprintf(", %.0f alive at the end of the %s s hold", *a, c.Params["hold_s"])
+	}
+	return fmt.Sprintf("%.0f of %.0f established (server ESTABLISHED %s)%s; %s", est, target, decimal.Format(m["server_established"], 0), alive, rest)
+}
+
+// idleClosed is the verdict of an idle scenario whose held connections the
+// server under test closed (a FIN, or data unasked then a close) before the
+// hold ended, or nil.
+func idleClosed(c *summary.Cell, est, target float64, rest string) *summary.Verdict {
+	m := c.Metrics
+	a := m["connections_alive_end"]
+	if kind(c) != "idle" || a == nil || *a >= est {
+		return nil
+	}
+	drops, _ := c.Details["drops"].(map[string]float64)
+	n := drops["eof"] + drops["unexpected_data"]
+	if n == 0 {
+		return nil
+	}
+	first := ""
+	if f := m["first_drop_s"]; f != nil {
+		first = fmt.Sprintf(", the first %.1f s into the hold", *f)
+	}
+	return &summary.Verdict{Bound: WallIdleClose, Evidence: fmt.Sprintf("%.0f of %.0f held connections were closed by the server under test before the %s s hold ended%s (a FIN, or data unasked such as a 408, then a close): its keep-alive timeout is shorter than the hold; not a drop of the lab; %s",
+		n, est, c.Params["hold_s"], first, idleEvidence(c, est, target, rest))}
 }

@@ -5,13 +5,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"time"
 
+	"csbench/internal/clienthosts"
 	"csbench/internal/connclient"
+	"csbench/internal/decimal"
 	"csbench/internal/hostdata"
-	"csbench/internal/kv"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 	"csbench/internal/trust"
@@ -66,7 +65,7 @@ func num(s string) float64 {
 	return v
 }
 
-var round = kv.Round
+var round = decimal.Round
 
 func intp(p *float64) float64 {
 	if p == nil {
@@ -84,9 +83,10 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	for _, p := range hosts.Problems {
 		s.Notes = append(s.Notes, "monitor data: "+p)
 	}
+	set := s.ClientSet()
 	for _, rc := range r.Cells {
 		c := summary.NewCell(rc)
-		s.Notes = append(s.Notes, measure(r, hosts, rc, &c)...)
+		s.Notes = append(s.Notes, measure(r, set, hosts, rc, &c)...)
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 		c.Verdict = verdict(&c)
 		s.Cells = append(s.Cells, c)
@@ -94,7 +94,22 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	return nil
 }
 
-func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell) []string {
+// share is one client host's part of a cell: its settings read before the
+// cell, its connclient result, its prediction and its own figures, by the
+// cell's metric names.
+type share struct {
+	label    string
+	facts    Facts
+	factsErr error
+	pred     *Prediction
+	m        map[string]*float64
+}
+
+// measure fills a cell from every client host's connclient result, merged
+// (mergeChurn, mergeBurst: one host's result is the cell's, unchanged),
+// each host's own figures in c.Clients; the port prediction per host and
+// combined (Combine); the monitors of every host.
+func measure(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell) []string {
 	m := c.Metrics
 	for _, k := range MetricKeys {
 		m[k] = nil
@@ -104,20 +119,24 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 	details := map[string]any{}
 	c.Details = details
 	hosts.CPU(rc, m)
-	for _, p := range hosts.Counters(rc, m) {
+	counters := map[string]*float64{}
+	for _, p := range hosts.Counters(rc, counters) {
 		note("%s", p)
 	}
+	for k, v := range counters {
+		m[k] = v
+	}
+	sumClientCounters(set, counters, m)
 	srvName := rc.Params["server"]
 	if srvName == "" {
 		srvName = "csb-server-" + rc.Name
 	}
 	hosts.Procs(rc, "server/"+srvName, "server", m)
-	hosts.Procs(rc, "client/connclient-"+rc.Name, "client", m)
-	timeWait(hosts, rc, m, details)
+	shares, errC := readShares(r, set, hosts, rc, m)
+	defer fillClients(c, shares)
+	timeWait(hosts, rc, m, details, shares)
 
-	raw := filepath.Join(r.Dir, "raw", rc.Name)
-	cli, errC := ReadFacts(raw + ".facts.client.env")
-	srv, errS := ReadFacts(raw + ".facts.server.env")
+	srv, errS := ReadFacts(filepath.Join(r.Dir, "raw", rc.Name+".facts.server.env"))
 	if errC == nil && errS == nil {
 		if v, err := strconv.Atoi(srv["net.core.somaxconn"]); err == nil {
 			m["server_somaxconn"] = summary.F(float64(v))
@@ -125,65 +144,198 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Ce
 		if v, err := strconv.Atoi(srv["net.ipv4.tcp_abort_on_overflow"]); err == nil {
 			m["server_abort_on_overflow"] = summary.F(float64(v))
 		}
-		if tw := cli.TimeWait(); tw >= 0 {
-			m["client_time_wait_before"] = summary.F(float64(tw))
-		}
+		m["client_time_wait_before"] = sumOf(metricOf(shares, "client_time_wait_before"))
 	} else if rc.Status != "refused" {
 		note("no settings read before the cell: %v", firstErr(errC, errS))
 	}
+	notes = append(notes, readTimings(r, set, rc, c)...)
 
 	if rc.Status == "refused" {
 		return notes
 	}
-	b, err := os.ReadFile(raw + ".json")
-	if err != nil {
-		c.SetRawError(r.Dir, raw+".json", err)
+	churns, bursts, ok := readResults(r, set, rc, c, shares)
+	if !ok {
 		return notes
 	}
-	res, err := connclient.DecodeResult(raw+".json", b)
-	if err != nil {
-		c.SetRawError(r.Dir, raw+".json", err)
-		return notes
-	}
+	var mr *mergeResult
 	switch {
-	case res.Churn != nil:
-		churn(res.Churn, m, details)
+	case len(churns) > 0:
+		var res *connclient.ChurnResult
+		res, mr = mergeChurn(churns)
+		churn(res, m, details)
 		if errC == nil && errS == nil {
-			in := Input{Client: cli, Server: srv, Close: res.Churn.Close, RatePerS: float64(res.Churn.RateTargetPerS),
-				DurationS: res.Churn.DurationS, Sources: 1, Lab: r.Get("lab")}
-			p, err := Predict(in)
-			if err != nil {
-				note("no prediction: %v", err)
-			} else {
-				details["prediction"] = p
-				m["predicted_sustainable_rate_per_s"] = p.SustainableRatePerS
-				m["predicted_cell_rate_per_s"] = summary.F(p.CellRatePerS)
-				m["predicted_exhaust_s"] = p.ExhaustS
-				m["predicted_eaddrnotavail"] = summary.F(b2f(p.EAddrNotAvail))
-				m["predicted_client_time_wait"] = summary.F(float64(p.ClientTimeWait))
-				m["predicted_server_time_wait"] = summary.F(float64(p.ServerTimeWait))
-				m["ports"] = summary.F(float64(p.Ports))
-				if tw := m["client_time_wait"]; tw != nil {
-					m["ports_left"] = summary.F(math.Max(0, float64(p.Ports)-*tw))
-				}
+			for _, n := range predictCell(r, shares, churns, srv, m, details) {
+				note("%s", n)
 			}
 		}
-		if v := m["server_proc_cpu_pct"]; v != nil && m["rate_achieved_per_s"] != nil && *m["rate_achieved_per_s"] > 0 {
-			m["server_cpu_us_per_conn"] = summary.F(round(*v/100*1e6 / *m["rate_achieved_per_s"], 1))
-			if res.Churn.TLS != nil {
-				m["server_cpu_us_per_handshake"] = m["server_cpu_us_per_conn"]
-			}
-		}
+		cpuPerConn(m, shares, res.TLS != nil)
 		if Kind(c) == "accept" {
 			m["accept_p99_bound_ms"] = summary.F(num(rc.Params["p99_bound_ms"]))
 		}
-	case res.Burst != nil:
-		burst(res.Burst, m, details)
+	case len(bursts) > 0:
+		var res *connclient.BurstResult
+		res, mr = mergeBurst(bursts)
+		burst(res, m, details)
 		m["backlog"] = summary.F(num(rc.Params["backlog"]))
-	default:
-		c.SetRawError(r.Dir, raw+".json", fmt.Errorf("connclient mode %q is not one of Phase 4", res.Common.Mode))
+	}
+	if mr != nil && set.N() > 1 {
+		c.LatencyMerge = summary.LatencyMergeExact
+		if !mr.exactLatency() {
+			c.LatencyMerge = summary.LatencyMergeNone
+		}
+		if len(mr.Upper) > 0 {
+			details["upper_bound_metrics"] = mr.Upper
+		}
+		for _, p := range mr.Problems {
+			note("latency not merged exactly: %s", p)
+		}
 	}
 	return notes
+}
+
+// readShares starts each client host's share of a cell: its connclient's
+// CPU and memory (pidstat), its host's CPU and TIME_WAIT after the cell
+// (from m), its settings before the cell (raw/<cell>.facts.<client>.env);
+// the cell's client_proc_cpu_pct and client_rss_mb are the hosts' added up.
+// It returns the first settings file that could not be read.
+func readShares(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rundir.Cell, m map[string]*float64) ([]*share, error) {
+	shares := make([]*share, set.N())
+	var errC error
+	for i, cl := range set.Clients {
+		h := &share{label: cl.Label, m: map[string]*float64{}}
+		for _, k := range ClientMetricKeys {
+			h.m[k] = nil
+		}
+		pm := map[string]*float64{}
+		hosts.Procs(rc, cl.Label+"/connclient-"+rc.Name, cl.Label, pm)
+		h.m["client_proc_cpu_pct"], h.m["client_rss_mb"] = pm[cl.Label+"_proc_cpu_pct"], pm[cl.Label+"_rss_mb"]
+		h.m["client_time_wait"] = m[cl.Label+"_time_wait"]
+		h.m["host_cpu_pct"], h.m["host_cpu_max_core_pct"] = m[cl.Label+"_cpu_pct"], m[cl.Label+"_cpu_max_core_pct"]
+		h.facts, h.factsErr = ReadFacts(filepath.Join(r.Dir, "raw", rc.Name+".facts."+cl.Label+".env"))
+		if h.factsErr != nil {
+			errC = firstErr(errC, h.factsErr)
+		} else if tw := h.facts.TimeWait(); tw >= 0 {
+			h.m["client_time_wait_before"] = summary.F(float64(tw))
+		}
+		shares[i] = h
+	}
+	m["client_proc_cpu_pct"] = sumOf(metricOf(shares, "client_proc_cpu_pct"))
+	m["client_rss_mb"] = sumOf(metricOf(shares, "client_rss_mb"))
+	return shares, errC
+}
+
+// readResults reads every client host's connclient result of a cell
+// (set.RawPath: raw/<client>/<cell>.json, or raw/<cell>.json in a run of
+// one client from before) into its share's figures. It returns the churn
+// or the burst results, one per host, or false (the cell failed, naming
+// the file) when one is missing, malformed, of another mode or of another
+// mode than the other hosts'.
+func readResults(r *rundir.Run, set *clienthosts.Set, rc rundir.Cell, c *summary.Cell, shares []*share) ([]*connclient.ChurnResult, []*connclient.BurstResult, bool) {
+	var churns []*connclient.ChurnResult
+	var bursts []*connclient.BurstResult
+	for _, h := range shares {
+		path := set.RawPath(r.Dir, "", h.label, rc.Name+".json")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			c.SetRawError(r.Dir, path, err)
+			return nil, nil, false
+		}
+		res, err := connclient.DecodeResult(path, b)
+		if err != nil {
+			c.SetRawError(r.Dir, path, err)
+			return nil, nil, false
+		}
+		switch {
+		case res.Churn != nil:
+			churns = append(churns, res.Churn)
+			churn(res.Churn, h.m, map[string]any{})
+		case res.Burst != nil:
+			bursts = append(bursts, res.Burst)
+			burst(res.Burst, h.m, map[string]any{})
+		default:
+			c.SetRawError(r.Dir, path, fmt.Errorf("connclient mode %q is not one of Phase 4", res.Common.Mode))
+			return nil, nil, false
+		}
+		if len(churns) > 0 && len(bursts) > 0 {
+			c.SetRawError(r.Dir, path, fmt.Errorf("connclient churn on some client hosts of the cell, burst on others"))
+			return nil, nil, false
+		}
+	}
+	return churns, bursts, true
+}
+
+// predictCell predicts each client host's share of a churn cell from its
+// own settings and its share of the rate (churns, one per host), then the
+// cell (Combine) into m and details "prediction" (with several hosts each
+// one's in "predictions"). It returns why a host has none (then the cell
+// has none either).
+func predictCell(r *rundir.Run, shares []*share, churns []*connclient.ChurnResult, srv Facts, m map[string]*float64, details map[string]any) []string {
+	var notes []string
+	preds := make([]*Prediction, 0, len(shares))
+	labels := make([]string, len(shares))
+	for i, h := range shares {
+		labels[i] = h.label
+		in := Input{Client: h.facts, Server: srv, Close: churns[i].Close, RatePerS: float64(churns[i].RateTargetPerS),
+			DurationS: churns[i].DurationS, Sources: 1, Lab: r.Get("lab")}
+		p, err := Predict(in)
+		if err != nil {
+			who := ""
+			if len(shares) > 1 {
+				who = h.label + ": "
+			}
+			notes = append(notes, fmt.Sprintf("%sno prediction: %v", who, err))
+			continue
+		}
+		h.pred = p
+		setPrediction(h.m, p)
+		preds = append(preds, p)
+	}
+	if len(preds) < len(shares) {
+		return notes
+	}
+	p := Combine(labels, preds, srv)
+	details["prediction"] = p
+	setPrediction(m, p)
+	if len(shares) > 1 {
+		per := map[string]*Prediction{}
+		for _, h := range shares {
+			per[h.label] = h.pred
+		}
+		details["predictions"] = per
+	}
+	return notes
+}
+
+// cpuPerConn: the processes' CPU over the connections completed per
+// second, the server's over the cell's merged rate (every host's
+// connections), each client host's connclient over its own.
+func cpuPerConn(m map[string]*float64, shares []*share, tls bool) {
+	if v := m["server_proc_cpu_pct"]; v != nil && m["rate_achieved_per_s"] != nil && *m["rate_achieved_per_s"] > 0 {
+		m["server_cpu_us_per_conn"] = summary.F(round(*v/100*1e6 / *m["rate_achieved_per_s"], 1))
+		if tls {
+			m["server_cpu_us_per_handshake"] = m["server_cpu_us_per_conn"]
+		}
+	}
+	for _, h := range shares {
+		if v, rate := h.m["client_proc_cpu_pct"], h.m["rate_achieved_per_s"]; v != nil && rate != nil && *rate > 0 {
+			h.m["client_cpu_us_per_conn"] = summary.F(round(*v/100*1e6 / *rate, 1))
+		}
+	}
+}
+
+// setPrediction sets a prediction's metrics; ports left is the ports less
+// the client TIME_WAIT after the cell (m's client_time_wait).
+func setPrediction(m map[string]*float64, p *Prediction) {
+	m["predicted_sustainable_rate_per_s"] = p.SustainableRatePerS
+	m["predicted_cell_rate_per_s"] = summary.F(p.CellRatePerS)
+	m["predicted_exhaust_s"] = p.ExhaustS
+	m["predicted_eaddrnotavail"] = summary.F(b2f(p.EAddrNotAvail))
+	m["predicted_client_time_wait"] = summary.F(float64(p.ClientTimeWait))
+	m["predicted_server_time_wait"] = summary.F(float64(p.ServerTimeWait))
+	m["ports"] = summary.F(float64(p.Ports))
+	if tw := m["client_time_wait"]; tw != nil {
+		m["ports_left"] = summary.F(math.Max(0, float64(p.Ports)-*tw))
+	}
 }
 
 func firstErr(errs ...error) error {
@@ -264,51 +416,4 @@ func burst(res *connclient.BurstResult, m map[string]*float64, details map[strin
 	m["latency_3s_to_7s"] = summary.F(float64(res.Steps.From3s))
 	m["latency_7s_and_more"] = summary.F(float64(res.Steps.From7sUp))
 	errorsDetail(res.Errors, m, details)
-}
-
-// TWPoint is one second of TIME_WAIT on both hosts (sar), seconds from the
-// cell's start; -1 where a host had no sample.
-type TWPoint struct {
-	T      float64 `json:"t_s"`
-	Client int     `json:"client"`
-	Server int     `json:"server"`
-}
-
-// timeWait adds the TIME_WAIT peaks over the cell and its per-second series
-// (details "time_wait") from sar's net-sock samples of each host.
-func timeWait(h *hostdata.Hosts, rc rundir.Cell, m map[string]*float64, details map[string]any) {
-	series := map[float64]*TWPoint{}
-	for _, host := range []string{"client", "server"} {
-		r := h.Sadf[host]
-		if r == nil {
-			continue
-		}
-		peak := -1
-		for _, s := range r.Samples {
-			if s.Sock == nil || s.Time.Before(rc.Start) || s.Time.After(rc.End.Add(time.Second)) {
-				continue
-			}
-			t := round(s.Time.Sub(rc.Start).Seconds(), 0)
-			p := series[t]
-			if p == nil {
-				p = &TWPoint{T: t, Client: -1, Server: -1}
-				series[t] = p
-			}
-			if host == "client" {
-				p.Client = s.Sock.TCPTW
-			} else {
-				p.Server = s.Sock.TCPTW
-			}
-			peak = max(peak, s.Sock.TCPTW)
-		}
-		if peak >= 0 {
-			m[host+"_time_wait_peak"] = summary.F(float64(peak))
-		}
-	}
-	pts := make([]TWPoint, 0, len(series))
-	for _, p := range series {
-		pts = append(pts, *p)
-	}
-	sort.Slice(pts, func(i, j int) bool { return pts[i].T < pts[j].T })
-	details["time_wait"] = pts
 }

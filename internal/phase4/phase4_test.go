@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"csbench/internal/cli"
+	"csbench/internal/connclient"
 	"csbench/internal/golden"
 	"csbench/internal/summary"
 )
@@ -137,4 +138,113 @@ func TestSummarizeTLSRun(t *testing.T) {
 		}
 	}
 	golden.Check(t, "Report_04-connections-tls.md", string(report))
+}
+
+// The two-client fixture is a real smoke run on the netns lab with
+// CLIENTS=2 (testdata/README.md): every cell split across two client
+// hosts. Its merged figures are recomputed here from the per-host raw
+// files: counts added, percentiles from the union of both hosts'
+// histograms.
+func TestSummarizeTwoClientRun(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := golden.CopyTree(t, "testdata/run-2clients", "")
+	if err := cli.Summarize(dir, cli.GeneratedBy); err != nil {
+		t.Fatal(err)
+	}
+	s, err := summary.Load(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Status != "ok" || len(s.Cells) != 10 || s.Clients == nil || s.Clients.N != 2 {
+		t.Fatalf("status %q, %d cells, clients %+v", s.Status, len(s.Cells), s.Clients)
+	}
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		var hosts []*connclient.Result
+		for _, l := range []string{"client1", "client2"} {
+			p := filepath.Join(dir, "raw", l, c.Name+".json")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := connclient.DecodeResult(p, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hosts = append(hosts, r)
+		}
+		var completed int64
+		var lat connclient.Histogram
+		for _, r := range hosts {
+			var hs map[string]*connclient.Dump
+			if r.Churn != nil {
+				completed += r.Churn.ConnsCompleted
+				hs = r.Churn.Histograms
+			} else {
+				completed += r.Burst.ConnsCompleted
+				hs = r.Burst.Histograms
+			}
+			h, err := connclient.LoadDump(hs["latency"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			lat.Merge(h)
+		}
+		if got := metric(t, s, c.Name, "connections_completed"); got != float64(completed) {
+			t.Errorf("%s: %v completed, the hosts' sum is %d", c.Name, got, completed)
+		}
+		for k, q := range map[string]float64{"latency_p50_ms": 0.5, "latency_p99_ms": 0.99, "latency_max_ms": 1} {
+			if got, want := metric(t, s, c.Name, k), connclient.QuantileMs(&lat, q); got != *want {
+				t.Errorf("%s: %s %v, want %v (both hosts' histograms merged)", c.Name, k, got, *want)
+			}
+		}
+		if len(c.Clients) != 2 || c.Clients[1].StartLagMs == nil || c.Overlap == nil || c.LatencyMerge != summary.LatencyMergeExact {
+			t.Errorf("%s: clients %+v, overlap %+v, latency merge %q", c.Name, c.Clients, c.Overlap, c.LatencyMerge)
+		}
+	}
+	// Each host meets its own port wall, as each host's prediction says.
+	c := s.Cell("churn-client-2000")
+	for _, cc := range c.Clients {
+		if v := cc.Metrics["predicted_eaddrnotavail"]; v == nil || *v != 1 || *cc.Metrics["errors_eaddrnotavail"] == 0 {
+			t.Errorf("churn-client-2000 %s: the predicted port wall is not met", cc.Label)
+		}
+	}
+	if c.Verdict.Bound != "ephemeral ports" || metric(t, s, "churn-client-2000", "predicted_cell_rate_per_s") !=
+		*c.Clients[0].Metrics["predicted_cell_rate_per_s"]+*c.Clients[1].Metrics["predicted_cell_rate_per_s"] {
+		t.Errorf("churn-client-2000: verdict %q, the predicted rate is not the hosts' sum", c.Verdict.Bound)
+	}
+	b, _ := json.MarshalIndent(s, "", "  ")
+	golden.Check(t, "summary-2clients.json", string(b)+"\n")
+	report, _ := os.ReadFile(filepath.Join(dir, "Report_04-connections.md"))
+	golden.Check(t, "Report_04-connections-2clients.md", string(report))
+	for _, ext := range []string{"gp", "dat"} {
+		b, err := os.ReadFile(filepath.Join(dir, "time-wait."+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, "time-wait-2clients."+ext, string(b))
+	}
+}
+
+// One client host's result cut short fails the cell with that host's file
+// named; the run is partial.
+func TestSummarizeTwoClientBrokenHost(t *testing.T) {
+	t.Setenv("PATH", "")
+	dir := golden.CopyTree(t, "testdata/run-2clients", "")
+	p := filepath.Join(dir, "raw", "client2", "churn-server-500.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = cli.Summarize(dir, cli.GeneratedBy)
+	if err == nil || !strings.Contains(err.Error(), "raw/client2/churn-server-500.json") {
+		t.Fatalf("err %v, want one naming raw/client2/churn-server-500.json", err)
+	}
+	s, _ := summary.Load(filepath.Join(dir, "summary.json"))
+	if s == nil || s.Status != "partial" || s.Cell("churn-server-500").Status != "failed" || s.Cell("churn-server-2000").Status != "ok" {
+		t.Errorf("summary %+v", s)
+	}
 }

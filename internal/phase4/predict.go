@@ -6,11 +6,20 @@
 // runner logs the prediction (csb conn-predict) and the report sets it
 // beside what happened. Both compute it here, once.
 //
-// A cell's raw files: raw/<cell>.json (connclient churn or burst),
-// raw/<cell>.log (its progress), raw/<cell>.facts.{client,server}.env (the
-// sysctls and /proc/net/sockstat's TCP line before the cell); around it,
-// nstat and sockstat snapshots (monitors/*/counters) and sar's TIME_WAIT
-// once a second (monitors/*/sar.json).
+// A cell runs on every client host at once (one host the case N = 1), each
+// with its share of the burst or the rate. Its raw files, per client host
+// <client> ("client" with one host, else client1..clientN):
+// raw/<client>/<cell>.json (connclient churn or burst), .log (its
+// progress) and .timing.json (csb start-at: when it was due, started,
+// ended); raw/<cell>.facts.<host>.env (the sysctls and /proc/net/sockstat's
+// TCP line of the server and each client host before the cell); around
+// it, nstat and sockstat snapshots (monitors/<host>/counters), sar's
+// TIME_WAIT once a second (monitors/<host>/sar.json) and each host's
+// connclient (monitors/<client>/pidstat-connclient-<cell>.txt). A run
+// made before each client host had its own directory (run.env
+// schema_version 1) has raw/<cell>.json and .log and no timing. The
+// hosts' results merge into the cell's figures (merge.go), each host's own
+// figures and prediction kept beside them (c.Clients).
 package phase4
 
 import (
@@ -19,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 
+	"csbench/internal/decimal"
 	"csbench/internal/kv"
 )
 
@@ -176,11 +186,11 @@ func Predict(in Input) (*Prediction, error) {
 		if !p.TWReuse {
 			p.Wall = WallPorts
 			wall := float64(ports*in.Sources) / p.PortHoldS
-			p.SustainableRatePerS = ptr(kv.Round(wall, 1))
+			p.SustainableRatePerS = ptr(decimal.Round(wall, 1))
 			need := in.RatePerS * math.Min(in.DurationS, p.PortHoldS)
 			if need > float64(p.FreeAtStart) {
 				p.EAddrNotAvail = true
-				p.ExhaustS = ptr(kv.Round(float64(p.FreeAtStart)/in.RatePerS, 3))
+				p.ExhaustS = ptr(decimal.Round(float64(p.FreeAtStart)/in.RatePerS, 3))
 				// Free ports, then what TIME_WAIT releases once the first
 				// ones expire (at the wall's rate).
 				got := float64(p.FreeAtStart) + math.Max(0, in.DurationS-p.PortHoldS)*wall
@@ -189,11 +199,11 @@ func Predict(in Input) (*Prediction, error) {
 		} else {
 			p.Notes = append(p.Notes, fmt.Sprintf("tcp_tw_reuse=%d with timestamps: connect() reuses a TIME_WAIT port after %d s", reuse, TWReuseS))
 			wall := float64(ports*in.Sources) / p.PortHoldS
-			p.SustainableRatePerS = ptr(kv.Round(wall, 1))
+			p.SustainableRatePerS = ptr(decimal.Round(wall, 1))
 			p.Wall = WallPorts
 			if in.RatePerS > wall {
 				p.EAddrNotAvail = true
-				p.ExhaustS = ptr(kv.Round(float64(p.FreeAtStart)/in.RatePerS, 3))
+				p.ExhaustS = ptr(decimal.Round(float64(p.FreeAtStart)/in.RatePerS, 3))
 				p.CellRatePerS = wall
 			}
 		}
@@ -219,8 +229,63 @@ func Predict(in Input) (*Prediction, error) {
 	default:
 		return nil, fmt.Errorf("close %q: want client, server or linger0", in.Close)
 	}
-	p.CellRatePerS = kv.Round(p.CellRatePerS, 1)
+	p.CellRatePerS = decimal.Round(p.CellRatePerS, 1)
 	return p, nil
+}
+
+// Combine is the prediction of a cell split across client hosts, from
+// each host's own (Predict on that host's settings and its share of the
+// rate; labels name the hosts, in order): each host has its own source
+// address and ports, so the cell's rates and counts are the hosts' added
+// up (cell and sustainable rate, ports, free ports, client TIME_WAIT; the
+// server's TIME_WAIT too, one socket per client 4-tuple, capped at the
+// server's tcp_max_tw_buckets); the port wall is met when any host meets
+// it, first at the earliest host's exhaust time; a sustainable rate only
+// when every host has one (else no single wall: nil). The combination of
+// one prediction is that prediction.
+func Combine(labels []string, ps []*Prediction, server Facts) *Prediction {
+	if len(ps) == 1 {
+		return ps[0]
+	}
+	out := &Prediction{Wall: WallNone, TWReuse: true, Notes: []string{}}
+	sustainable, allWalls := 0.0, true
+	ranges := map[string]bool{}
+	var perHost []string
+	cell := 0.0
+	for i, p := range ps {
+		if p.Wall != WallNone {
+			out.Wall = p.Wall
+		}
+		if p.SustainableRatePerS == nil {
+			allWalls = false
+		} else {
+			sustainable += *p.SustainableRatePerS
+		}
+		cell += p.CellRatePerS
+		out.EAddrNotAvail = out.EAddrNotAvail || p.EAddrNotAvail
+		out.ExhaustS = earliest([]*float64{out.ExhaustS, p.ExhaustS})
+		out.Ports += p.Ports
+		out.FreeAtStart += p.FreeAtStart
+		out.PortHoldS = max(out.PortHoldS, p.PortHoldS)
+		out.TWReuse = out.TWReuse && p.TWReuse
+		out.ClientTimeWait += p.ClientTimeWait
+		out.ServerTimeWait += p.ServerTimeWait
+		ranges[p.PortRange] = true
+		perHost = append(perHost, labels[i]+" "+p.PortRange)
+		for _, n := range p.Notes {
+			out.Notes = append(out.Notes, labels[i]+": "+n)
+		}
+	}
+	if allWalls {
+		out.SustainableRatePerS = ptr(decimal.Round(sustainable, 1))
+	}
+	out.CellRatePerS = decimal.Round(cell, 1)
+	out.PortRange = ps[0].PortRange
+	if len(ranges) > 1 {
+		out.PortRange = strings.Join(perHost, ", ")
+	}
+	out.ServerTimeWait = capTW(out.ServerTimeWait, server)
+	return out
 }
 
 // capTW caps a TIME_WAIT count at the host's tcp_max_tw_buckets.

@@ -204,6 +204,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	}
 
 	tlsSection(&d, s)
+	clientsSection(&d, s)
 
 	d.H(2, "The wall each cell met")
 	rows = nil
@@ -224,13 +225,105 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	report.Notes(&d, r.Dir)
 	report.Environment(&d, s)
 	report.Files(&d)
-	d.Table([]string{"Phase 4 path", "what"}, [][]string{
-		{"`raw/<cell>.json`, `.log`", "connclient churn or burst: the JSON result (mergeable histogram buckets, failures per second) and its progress"},
-		{"`raw/<cell>.facts.{client,server}.env`", "the sysctls and `/proc/net/sockstat`'s TCP line read before the cell; the prediction's input"},
-		{"`monitors/{server,client}/counters/<cell>.{before,after}.*`", "nstat (ListenOverflows, ListenDrops, TCPSynRetrans) and sockstat around the cell"},
-		{"`run.env` `sysctl.<host>.<key>.{old,set,restored}`", "every sysctl the run changed, its old value and that it was put back"},
-	})
+	d.Table([]string{"Phase 4 path", "what"}, filesRows(s))
 	return report.Write(r.Dir, ReportName, &d)
+}
+
+// filesRows are the report's Phase 4 files: a run made before each client
+// host had its own directory keeps raw/<cell>.json and the facts of
+// "client" and "server".
+func filesRows(s *summary.Summary) [][]string {
+	if !s.ClientSet().OwnDirs {
+		return [][]string{
+			{"`raw/<cell>.json`, `.log`", "connclient churn or burst: the JSON result (mergeable histogram buckets, failures per second) and its progress"},
+			{"`raw/<cell>.facts.{client,server}.env`", "the sysctls and `/proc/net/sockstat`'s TCP line read before the cell; the prediction's input"},
+			{"`monitors/{server,client}/counters/<cell>.{before,after}.*`", "nstat (ListenOverflows, ListenDrops, TCPSynRetrans) and sockstat around the cell"},
+			{"`run.env` `sysctl.<host>.<key>.{old,set,restored}`", "every sysctl the run changed, its old value and that it was put back"},
+		}
+	}
+	return [][]string{
+		{"`raw/<client>/<cell>.json`, `.log`", "each client host's connclient churn or burst: the JSON result (mergeable histogram buckets, failures per second) and its progress"},
+		{"`raw/<client>/<cell>.timing.json`", "when `csb start-at` started and ended that host's connclient, and when it was due (on that host's clock)"},
+		{"`raw/<cell>.facts.<host>.env`", "the sysctls and `/proc/net/sockstat`'s TCP line of the server and of each client host, read before the cell; the predictions' input"},
+		{"`monitors/<host>/counters/<cell>.{before,after}.*`", "nstat (ListenOverflows, ListenDrops, TCPSynRetrans) and sockstat around the cell, per host"},
+		{"`monitors/<client>/pidstat-connclient-<cell>.txt`", "each client host's connclient CPU and memory over the cell"},
+		{"`run.env` `sysctl.<host>.<key>.{old,set,restored}`", "every sysctl the run changed, its old value and that it was put back"},
+	}
+}
+
+// clientsSection writes an N-client run's per-client-host table: each
+// host's share of every cell, its own figures and its own prediction, and
+// how the cell's figures combine them. Nothing for a one-client run.
+func clientsSection(d *report.Doc, s *summary.Summary) {
+	if s.Clients == nil {
+		return
+	}
+	d.H(2, fmt.Sprintf("Per client host (%d client hosts)", s.Clients.N))
+	var rows [][]string
+	upper, inexact := false, false
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if c.LatencyMerge == summary.LatencyMergeNone {
+			inexact = true
+		}
+		if len(upperBounds(c)) > 0 {
+			upper = true
+		}
+		spread := "—"
+		if o := c.Overlap; o != nil {
+			spread = fmt.Sprintf("start %s ms, end %s ms apart", report.N(&o.StartSpreadMs, 0), report.N(&o.EndSpreadMs, 0))
+		}
+		unit := " /s"
+		if Kind(c) == "backlog" {
+			unit = " connects"
+		}
+		for _, cc := range c.Clients {
+			m := cc.Metrics
+			share := "—"
+			if cc.Connections != nil {
+				share = report.N(cc.Connections, 0) + unit
+			}
+			pred := "—"
+			if Kind(c) != "backlog" {
+				pred = report.N(m["predicted_cell_rate_per_s"], 1) + " /s, EADDRNOTAVAIL " + eaddrPred(m)
+			}
+			rows = append(rows, []string{"`" + c.Name + "`", cc.Label, share, report.N(m["rate_achieved_per_s"], 1),
+				report.N(m["connections_completed"], 0) + " / " + report.N(m["connections_failed"], 0),
+				report.N(m["errors_eaddrnotavail"], 0) + " / " + report.N(m["errors_econnreset"], 0) + " / " + report.N(m["errors_etimedout"], 0),
+				report.N(m["connect_latency_p99_ms"], 2), report.N(m["latency_p50_ms"], 2) + " / " + report.N(m["latency_p99_ms"], 2),
+				pred, report.N(m["client_time_wait_peak"], 0) + " (" + report.N(m["predicted_client_time_wait"], 0) + ")",
+				report.N(m["ports_left"], 0), report.N(m["client_proc_cpu_pct"], 1) + " / " + report.N(m["client_cpu_us_per_conn"], 1),
+				report.N(m["host_cpu_pct"], 0), report.N(cc.StartLagMs, 0), spread})
+		}
+	}
+	d.Table([]string{"cell", "client", "share", "achieved /s", "completed / failed", "EADDRNOTAVAIL / resets / timeouts",
+		"connect p99 ms", "request p50 / p99 ms", "predicted (this host)", "TIME_WAIT peak (predicted)", "ports left",
+		"connclient CPU % of one CPU / µs per connection", "host CPU %", "started after the due time, ms", "clients apart"}, rows)
+	d.P("Each cell's count (a burst) or rate (churn, accept) is split across the client hosts, the first ones one more (the share column), and every host's connclient starts at one due time (`csb start-at`; a burst at one instant). The last column says how far apart they started and ended, on the controller's clock (each host's times less its measured clock offset).")
+	d.P("The cell's figures in the tables above merge the hosts': connections, failures by cause, TLS handshakes and burst latency steps are added up, the target and achieved rates too (each host's completed connections over its own schedule), the first EADDRNOTAVAIL is the earliest host's, the per-second failures are added up by second. Latency, connect latency and TLS handshake percentiles come from every host's histogram merged bucket by bucket: exactly what one connclient making every connection would have printed, never an average of percentiles. The schedule lag, which connclient keeps no histogram of, is the largest host's: an upper bound (`upper_bound_metrics` in `summary.json`).")
+	if inexact {
+		d.P("**Latency not merged exactly** in the cells marked `latency_merge: %s` in `summary.json`: a host's result carries no histogram (connclient older than its dumps), so those percentiles are the largest host's, an upper bound (listed in `upper_bound_metrics`); the maxima are exact.", summary.LatencyMergeNone)
+	} else if upper {
+		d.P("Latency percentiles of every cell are exact (merged histograms); only the schedule lag is an upper bound.")
+	}
+	d.P("The port prediction is made per client host, from its own settings (`raw/<cell>.facts.<client>.env`: its port range, what it held in TIME_WAIT) and its share of the rate; each host has its own source address and ports, so the cell's predicted rates, ports, free ports and client TIME_WAIT are the hosts' added up (the server's TIME_WAIT too, at most tcp_max_tw_buckets), the wall is predicted when any host meets it, and the predicted exhaust time is the earliest host's. TIME_WAIT peaks per host are that host's own (sar); the cell's client peak is the peak of their per-second sum, and ports left the hosts' ports less their TIME_WAIT after the cell, added up.")
+}
+
+// upperBounds is a cell's metrics given as the largest host's value.
+func upperBounds(c *summary.Cell) []string {
+	switch u := c.Details["upper_bound_metrics"].(type) {
+	case []string:
+		return u
+	case []any:
+		out := make([]string, 0, len(u))
+		for _, v := range u {
+			if s, ok := v.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // Absorbed says, for each backlog, the largest burst it took without an
@@ -338,17 +431,36 @@ func twChart(s *summary.Summary) *chart.Chart {
 		if pts == nil {
 			pts = twFromAny(c.Details["time_wait"])
 		}
-		cl := chart.Series{Title: c.Name + " client"}
+		// One line per host: with several client hosts each one's own
+		// (its ports are its own), else the one client's.
+		labels := []string{"client"}
+		if s.Clients != nil {
+			labels = labels[:0]
+			for _, h := range s.Clients.Hosts {
+				labels = append(labels, h.Label)
+			}
+		}
+		series := make([]chart.Series, 0, len(labels)+1)
+		for _, l := range labels {
+			ser := chart.Series{Title: c.Name + " " + l}
+			for _, p := range pts {
+				v, ok := p.Client, p.Client >= 0
+				if s.Clients != nil {
+					v, ok = p.Clients[l]
+				}
+				if ok {
+					ser.Points = append(ser.Points, chart.Point{X: p.T, Y: float64(v)})
+				}
+			}
+			series = append(series, ser)
+		}
 		sv := chart.Series{Title: c.Name + " server"}
 		for _, p := range pts {
-			if p.Client >= 0 {
-				cl.Points = append(cl.Points, chart.Point{X: p.T, Y: float64(p.Client)})
-			}
 			if p.Server >= 0 {
 				sv.Points = append(sv.Points, chart.Point{X: p.T, Y: float64(p.Server)})
 			}
 		}
-		for _, ser := range []chart.Series{cl, sv} {
+		for _, ser := range append(series, sv) {
 			if len(ser.Points) > 0 {
 				ch.Series = append(ch.Series, ser)
 			}
@@ -364,7 +476,15 @@ func twFromAny(v any) []TWPoint {
 	for _, e := range list {
 		o, _ := e.(map[string]any)
 		f := func(k string) float64 { x, _ := o[k].(float64); return x }
-		out = append(out, TWPoint{T: f("t_s"), Client: int(f("client")), Server: int(f("server"))})
+		p := TWPoint{T: f("t_s"), Client: int(f("client")), Server: int(f("server"))}
+		if cs, ok := o["clients"].(map[string]any); ok {
+			p.Clients = map[string]int{}
+			for k, v := range cs {
+				n, _ := v.(float64)
+				p.Clients[k] = int(n)
+			}
+		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -5,13 +5,12 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"csbench/internal/atomicfile"
+	"csbench/internal/decimal"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )
@@ -44,21 +43,13 @@ func (d *Doc) Table(head []string, rows [][]string) {
 	d.WriteString("\n")
 }
 
-// N formats a metric with the given decimals; "—" for null.
-func N(p *float64, decimals int) string {
-	if p == nil || math.IsNaN(*p) {
-		return "—"
-	}
-	return strconv.FormatFloat(*p, 'f', decimals, 64)
-}
+// N formats a metric with the given decimals; "—" for null
+// (decimal.Format: a verdict's evidence in summary.json writes its numbers
+// the same way).
+func N(p *float64, decimals int) string { return decimal.Format(p, decimals) }
 
-// Pct formats a ratio as a percentage; "—" for null.
-func Pct(p *float64) string {
-	if p == nil || math.IsNaN(*p) {
-		return "—"
-	}
-	return strconv.FormatFloat(*p*100, 'f', 1, 64) + "%"
-}
+// Pct formats a ratio as a percentage; "—" for null (decimal.Pct).
+func Pct(p *float64) string { return decimal.Pct(p) }
 
 // Header writes the generated-file line, the title and the run's facts.
 func Header(d *Doc, s *summary.Summary, title string) {

@@ -70,6 +70,7 @@ func TestBinary(t *testing.T) {
 		{nil, 2, "", "error: -addr is required", true, false},
 		{[]string{"-addr", "198.18.0.1;touch /tmp/x"}, 2, "", `error: -addr "198.18.0.1;touch /tmp/x" is not an IP literal`, true, false},
 		{[]string{"-addr", "127.0.0.1", "-sizes", "1g"}, 2, "", `error: -sizes "1g"`, true, false},
+		{[]string{"-addr", "127.0.0.1", "-slots", "4"}, 2, "", "error: -slots 4 needs -service-time (or CSB_SERVICE_TIME) too: how long each request holds its slot\n\nUsage:", true, false},
 		{[]string{"-addr", "127.0.0.1", "-port", busyPort}, 1, "", "error: listen tcp 127.0.0.1:" + busyPort + ": bind: address already in use (", true, false},
 	} {
 		cmd := exec.Command(bin, tc.args...)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"csbench/internal/sizes"
 	"net/http"
 	"strconv"
 )
@@ -18,7 +19,10 @@ const (
 
 // Handler serves /healthz and /payload/<size>. Everything it sends (bodies and
 // header values) is built once by NewHandler, so ServeHTTP allocates nothing:
-// one map lookup, a few header map assignments, one Write.
+// one map lookup, a few header map assignments, one Write. (Under net/http,
+// whose ResponseWriter hands every request a new, empty header map, the
+// first assignment allocates that map's storage: one allocation per
+// request, net/http's map, in HTTP/1.1 and HTTP/2 alike; BenchmarkServe.)
 type Handler struct {
 	routes           map[string]*response
 	notFound         response
@@ -37,9 +41,9 @@ type response struct {
 }
 
 // NewHandler builds the bodies and routes for sizes once.
-func NewHandler(sizes []Size) *Handler {
+func NewHandler(list []sizes.Size) *Handler {
 	largest := 0
-	for _, s := range sizes {
+	for _, s := range list {
 		largest = max(largest, s.Bytes)
 	}
 	// One buffer; every body is a prefix of it and shares its memory.
@@ -49,14 +53,14 @@ func NewHandler(sizes []Size) *Handler {
 	}
 
 	h := &Handler{
-		routes:           make(map[string]*response, len(sizes)+1),
+		routes:           make(map[string]*response, len(list)+1),
 		notFound:         newResponse(http.StatusNotFound, textContentType, []byte("404 page not found\n")),
 		methodNotAllowed: newResponse(http.StatusMethodNotAllowed, textContentType, []byte("405 method not allowed\n")),
 	}
 	h.methodNotAllowed.allow = []string{"GET, HEAD"}
 	healthz := newResponse(http.StatusOK, textContentType, []byte("ok\n"))
 	h.routes["/healthz"] = &healthz
-	for _, s := range sizes {
+	for _, s := range list {
 		r := newResponse(http.StatusOK, payloadContentType, buf[:s.Bytes:s.Bytes])
 		h.routes[PayloadPath(s)] = &r
 	}
@@ -64,7 +68,7 @@ func NewHandler(sizes []Size) *Handler {
 }
 
 // PayloadPath is the URL path that serves s.
-func PayloadPath(s Size) string { return "/payload/" + s.Name }
+func PayloadPath(s sizes.Size) string { return "/payload/" + s.Name }
 
 func newResponse(status int, contentType string, body []byte) response {
 	return response{

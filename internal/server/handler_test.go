@@ -2,19 +2,20 @@ package server
 
 import (
 	"bytes"
+	"csbench/internal/sizes"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
 )
 
-func defaultSizes(t testing.TB) []Size {
+func defaultSizes(t testing.TB) []sizes.Size {
 	t.Helper()
-	sizes, err := ParseSizes(DefaultSizes)
+	list, err := sizes.ParseSizes(sizes.DefaultSizes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sizes
+	return list
 }
 
 // wantBody is the payload of n bytes: the pattern repeated and cut at n.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"csbench/internal/sizes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,7 +30,8 @@ func TestRunHelp(t *testing.T) {
 		}
 		out := stdout.String()
 		for _, want := range []string{"Usage: server -addr IP", "/payload/<size>", "Examples:", "Exit status:",
-			"-addr", "-port", "-sizes", "-idle-timeout", "-read-header-timeout", "-reuseport", "-gomaxprocs"} {
+			"-addr", "-port", "-sizes", "-idle-timeout", "-read-header-timeout", "-reuseport", "-gomaxprocs",
+			"-http", "-max-concurrent-streams", "-service-time", "-slots", "CSB_SERVICE_TIME", "CSB_SLOTS", "/stats", "h2c"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("Run(%s) stdout lacks %q:\n%s", arg, want, out)
 			}
@@ -72,6 +74,21 @@ func TestRunBadUsage(t *testing.T) {
 		{[]string{"-addr", "127.0.0.1", "-x"}, "flag provided but not defined: -x"},
 		{[]string{"-addr", "127.0.0.1", "extra"}, `unexpected argument "extra"`},
 		{[]string{"-addr"}, "flag needs an argument: -addr"},
+		{[]string{"-addr", "127.0.0.1", "-http", "3"}, `-http "3": "3" is not an HTTP version (want 1.1, 2 or 1.1,2)`},
+		{[]string{"-addr", "127.0.0.1", "-http", "1.1,1.1"}, `-http "1.1,1.1" names 1.1 twice`},
+		{[]string{"-addr", "127.0.0.1", "-http", ""}, `-http "": "" is not an HTTP version`},
+		{[]string{"-addr", "127.0.0.1", "-max-concurrent-streams", "100"}, "-max-concurrent-streams applies to HTTP/2 only: add -http 2 or -http 1.1,2"},
+		{[]string{"-addr", "127.0.0.1", "-http", "2", "-max-concurrent-streams", "0"}, "-max-concurrent-streams 0 is out of range (want 1 to 1048576; leave it out for net/http's 250)"},
+		{[]string{"-addr", "127.0.0.1", "-http", "1.1,2", "-max-concurrent-streams", "-5"}, "-max-concurrent-streams -5 is out of range"},
+		{[]string{"-addr", "127.0.0.1", "-service-time", "10ms"}, "-service-time 10ms needs -slots (or CSB_SLOTS) too: how many requests are served at once"},
+		{[]string{"-addr", "127.0.0.1", "-slots", "40"}, "-slots 40 needs -service-time (or CSB_SERVICE_TIME) too: how long each request holds its slot"},
+		{[]string{"-addr", "127.0.0.1", "-slots", "0", "-service-time", "10ms"}, "-slots 0 is out of range (want 1 to 100000)"},
+		{[]string{"-addr", "127.0.0.1", "-slots", "-3", "-service-time", "10ms"}, "-slots -3 is out of range"},
+		{[]string{"-addr", "127.0.0.1", "-slots", "4", "-service-time", "-10ms"}, "-service-time -10ms is out of range (want 1ms to 1s; time.Sleep is not precise below 1ms)"},
+		{[]string{"-addr", "127.0.0.1", "-slots", "4", "-service-time", "0"}, "-service-time 0s is out of range"},
+		{[]string{"-addr", "127.0.0.1", "-slots", "4", "-service-time", "100us"}, "-service-time 100µs is out of range"},
+		{[]string{"-addr", "127.0.0.1", "-slots", "4", "-service-time", "2s"}, "-service-time 2s is out of range"},
+		{[]string{"-addr", "127.0.0.1", "-slots", "4", "-service-time", "10"}, `invalid value "10" for flag -service-time`},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := Run(context.Background(), tc.args, &stdout, &stderr)
@@ -89,41 +106,50 @@ func TestRunBadUsage(t *testing.T) {
 	}
 }
 
+// noEnv is an environment with nothing set.
+func noEnv(string) (string, bool) { return "", false }
+
 func TestParseArgs(t *testing.T) {
-	cfg, err := ParseArgs([]string{"-addr", "198.18.0.1"})
+	cfg, err := parseArgs([]string{"-addr", "198.18.0.1"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{
 		Addr:              netip.MustParseAddr("198.18.0.1"),
 		Port:              8080,
-		Sizes:             []Size{{"1k", 1024}, {"4k", 4096}, {"10k", 10240}, {"100k", 102400}},
+		Sizes:             []sizes.Size{{Name: "1k", Bytes: 1024}, {Name: "4k", Bytes: 4096}, {Name: "10k", Bytes: 10240}, {Name: "100k", Bytes: 102400}},
 		IdleTimeout:       10 * time.Minute,
 		ReadHeaderTimeout: 5 * time.Second,
+		HTTP:              HTTPVersions{HTTP1: true},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", cfg, want)
 	}
 
-	cfg, err = ParseArgs([]string{"-addr", "2001:DB8::1", "-port", "0", "-sizes", "1m,1500",
-		"-idle-timeout", "15m", "-read-header-timeout", "2s", "-reuseport", "-gomaxprocs", "1"})
+	cfg, err = parseArgs([]string{"-addr", "2001:DB8::1", "-port", "0", "-sizes", "1m,1500",
+		"-idle-timeout", "15m", "-read-header-timeout", "2s", "-reuseport", "-gomaxprocs", "1",
+		"-http", "2,1.1", "-max-concurrent-streams", "100", "-service-time", "10ms", "-slots", "40"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want = Config{
-		Addr:              netip.MustParseAddr("2001:db8::1"),
-		Sizes:             []Size{{"1500", 1500}, {"1m", 1 << 20}},
-		IdleTimeout:       15 * time.Minute,
-		ReadHeaderTimeout: 2 * time.Second,
-		ReusePort:         true,
-		GOMAXPROCS:        1,
+		Addr:                 netip.MustParseAddr("2001:db8::1"),
+		Sizes:                []sizes.Size{{Name: "1500", Bytes: 1500}, {Name: "1m", Bytes: 1 << 20}},
+		IdleTimeout:          15 * time.Minute,
+		ReadHeaderTimeout:    2 * time.Second,
+		ReusePort:            true,
+		GOMAXPROCS:           1,
+		HTTP:                 HTTPVersions{HTTP1: true, HTTP2: true},
+		MaxConcurrentStreams: 100,
+		ServiceTime:          10 * time.Millisecond,
+		Slots:                40,
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("all flags:\n got %+v\nwant %+v", cfg, want)
 	}
 
 	// An IPv4-mapped IPv6 literal is the IPv4 address.
-	cfg, err = ParseArgs([]string{"-addr", "::ffff:127.0.0.1"})
+	cfg, err = parseArgs([]string{"-addr", "::ffff:127.0.0.1"}, noEnv)
 	if err != nil || cfg.Addr != netip.MustParseAddr("127.0.0.1") {
 		t.Errorf("-addr ::ffff:127.0.0.1: got %v, %v; want 127.0.0.1", cfg.Addr, err)
 	}
@@ -159,7 +185,7 @@ type running struct {
 }
 
 // startRun runs Run with args and waits for its listening line.
-func startRun(t *testing.T, args ...string) *running {
+func startRun(t testing.TB, args ...string) *running {
 	t.Helper()
 	ctx, stop := context.WithCancelCause(context.Background())
 	pr, pw := io.Pipe()
@@ -203,7 +229,7 @@ func startRun(t *testing.T, args ...string) *running {
 
 // shutdown cancels Run's context with cause and returns Run's result and
 // the decoded shutdown line.
-func (r *running) shutdown(t *testing.T, cause error) (error, map[string]any) {
+func (r *running) shutdown(t testing.TB, cause error) (error, map[string]any) {
 	t.Helper()
 	r.stop(cause)
 	var ev map[string]any
@@ -233,15 +259,19 @@ func TestRunListeningLine(t *testing.T) {
 		t.Errorf("addr = %q, want 127.0.0.1 with the port the kernel picked", r.addr)
 	}
 	for key, want := range map[string]any{
-		"event":                 "listening",
-		"go_version":            runtime.Version(),
-		"gomaxprocs":            float64(runtime.GOMAXPROCS(0)),
-		"reuseport":             false,
-		"idle_timeout_s":        90.0,
-		"read_header_timeout_s": 5.0,
-		"write_timeout_s":       60.0,
-		"max_header_bytes":      8192.0,
-		"tls":                   nil, // cleartext
+		"event":                     "listening",
+		"go_version":                runtime.Version(),
+		"gomaxprocs":                float64(runtime.GOMAXPROCS(0)),
+		"reuseport":                 false,
+		"idle_timeout_s":            90.0,
+		"read_header_timeout_s":     5.0,
+		"write_timeout_s":           60.0,
+		"max_header_bytes":          8192.0,
+		"tls":                       nil, // cleartext
+		"http_versions":             []any{"1.1"},
+		"h2_max_concurrent_streams": nil, // no HTTP/2
+		"service_time_ms":           nil, // no ground-truth mode
+		"slots":                     nil,
 	} {
 		if !reflect.DeepEqual(got[key], want) {
 			t.Errorf("%s = %#v, want %#v", key, got[key], want)
@@ -259,8 +289,8 @@ func TestRunListeningLine(t *testing.T) {
 	if !reflect.DeepEqual(got["sizes"], map[string]any{"1k": 1024.0, "100k": 102400.0, "1m": 1048576.0}) {
 		t.Errorf("sizes = %v", got["sizes"])
 	}
-	if len(got) != 12 {
-		t.Errorf("listening line has %d fields, want 12: %v", len(got), got)
+	if len(got) != 16 {
+		t.Errorf("listening line has %d fields, want 16: %v", len(got), got)
 	}
 }
 

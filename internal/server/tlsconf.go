@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"csbench/internal/tlscert"
 )
@@ -26,28 +27,30 @@ type TLSInfo struct {
 	MaxVersion  string `json:"max_version"`
 	KeyType     string `json:"key_type"`
 	Tickets     bool   `json:"session_tickets"`
-	ALPN        string `json:"alpn"`
+	ALPN        string `json:"alpn"` // offered, in preference order: "http/1.1", "h2,http/1.1" or "h2"
 	CertSHA256  string `json:"cert_sha256"`
 	CertExpires string `json:"cert_not_after"`
 }
 
-func (t *TLSSettings) info() *TLSInfo {
+func (t *TLSSettings) info(alpn []string) *TLSInfo {
 	if t == nil {
 		return nil
 	}
 	d := tlscert.Describe(t.Cert.Leaf)
 	return &TLSInfo{MinVersion: tls.VersionName(tls.VersionTLS12), MaxVersion: tls.VersionName(tls.VersionTLS13),
-		KeyType: t.KeyType, Tickets: t.Tickets, ALPN: "http/1.1", CertSHA256: d.SHA256, CertExpires: d.NotAfter}
+		KeyType: t.KeyType, Tickets: t.Tickets, ALPN: strings.Join(alpn, ","), CertSHA256: d.SHA256, CertExpires: d.NotAfter}
 }
 
 // serverConfig: TLS 1.3 and 1.2 (Go's default suites, its own preference
-// order), HTTP/1.1 only (ALPN), tickets as set.
-func (t *TLSSettings) serverConfig() *tls.Config {
+// order), the ALPN protocols alpn (HTTPVersions.alpn: http/1.1 alone
+// unless -http offers 2), tickets as set. A client whose ALPN list has
+// none of them fails the handshake (no_application_protocol).
+func (t *TLSSettings) serverConfig(alpn []string) *tls.Config {
 	return &tls.Config{
 		Certificates:           []tls.Certificate{t.Cert},
 		MinVersion:             tls.VersionTLS12,
 		MaxVersion:             tls.VersionTLS13,
-		NextProtos:             []string{"http/1.1"},
+		NextProtos:             alpn,
 		SessionTicketsDisabled: !t.Tickets,
 	}
 }

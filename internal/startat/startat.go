@@ -41,12 +41,15 @@ var ErrLate = errors.New("due time already past")
 
 // Job is one command to start at DueMS.
 type Job struct {
-	DueMS  int64
-	Out    string // the timing document's path
-	Argv   []string
-	Stdin  io.Reader
-	Stdout io.Writer
-	Stderr io.Writer
+	DueMS int64
+	Out   string // the timing document's path
+	// PIDFile, when set, gets the child's PID once it has started (temp
+	// file and rename), so a monitor on the host can follow the tool itself.
+	PIDFile string
+	Argv    []string
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
 	// Signals, when not nil, delivers the signals to forward to the child
 	// (SIGINT, SIGTERM); one that arrives before the due time cancels the
 	// job: nothing is started and no timing is written.
@@ -85,6 +88,13 @@ func Run(j Job) (int, error) {
 		return 0, fmt.Errorf("start %s: %w", j.Argv[0], err)
 	}
 	tm := Timing{Schema: Schema, DueMS: j.DueMS, StartMS: now().UnixMilli()}
+	if j.PIDFile != "" {
+		if err := atomicfile.Write(j.PIDFile, []byte(fmt.Sprintf("%d\n", cmd.Process.Pid)), 0o644); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return 0, fmt.Errorf("pid file: %w", err)
+		}
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var werr error

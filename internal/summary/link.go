@@ -4,6 +4,8 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+
+	"csbench/internal/decimal"
 )
 
 var rateRE = regexp.MustCompile(`^([0-9]+)(k|m|g)?bit$`)
@@ -48,10 +50,10 @@ func LinkFor(rate, lab string) Link {
 	case l.RateMbps == nil:
 		l.CeilingBasis = "unshaped link (LINK_RATE=none): no ceiling"
 	case lab == "netns":
-		l.TCPCeilingMbps = F(math.Round(*l.RateMbps*tcpPayload/1514*10) / 10)
+		l.TCPCeilingMbps = F(decimal.Round(*l.RateMbps*tcpPayload/1514, 1))
 		l.CeilingBasis = "tbf at " + rate + " counts 1514-byte frames: rate x 1448/1514 (TCP payload per frame, MTU 1500, timestamps on)"
 	default:
-		l.TCPCeilingMbps = F(math.Round(*l.RateMbps*tcpPayload/1538*10) / 10)
+		l.TCPCeilingMbps = F(decimal.Round(*l.RateMbps*tcpPayload/1538, 1))
 		l.CeilingBasis = "Ethernet at " + rate + ": rate x 1448/1538 (payload per 1538 bytes of wire time: MTU 1500 + header, FCS, preamble, gap; TCP timestamps on)"
 	}
 	return l

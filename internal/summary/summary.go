@@ -19,7 +19,8 @@ import (
 	"time"
 
 	"csbench/internal/atomicfile"
-	"csbench/internal/clients"
+	"csbench/internal/clienthosts"
+	"csbench/internal/parse"
 	"csbench/internal/rundir"
 )
 
@@ -63,8 +64,10 @@ type Summary struct {
 	TLS           *TLS              `json:"tls,omitempty"`    // HTTP phases, runs that recorded SCHEME
 	Hosts         map[string]Host   `json:"hosts"`
 	// Clients is set for a run with several client hosts (run.env
-	// clients >= 2) and absent for one client.
+	// clients >= 2) and absent for one client: its table is the run's.
 	Clients *Clients `json:"clients,omitempty"`
+	// set is the run's client hosts, one or more (ClientSet).
+	set *clienthosts.Set
 	// Pin is set when the hosts were pinned to CPU sets of their own.
 	Pin   *Pin   `json:"cpu_pin,omitempty"`
 	Cells []Cell `json:"cells"`
@@ -112,9 +115,23 @@ func (s *Summary) SharedCPUs() bool {
 	return false
 }
 
-// ClientsFrom converts the run's client set (nil for one client).
-func ClientsFrom(set *clients.Set) *Clients {
-	if set == nil {
+// ClientSet is the run's client hosts, one or more: as run.env recorded
+// them, or for a summary read back from its file, its table (one host
+// "client" when it has none).
+func (s *Summary) ClientSet() *clienthosts.Set {
+	switch {
+	case s.set != nil:
+		return s.set
+	case s.Clients != nil:
+		return s.Clients.Set()
+	}
+	return clienthosts.One()
+}
+
+// ClientsFrom converts the run's client set: the table summary.json
+// carries, only for several client hosts (nil for one).
+func ClientsFrom(set *clienthosts.Set) *Clients {
+	if set == nil || set.N() < 2 {
 		return nil
 	}
 	out := &Clients{N: set.N(), ServerCPUs: set.ServerCPUs, ClockBoundMs: set.ClockBoundMs}
@@ -125,13 +142,13 @@ func ClientsFrom(set *clients.Set) *Clients {
 }
 
 // Set converts back to the clients package's form.
-func (c *Clients) Set() *clients.Set {
+func (c *Clients) Set() *clienthosts.Set {
 	if c == nil {
 		return nil
 	}
-	set := &clients.Set{ServerCPUs: c.ServerCPUs, ClockBoundMs: c.ClockBoundMs}
+	set := &clienthosts.Set{ServerCPUs: c.ServerCPUs, ClockBoundMs: c.ClockBoundMs}
 	for i, h := range c.Hosts {
-		set.Clients = append(set.Clients, clients.Client{K: i + 1, Label: h.Label, SSH: h.SSH, Addrs: h.Addrs, NIC: h.NIC, CPUs: h.CPUs, ClockOffsetMs: h.ClockOffsetMs})
+		set.Clients = append(set.Clients, clienthosts.Client{K: i + 1, Label: h.Label, SSH: h.SSH, Addrs: h.Addrs, NIC: h.NIC, CPUs: h.CPUs, ClockOffsetMs: h.ClockOffsetMs})
 	}
 	return set
 }
@@ -403,13 +420,14 @@ func (c *Cell) SetRawError(dir, path string, err error) {
 
 // Malformed reports whether err means a raw file could not be read or is
 // not well-formed JSON: missing, unreadable, empty, cut short, a syntax or
-// type error.
+// type error, or a value below zero where the tool never prints one
+// (parse.ErrImpossible).
 func Malformed(err error) bool {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	var pe *fs.PathError
 	return errors.As(err, &syn) || errors.As(err, &typ) || errors.As(err, &pe) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, parse.ErrImpossible)
 }
 
 // OneLine makes s one printable ASCII line of at most max bytes: control
@@ -516,10 +534,10 @@ func New(r *rundir.Run, generatedBy string) *Summary {
 			NICDriver: h.Facts["nic_driver"], Sysctls: h.Sysctls, Tools: h.Tools,
 		}
 	}
-	if set, err := clients.FromRun(r); err != nil {
+	if set, err := clienthosts.FromRun(r); err != nil {
 		s.Notes = append(s.Notes, err.Error())
 	} else {
-		s.Clients = ClientsFrom(set)
+		s.set, s.Clients = set, ClientsFrom(set)
 	}
 	if cc := r.Get("client.1.cpus"); cc != "" && r.Get("server.cpus") != "" {
 		s.Pin = &Pin{Server: r.Get("server.cpus"), Client: cc}
@@ -549,8 +567,18 @@ const (
 
 // Write writes summary.json and summary.csv into dir, each by temp-and-
 // rename: a reader never sees half a file, a failure leaves the old one.
+// With one client host a cell's per-client table, overlap and latency
+// merge are the cell's own figures: the file leaves them out.
 func (s *Summary) Write(dir string) error {
-	b, err := json.MarshalIndent(s, "", "  ")
+	doc := *s
+	if doc.ClientSet().N() == 1 {
+		doc.Cells = make([]Cell, len(s.Cells))
+		for i, c := range s.Cells {
+			c.Clients, c.Overlap, c.LatencyMerge = nil, nil, ""
+			doc.Cells[i] = c
+		}
+	}
+	b, err := json.MarshalIndent(&doc, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -613,7 +641,9 @@ func sortedSet(m map[string]bool) []string {
 
 // Load reads a summary.json: the one way every reader (compare, report,
 // the HTTP phases' baseline) gets one. A file of another schema_version is
-// refused with a *VersionError before its fields are trusted.
+// refused with a *VersionError before its fields are trusted; one holding
+// a figure no tool can produce (a negative rate, a throughput far above
+// the line rate: see values.go) with a *ValueError naming the field.
 func Load(path string) (*Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -632,6 +662,9 @@ func Load(path string) (*Summary, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if err := s.checkValues(path); err != nil {
+		return nil, err
+	}
 	return &s, nil
 }
 
@@ -643,4 +676,26 @@ func (s *Summary) Cell(name string) *Cell {
 		}
 	}
 	return nil
+}
+
+// ClientTiming reads when client cc's tool of cell rc ran (the timing `csb
+// start-at` wrote beside its output raw, on a run that has one), sets
+// cc.StartLagMs from it and returns it (nil when there is none) with the
+// notes for the summary: a timing missing where one was expected, a tool
+// (named tool) that exited non-zero.
+func ClientTiming(set *clienthosts.Set, rc rundir.Cell, raw, tool string, cc *ClientCell) (*clienthosts.Timing, []string) {
+	t, err := clienthosts.ReadTiming(clienthosts.TimingPath(raw))
+	if err != nil {
+		// A run from before each client had its own directory has none.
+		if set.TimingExpected(rc.Status, raw, err) {
+			return nil, []string{fmt.Sprintf("cell %s: %s: no timing: %s", rc.Name, cc.Label, OneLine(err.Error(), MaxErrorLen))}
+		}
+		return nil, nil
+	}
+	lag := float64(*t.StartMs - *t.DueMs)
+	cc.StartLagMs = &lag
+	if *t.Exit != 0 {
+		return &t, []string{fmt.Sprintf("cell %s: %s: %s exited %d", rc.Name, cc.Label, tool, *t.Exit)}
+	}
+	return &t, nil
 }

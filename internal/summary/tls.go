@@ -64,7 +64,7 @@ func TLSFor(r *rundir.Run) *TLS {
 // serverTLSLine: the reference server's listening line's tls object (its
 // first log), if any.
 func serverTLSLine(dir string) (string, *bool) {
-	logs, _ := filepath.Glob(filepath.Join(dir, "server", "*-1.log"))
+	logs, _ := rundir.Files(filepath.Join(dir, "server"), "", "-1.log")
 	for _, l := range logs {
 		f, err := os.Open(l)
 		if err != nil {

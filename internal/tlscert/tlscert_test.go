@@ -28,10 +28,28 @@ func handshake(t *testing.T, b *Bundle, serverName string) (tls.ConnectionState,
 	if !pool.AppendCertsFromPEM(b.CAPEM) {
 		t.Fatal("no CA")
 	}
-	cc, sc := net.Pipe()
-	srv := tls.Server(sc, &tls.Config{Certificates: []tls.Certificate{pair}})
+	// Loopback TCP, not net.Pipe: a pipe has no buffer, so a client that
+	// refuses the certificate blocks on its alert until the deadline.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
 	done := make(chan error, 1)
-	go func() { done <- srv.Handshake(); sc.Close() }()
+	go func() {
+		sc, err := ln.Accept()
+		if err != nil {
+			done <- err
+			return
+		}
+		sc.SetDeadline(time.Now().Add(10 * time.Second))
+		done <- tls.Server(sc, &tls.Config{Certificates: []tls.Certificate{pair}}).Handshake()
+		sc.Close()
+	}()
+	cc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
 	cl := tls.Client(cc, &tls.Config{RootCAs: pool, ServerName: serverName})
 	cc.SetDeadline(time.Now().Add(10 * time.Second))
 	err = cl.Handshake()

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"csbench/internal/decimal"
 	"csbench/internal/hostdata"
-	"csbench/internal/kv"
 	"csbench/internal/parse"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
@@ -169,13 +169,13 @@ func otherLoad(all *parse.PidstatReport, run map[int]bool, mp *parse.MpstatRepor
 		}
 		if len(st) > 0 {
 			steal = mean(st)
-			ol.StealCPUPct = summary.F(kv.Round(steal, 1))
-			ol.HostBusyCPUPct = summary.F(kv.Round(mean(busy), 1))
+			ol.StealCPUPct = summary.F(decimal.Round(steal, 1))
+			ol.HostBusyCPUPct = summary.F(decimal.Round(mean(busy), 1))
 		}
 	}
-	ol.OthersCPUPct = summary.F(kv.Round(others/n+steal, 1))
-	ol.RunCPUPct = summary.F(kv.Round(mine/n, 1))
-	ol.KernelThreadsCPUPct = summary.F(kv.Round(kernel/n, 1))
+	ol.OthersCPUPct = summary.F(decimal.Round(others/n+steal, 1))
+	ol.RunCPUPct = summary.F(decimal.Round(mine/n, 1))
+	ol.KernelThreadsCPUPct = summary.F(decimal.Round(kernel/n, 1))
 	if sar != nil {
 		var q []float64
 		for _, s := range sar.Samples {
@@ -188,13 +188,13 @@ func otherLoad(all *parse.PidstatReport, run map[int]bool, mp *parse.MpstatRepor
 			for _, x := range q {
 				mx = math.Max(mx, x)
 			}
-			ol.RunQueueMean = summary.F(kv.Round(mean(q), 1))
+			ol.RunQueueMean = summary.F(decimal.Round(mean(q), 1))
 			ol.RunQueueMax = summary.F(mx)
 		}
 	}
 	for k, v := range per {
 		if v/n >= MinNamedPct {
-			ol.Top = append(ol.Top, summary.OtherProc{PID: k.pid, Command: k.cmd, CPUPct: kv.Round(v/n, 1)})
+			ol.Top = append(ol.Top, summary.OtherProc{PID: k.pid, Command: k.cmd, CPUPct: decimal.Round(v/n, 1)})
 		}
 	}
 	sort.Slice(ol.Top, func(i, j int) bool {

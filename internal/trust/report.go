@@ -130,3 +130,18 @@ func joinLines(ls []string) string {
 	}
 	return s
 }
+
+// VerdictSection is the "Verdict per cell" table of a phase whose rows are
+// its cells: the cell (in a column named first), what bound it and the
+// evidence, each with its marks.
+func VerdictSection(d *report.Doc, s *summary.Summary, first string) {
+	d.H(2, "Verdict per cell")
+	var rows [][]string
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if c.Verdict != nil {
+			rows = append(rows, MarkRow([]string{"`" + c.Name + "`", "**" + c.Verdict.Bound + "**", c.Verdict.Evidence}, c, 1))
+		}
+	}
+	d.Table([]string{first, "bound by", "evidence"}, rows)
+}

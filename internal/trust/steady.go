@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"csbench/internal/chart"
+	"csbench/internal/decimal"
 	"csbench/internal/hostdata"
-	"csbench/internal/kv"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )
@@ -70,7 +70,7 @@ func Steady(t *summary.Trust, h *hostdata.Hosts, c rundir.Cell, snd Sender, skip
 			skipped++
 			continue
 		}
-		xs = append(xs, kv.Round(d.TxKBPerS*8*1024/1e6, 2))
+		xs = append(xs, decimal.Round(d.TxKBPerS*8*1024/1e6, 2))
 	}
 	if len(xs) == 0 {
 		return t
@@ -95,7 +95,7 @@ func JudgeSeries(xs []float64, cvPct float64) *summary.Steadiness {
 		mean += x
 	}
 	mean /= n
-	st.MeanMbps = kv.Round(mean, 2)
+	st.MeanMbps = decimal.Round(mean, 2)
 	if len(xs) < MinSteadySamples || mean <= 0 {
 		st.Reason = fmt.Sprintf("not judged: %d s of samples (at least %d needed) at %.1f Mbit/s mean", len(xs), MinSteadySamples, mean)
 		return st
@@ -105,7 +105,7 @@ func JudgeSeries(xs []float64, cvPct float64) *summary.Steadiness {
 		ss += (x - mean) * (x - mean)
 	}
 	sd := math.Sqrt(ss / (n - 1))
-	st.CVPct = kv.Round(sd/mean*100, 1)
+	st.CVPct = decimal.Round(sd/mean*100, 1)
 	// Least squares of x against the second 0..n-1, and the t statistic of
 	// its slope (residual standard error over sqrt(Sxx)).
 	xm := (n - 1) / 2
@@ -127,8 +127,8 @@ func JudgeSeries(xs []float64, cvPct float64) *summary.Steadiness {
 	} else if b == 0 {
 		tstat = 0
 	}
-	st.SlopePctPerS = kv.Round(b/mean*100, 2)
-	st.TrendT = kv.Round(math.Min(tstat, 999), 1)
+	st.SlopePctPerS = decimal.Round(b/mean*100, 2)
+	st.TrendT = decimal.Round(math.Min(tstat, 999), 1)
 	st.Judged = true
 	change := math.Abs(b) * (n - 1) / mean * 100
 	switch {

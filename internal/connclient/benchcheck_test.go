@@ -1,0 +1,240 @@
+package connclient
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"csbench/internal/tlscert"
+)
+
+// testdata/enginebench is two repetitions of scripts/engine-bench.sh as the
+// tools wrote them (wrk with lib/wrk/report.lua, connclient, /usr/bin/time),
+// from a run on the 2-CPU build machine.
+const benchDir = "testdata/enginebench"
+
+// TestBenchReport: every figure is the raw files' own arithmetic, the
+// spreads are of the repetitions, and the verdicts follow the medians.
+func TestBenchReport(t *testing.T) {
+	rep, err := BenchReportOf(benchDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Repetitions) != 2 || rep.Repetitions[0].Rep != "rep-1" || rep.Repetitions[1].Rep != "rep-2" {
+		t.Fatalf("repetitions %+v", rep.Repetitions)
+	}
+	for _, r := range rep.Repetitions {
+		tm, err := readTime(filepath.Join(benchDir, r.Rep, "wrk.time"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Wrk.CPUS != round(tm.UserS+tm.SysS, 3) || r.Wrk.Connections != 16 || r.Wrk.RPSTarget != nil {
+			t.Errorf("%s wrk: %+v (time %+v)", r.Rep, r.Wrk, tm)
+		}
+		for name, run := range map[string]BenchRun{"wrk": r.Wrk, "engine": r.Engine, "knee": r.Knee, "ceiling": r.Ceiling, "lag": r.Lag} {
+			if want := round(float64(run.Requests)/run.CPUS, 1); run.PerCPUS != want || run.Requests <= 0 {
+				t.Errorf("%s %s: %v requests per CPU-second, want %v", r.Rep, name, run.PerCPUS, want)
+			}
+		}
+		if want := round(r.Engine.PerCPUS/r.Wrk.PerCPUS, 3); r.Ratio != want {
+			t.Errorf("%s ratio %v, want %v", r.Rep, r.Ratio, want)
+		}
+		if want := round(r.Knee.PerCPUS/r.Wrk.PerCPUS, 3); r.KneeRatio != want {
+			t.Errorf("%s knee ratio %v, want %v", r.Rep, r.KneeRatio, want)
+		}
+		for name, run := range map[string]BenchRun{"wrk": r.Wrk, "engine": r.Engine, "knee": r.Knee, "ceiling": r.Ceiling, "lag": r.Lag} {
+			if run.OtherCPUS == nil || *run.OtherCPUS < 0 || *run.OtherCPUS > run.WallS {
+				t.Errorf("%s %s: other work on the client's CPU %v s, want 0 to its %v s", r.Rep, name, run.OtherCPUS, run.WallS)
+			}
+		}
+		if r.Engine.Engine != EngineEpoll || r.Ceiling.LoopCPUUtil == nil || r.Lag.LagP99Ms == nil {
+			t.Errorf("%s: engine %q loop util %v lag %v", r.Rep, r.Engine.Engine, r.Ceiling.LoopCPUUtil, r.Lag.LagP99Ms)
+		}
+	}
+	a, b := rep.Repetitions[0].Ratio, rep.Repetitions[1].Ratio
+	if rep.Ratio.N != 2 || *rep.Ratio.Min != math.Min(a, b) || *rep.Ratio.Max != math.Max(a, b) || *rep.Ratio.Median != round((a+b)/2, 3) {
+		t.Errorf("ratio spread %+v of %v and %v", rep.Ratio, a, b)
+	}
+	if rep.RatioOK != (*rep.Ratio.Median >= BenchRatioMin) || rep.LagOK != (*rep.LagOwnP99Ms.Median <= BenchLagMaxMs) {
+		t.Errorf("verdicts %v %v for ratio %v, engine lag %v", rep.RatioOK, rep.LagOK, *rep.Ratio.Median, *rep.LagOwnP99Ms.Median)
+	}
+}
+
+func TestBenchReportErrors(t *testing.T) {
+	if _, err := BenchReportOf(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no repetition directory") {
+		t.Errorf("empty dir: %v", err)
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "rep-1"), 0o755)
+	if _, err := BenchReportOf(dir); err == nil || !strings.Contains(err.Error(), "wrk.out") {
+		t.Errorf("empty repetition: %v", err)
+	}
+}
+
+// TestCPUBusy: busy is user + nice + system + irq + softirq + steal,
+// idle and iowait left out, of the named CPU, in seconds of 100 ticks.
+func TestCPUBusy(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.WriteFile(a, []byte("cpu  10 0 10 100 0 0 0 0 0 0\ncpu0 5 0 5 50 0 0 0 0 0 0\ncpu1 100 1 20 1000 7 2 3 4 0 0\n"), 0o644)
+	os.WriteFile(b, []byte("cpu  10 0 10 100 0 0 0 0 0 0\ncpu0 5 0 5 50 0 0 0 0 0 0\ncpu1 150 2 40 1100 9 3 4 9 0 0\n"), 0o644)
+	got, err := cpuBusy(a, b, "cpu1")
+	if want := (50 + 1 + 20 + 1 + 1 + 5) / 100.0; err != nil || math.Abs(got-want) > 1e-9 {
+		t.Errorf("cpuBusy = %v, %v; want %v", got, err, want)
+	}
+	if _, err := cpuBusy(a, b, "cpu7"); err == nil || !strings.Contains(err.Error(), "no cpu7 line") {
+		t.Errorf("missing CPU: %v", err)
+	}
+}
+
+func TestReadTime(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		in   string
+		want CPUTime
+		err  string
+	}{
+		{"user_s=0.21 sys_s=1.75 wall_s=5.04\n", CPUTime{UserS: 0.21, SysS: 1.75, WallS: 5.04}, ""},
+		{"Command exited with non-zero status 1\nuser_s=0.01 sys_s=0.00 wall_s=0.02\n", CPUTime{UserS: 0.01, WallS: 0.02, ExitStatus: 1}, ""},
+		{"Command terminated by signal 9\nuser_s=0.01 sys_s=0.00 wall_s=0.02\n", CPUTime{UserS: 0.01, WallS: 0.02, ExitStatus: -1}, ""},
+		{"0.21 1.75 5.04\n", CPUTime{}, "no line of /usr/bin/time"},
+		{"user_s=x sys_s=1 wall_s=1\n", CPUTime{}, "is not"},
+	}
+	for i, c := range cases {
+		p := filepath.Join(dir, itoa(int64(i)))
+		os.WriteFile(p, []byte(c.in), 0o644)
+		got, err := readTime(p)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q: %+v %v, want %+v", c.in, got, err, c.want)
+		}
+	}
+}
+
+// TestBenchRate: the rate of the next run comes from wrk's own JSON line
+// and from a connclient result, rounded down.
+func TestBenchRate(t *testing.T) {
+	rep := filepath.Join(benchDir, "rep-1")
+	r, err := BenchRate(filepath.Join(rep, "wrk.out"), "", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrkRun, err := wrkRun(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int(float64(wrkRun.Requests) / wrkRun.ElapsedS); r != want {
+		t.Errorf("benchrate -wrk %d, want %d", r, want)
+	}
+	c, err := BenchRate("", filepath.Join(rep, "ceiling.json"), 0.8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ceil, err := clientRun(rep, "ceiling")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ceil.Requests * 8 / 10 / int64(ceil.ElapsedS); math.Abs(float64(c)-float64(want))/float64(want) > 0.01 {
+		t.Errorf("benchrate -result -scale 0.8: %d, want about %d", c, want)
+	}
+	if _, err := BenchRate("", filepath.Join(rep, "wrk.time"), 1); err == nil {
+		t.Error("a time file was taken for a result")
+	}
+}
+
+// TestBenchUsage: benchrate and benchreport refuse bad command lines with
+// exit 2 and the usage.
+func TestBenchUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"benchrate"},
+		{"benchrate", "-wrk", "a", "-result", "b"},
+		{"benchrate", "-result", "b", "-scale", "0"},
+		{"benchrate", "-result", "b", "-scale", "101"},
+		{"benchreport"},
+		{"benchreport", "-dir", "x", "extra"},
+	} {
+		var stdout, stderr strings.Builder
+		err := Run(context.Background(), args, &stdout, &stderr)
+		if ExitCode(err) != 2 || !strings.HasPrefix(stderr.String(), "error: ") || !strings.Contains(stderr.String(), "usage: connclient") || stdout.Len() != 0 {
+			t.Errorf("%q: exit %d, stderr %q", args, ExitCode(err), stderr.String())
+		}
+	}
+	var stdout, stderr strings.Builder
+	if err := Run(context.Background(), []string{"benchreport", "-dir", benchDir}, &stdout, &stderr); err != nil {
+		t.Fatalf("benchreport: %v %s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"mode": "benchreport"`) {
+		t.Errorf("benchreport printed %q", stdout.String())
+	}
+}
+
+// TestUsageNamesEverySubcommand: the usage's synopsis names every
+// subcommand Run knows.
+func TestUsageNamesEverySubcommand(t *testing.T) {
+	names := strings.FieldsFunc(strings.ReplaceAll(subcommandList, " or ", ", "), func(r rune) bool { return r == ',' || r == ' ' })
+	if len(names) != 7 {
+		t.Fatalf("subcommands %q", names)
+	}
+	synopsis := Usage[:strings.Index(Usage, "\n\n")]
+	for _, n := range names {
+		if !strings.Contains(synopsis, "connclient "+n+" ") {
+			t.Errorf("the usage synopsis lacks connclient %s", n)
+		}
+	}
+}
+
+// TestLowrateTLSEngine: with -tls-ca lowrate runs on the goroutine engine
+// and says so; the epoll engine's own figures are null.
+func TestLowrateTLSEngine(t *testing.T) {
+	dir := t.TempDir()
+	b, err := tlscert.Make(netip.MustParseAddr("127.0.0.1"), "ecdsa-p256", time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tlscert.WriteDir(dir, b); err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(b.CertPEM, b.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }),
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}}}
+	go srv.ServeTLS(ln, "", "")
+	t.Cleanup(func() { srv.Close() })
+	res := lowrateJSON(t, ln.Addr().String(), "-conns", "3", "-rps", "100", "-duration", "200ms", "-tls-ca", filepath.Join(dir, tlscert.CAFile))
+	if res["engine"] != EngineGoroutines || num(t, res, "requests_completed") != 20 {
+		t.Errorf("engine %v completed %v", res["engine"], res["requests_completed"])
+	}
+	for _, k := range []string{"event_loops", "event_loops_cpu_s", "requests_late_pool_busy", "connection_drops", "engine_lag_p99_ms", "engine_lag_histogram"} {
+		if !isNull(res, k) {
+			t.Errorf("%s = %v with the goroutine engine, want null", k, res[k])
+		}
+	}
+	// Cleartext: the epoll engine, its figures measured.
+	s := newScriptServer(t, okResp)
+	res = lowrateJSON(t, s.addr, "-conns", "3", "-rps", "100", "-duration", "200ms")
+	if res["engine"] != EngineEpoll || num(t, res, "event_loops") < 1 || num(t, res, "event_loops_cpu_s") < 0 ||
+		num(t, res, "requests_late_pool_busy") < 0 || isNull(res, "connection_drops") || !isNull(res, "drain_s") {
+		t.Errorf("epoll engine fields: engine %v loops %v cpu %v pool busy %v drops %v drain %v", res["engine"], res["event_loops"],
+			res["event_loops_cpu_s"], res["requests_late_pool_busy"], res["connection_drops"], res["drain_s"])
+	}
+}

@@ -1,0 +1,37 @@
+package nginxconf
+
+import (
+	"strings"
+	"testing"
+
+	"csbench/internal/golden"
+)
+
+// The Phase 3 config of the committed csb-vs-nginx reference run
+// (compare/csb-vs-nginx/nginx/03-c10k/…/nginx/nginx.conf): 10k
+// connections, SERVER_CPUS=1, root on the server host.
+func TestRenderC10k(t *testing.T) {
+	in := Input{Dir: "/tmp/csb-run.uxUKXxaffJ", User: "root", Listen: "198.18.0.1:8080", Sizes: []string{"1k"},
+		HealthPath: "/healthz", ServerCPUs: "1", MaxConns: 10000, HoldS: 15, FDHard: 20000}
+	s := Size(in)
+	if s.Workers != "1" || s.WorkerConnections != 11024 || s.Nofile != 20000 || s.KeepaliveTimeoutS != 75 || s.Warning == "" {
+		t.Fatalf("sizing %+v", s)
+	}
+	golden.Check(t, "c10k.conf", Render(in, s))
+}
+
+func TestRenderTLSAndPaths(t *testing.T) {
+	in := Input{Dir: "/w", Listen: "[fd00::1]:8443", Sizes: []string{"1k", "10k"}, Paths: map[string]string{"10k": "/s/10k.bin"},
+		HealthPath: "/ping", Workers: "2", HoldS: 60, TLSDir: "/w/bin/tls"}
+	s := Size(in)
+	if s.WorkerConnections != MinWorkerConnections || s.KeepaliveTimeoutS != 120 || s.Nofile != 2*4096+1024 || s.Warning != "" {
+		t.Fatalf("sizing %+v", s)
+	}
+	conf := Render(in, s)
+	for _, want := range []string{"listen [fd00::1]:8443 ssl backlog=65535;", "ssl_session_tickets off;", "location = /ping {",
+		"location = /s/10k.bin { alias /w/bin/www/10k; }", "location = /payload/1k { alias /w/bin/www/1k; }", "worker_processes 2;"} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("config lacks %q:\n%s", want, conf)
+		}
+	}
+}
