@@ -2,6 +2,10 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
+# A Go in /usr/local/go comes first (make setup puts go.mod's there when the
+# distribution's is too old to fetch it itself).
+export PATH := $(if $(wildcard /usr/local/go/bin/go),/usr/local/go/bin:)$(PATH)
+
 LAB ?= netns
 PROFILE ?= quick
 export LAB PROFILE
@@ -14,7 +18,7 @@ GO_PKGS := ./...
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
 
-setup: ## install what is missing (Debian/Ubuntu; needs root)
+setup: ## install what is missing, Go >= go.mod's among it (Debian/Ubuntu; needs root)
 	bash scripts/setup.sh
 
 build: ## build the Go commands into bin/
@@ -25,7 +29,8 @@ build: ## build the Go commands into bin/
 demo: build ## every phase with PROFILE=quick on LAB=netns (make demo LAB=local needs no root)
 	bash scripts/demo.sh
 
-test: lint test-go check-generated test-bats ## everything: lint, Go tests, generated files, bats (library + end to end on the netns lab)
+test: build ## everything: lint, Go tests, generated files, bats (library + end to end on netns labs; scripts/test.sh -h)
+	bash scripts/test.sh
 
 test-go: ## Go unit tests
 	go test -count=1 $(GO_PKGS)
@@ -33,14 +38,16 @@ test-go: ## Go unit tests
 check-generated: build ## the committed summaries, reports and charts are what bin/csb makes of their raw files
 	bash scripts/check-generated.sh
 
-test-bats: build ## bats: library, bad input, end to end
+test-bats: build ## bats alone, one file after another: library, bad input, end to end
 	bats --timing --print-output-on-failure tests/
 
-lint: ## gofmt, go vet, shellcheck (scripts and the manual's code blocks)
+lint: ## gofmt, go vet, shellcheck (scripts and the manual's code blocks), the docs' relative links
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>&1); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
 	go vet $(GO_PKGS)
-	shellcheck -x $(SH_FILES)
+	@# Every script that sources lib/init.sh makes shellcheck read the whole library (~5 s): two at once.
+	printf '%s\n' $(SH_FILES) | xargs -P 2 -n 6 shellcheck -x
 	bash scripts/check-manual.sh
+	bash scripts/check-links.sh
 
 lab-up: ## build the netns lab (root)
 	lab/netns.sh up
@@ -48,8 +55,8 @@ lab-up: ## build the netns lab (root)
 lab-down: ## remove the netns lab (root)
 	lab/netns.sh down
 
-report: build ## rebuild report/README.md from the latest run of each phase (RESULTS_ROOT=DIR: DIR/report/)
-	bin/csb report $(if $(RESULTS_ROOT),-root $(RESULTS_ROOT) -out $(RESULTS_ROOT)/report)
+report: build ## your cross-phase report from the latest run of each phase: report/local/ (git ignores it; RESULTS_ROOT=DIR: DIR/report/)
+	bin/csb report $(if $(RESULTS_ROOT),-root $(RESULTS_ROOT) -out $(RESULTS_ROOT)/report,-out report/local)
 
 clean: ## remove bin/
 	rm -rf bin

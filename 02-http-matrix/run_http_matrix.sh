@@ -18,11 +18,12 @@
 # raw/warmup/). REPEAT=N runs every cell N times, all in one shuffled order;
 # the report shows the median and the min-max.
 #
-# Before the matrix the client's fd limit is checked against the largest
-# concurrency (+64 spare) and the soft limit raised when the hard one allows;
-# a cell that still cannot get its fds is refused (cells.tsv: refused, with
-# the reason), never run half-broken. The server's net.core.somaxconn is
-# recorded against the largest concurrency.
+# Each cell is planned across the client hosts (csb load-plan): a host
+# whose hard fd limit cannot hold its share of the connections (+64 spare)
+# refuses the cell (cells.tsv: refused, with the reason), never run
+# half-broken; every tool runs with its soft limit raised to the hard one.
+# The summary notes a server net.core.somaxconn (env/server) below the
+# largest concurrency.
 #
 # Profiles (each setting below overrides its part):
 #   smoke  1k,4k x 16,64 (the matrix's top-left corner), 2 s per cell, 1 s warm-up
@@ -30,41 +31,17 @@
 #   full   1k,4k,10k,100k x 16,64,128,256,512,1024, 30 s per cell, 5 s warm-up
 #          (the seed's experiment)
 #
-# Settings of this phase (lab.env, environment or -s KEY=VALUE):
-#   PAYLOADS      sizes as the server names them (default: the profile's)
-#   CONCURRENCY   connections per cell, positive integers (default: the profile's)
-#   LOADGEN       auto | oha | wrk (default auto)
-#   THREADS       wrk threads when wrk runs (empty: this host's CPUs)
-#   REPEAT        runs of every cell, shuffled (default 1)
-#   WARMUP        seconds of unrecorded load per cell, 0 for none (empty: the profile's)
-#   DURATION      seconds per cell (empty: the profile's)
-#   SERVER        the server under test: csb (default, the reference server),
-#                 nginx, cmd (SERVER_CMD) or url (already running); see README
-#   PAYLOAD_PATHS SIZE=PATH,... on that server (default /payload/<size>)
-#   SCHEME        http (default) or https: a CA and a certificate made for the
-#                 run (TLS_KEY_TYPE, TLS_TICKETS); wrk and oha verify nothing
-#
-# With CLIENTS=N >= 2 (netns: N client namespaces behind a switch; ssh:
-# CLIENT_HOSTS), each cell's concurrency is split across the clients (the
-# first CONCURRENCY % N get one more) and every client's load generator is
-# started at one due time by `csb start-at`: raw/<label>/<cell>.<ext> and
-# <cell>.timing.json per client; rates are summed over the overlap, latency
-# percentiles come from the merged distribution (csb summarize).
-#
-# Options:
-#   -c FILE         config file (default: lab.env at the repo root, if any)
-#   -l LAB          local | netns | ssh
-#   -p PROFILE      smoke | quick | full (default full)
-#   -n NAME         run directory suffix (default http-matrix)
-#   -r DIR          results root (runs go to DIR/02-http-matrix/<run>/)
-#   -s KEY=VALUE    any setting; flags win over the environment, which wins
-#                   over the config file
-#   -h              this help
+# Every cell runs on every client host at once (CLIENTS=N; netns: N client
+# namespaces behind a switch; ssh: CLIENT_HOSTS): its concurrency split
+# across them (the first CONCURRENCY % N get one more), each host's load
+# generator started at one due time by `csb start-at`:
+# raw/<client>/<cell>.<ext> and <cell>.timing.json per host (raw/client/
+# with one); rates are summed over the hosts, latency percentiles come from
+# the merged distribution (csb summarize); one host's figures are its own.
 #
 # Requires: oha (or wrk), curl, sysstat, iproute2 and Go on the client;
 # sysstat and iproute2 on the server. LAB=netns needs root. Run Phase 0 first
 # in the same lab (and results root) to compare against the path's ceiling.
-# Loads: lib/init.sh. Ends with "results: <run directory>".
 #
 # Examples:
 #   bash 02-http-matrix/run_http_matrix.sh -l local -p smoke
@@ -74,18 +51,23 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+usage() {
+  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+  csb_usage_settings PAYLOADS CONCURRENCY LOADGEN THREADS REPEAT WARMUP \
+    DURATION SERVER PAYLOAD_PATHS SCHEME NON2XX_MAX
+  csb_usage_common http-matrix
+}
 
 PHASE=02-http-matrix
 
 # PAYLOADS and CONCURRENCY default to the full matrix; smoke and quick take
 # their part of it unless the setting was given (check_settings).
-csb_config_declare PAYLOADS 1k,4k,10k,100k sizes "Phase 2: payload sizes of the matrix (default: the profile's)"
-csb_config_declare CONCURRENCY 16,64,128,256,512,1024 posints "Phase 2: connections per cell (default: the profile's)"
-csb_config_declare LOADGEN auto "enum:auto|oha|wrk" "Phase 2: load generator; auto = oha when installed, else wrk"
-csb_config_declare THREADS "" posint_or_empty "wrk threads when wrk runs the matrix (empty: this host's CPUs)"
-csb_config_declare REPEAT 1 posint "Phase 2: runs of every cell, in one shuffled order"
-csb_config_declare WARMUP "" uint_or_empty "seconds of unrecorded load before each cell, 0 for none (empty: the profile's)"
+csb_config_declare PAYLOADS 1k,4k,10k,100k sizes "sizes as the server names them (default: the profile's)"
+csb_config_declare CONCURRENCY 16,64,128,256,512,1024 posints "connections per cell, positive integers (default: the profile's)"
+csb_config_declare LOADGEN auto "enum:auto|oha|wrk" "auto | oha | wrk (default auto)"
+csb_config_declare THREADS "" posint_or_empty "wrk threads when wrk runs (empty: this host's CPUs)"
+csb_config_declare REPEAT 1 posint "runs of every cell, shuffled (default 1)"
+csb_config_declare WARMUP "" uint_or_empty "seconds of unrecorded load per cell, 0 for none (empty: the profile's)"
 
 # check_settings: what csb_config_load cannot check alone. Exits 2.
 check_settings() {
@@ -111,150 +93,35 @@ check_settings() {
   csb_loadgen_resolve
 }
 
-# matrix_cell SIZE CONCURRENCY REP SECONDS WARMUP: one cell of the matrix.
+# matrix_cell SIZE CONCURRENCY REP SECONDS WARMUP: one cell of the matrix,
+# on every client host.
 matrix_cell() {
   local size=$1 conc=$((10#$2)) rep=$3 secs=$4 warmup=$5
-  local name="${size}-c${conc}" url threads=""
+  local name="${size}-c${conc}"
   ((REPEAT > 1)) && name+="-r${rep}"
-  url=$(csb_payload_url "${size}")
-  local -a cmd params=("payload=${size}" "payload_bytes=$(csb_size_bytes "${size}")" "concurrency=${conc}" "rep=${rep}"
+  local -a params=("payload=${size}" "payload_bytes=${CSB_SIZE_BYTES[${size}]}" "concurrency=${conc}" "rep=${rep}"
     "loadgen=${CSB_LOADGEN}")
-  if [[ "${CSB_LOADGEN}" == wrk ]]; then
-    threads=${THREADS:-$(nproc)}
-    ((threads <= conc)) || threads=${conc}
-    params+=("threads=${threads}")
-  fi
-  params+=("duration_s=${secs}" "warmup_s=${warmup}")
-
-  local refusal
-  if refusal=$(csb_fd_refusal "${conc}"); then
+  [[ "${CSB_LOADGEN}" != wrk ]] || params+=("threads=${THREADS:-cpus}")
+  params+=("duration_s=${secs}" "warmup_s=${warmup}" "connections=${conc}")
+  csb_load_plan "${conc}" "${THREADS:-0}"
+  local -a shares
+  mapfile -t shares < <(csb_load_params)
+  params+=("${shares[@]}")
+  if ((!CSB_LOAD[ok])); then
     csb_cell_begin "${name}" "${params[@]}"
-    csb_cell_end refused "${refusal}"
+    csb_cell_end refused "${CSB_LOAD[refusal]}"
     return 0
   fi
-  local ext=txt
-  [[ "${CSB_LOADGEN}" == oha ]] && ext=json
-  if ((warmup > 0)); then
-    loadgen_cmd cmd "${threads}" "${conc}" "${warmup}" "${url}"
-    local w="${CSB_RUN_DIR}/raw/warmup/${name}.${ext}" werr="${CSB_RUN_DIR}/raw/warmup/${name}.stderr"
-    [[ "${CSB_LOADGEN}" == wrk ]] && werr=${w}
-    csb_loadgen_exec "${w}" "${werr}" "warmup-${name}" "${cmd[@]}" ||
-      log_warn "warm-up ${CSB_LOADGEN} exited non-zero; see raw/warmup/${name}.*"
-  fi
-  loadgen_cmd cmd "${threads}" "${conc}" "${secs}" "${url}"
-  local raw="${CSB_RUN_DIR}/raw/${name}.${ext}" err="${CSB_RUN_DIR}/logs/${name}.stderr" rc=0
-  [[ "${CSB_LOADGEN}" == wrk ]] && err=${raw}
-  csb_cell_begin "${name}" "${params[@]}"
-  csb_loadgen_exec "${raw}" "${err}" "loadgen-${name}" "${cmd[@]}" || rc=$?
-  if ((rc != 0)); then
-    csb_cell_end failed "${CSB_LOADGEN} exited ${rc}; see ${raw#"${CSB_RUN_DIR}/"} and ${err#"${CSB_RUN_DIR}/"}"
-  elif [[ "${CSB_LOADGEN}" == wrk ]] && ! grep -q "^${CSB_WRK_JSON_PREFIX}" "${raw}"; then
-    csb_cell_end failed "wrk printed no ${CSB_WRK_JSON_PREFIX% } line; see raw/${name}.txt"
-  elif [[ ! -s "${raw}" ]]; then
-    csb_cell_end failed "${CSB_LOADGEN} printed nothing; see ${err#"${CSB_RUN_DIR}/"}"
-  else
-    csb_cell_end ok
-  fi
-}
-
-# loadgen_cmd ARRAY THREADS CONNECTIONS SECONDS URL: the resolved tool's command.
-# matrix_build K ARRAY THREADS CONCURRENCY SECONDS URL: client K's load
-# generator with its share of the connections (csb_clients_cell's builder).
-matrix_build() {
-  local k=$1 threads=$3 conc secs=$5 url=$6 i script
-  conc=$(csb_clients_split "$4" "${k}")
-  # shellcheck disable=SC2178 # a nameref to the caller's array
-  local -n _m=$2
-  loadgen_cmd "$2" "${threads:-1}" "${conc}" "${secs}" "${url}"
-  script=$(csb_client_wrk_script "${k}")
-  for i in "${!_m[@]}"; do
-    [[ "${_m[i]}" != "${CSB_LIB}/wrk/report.lua" ]] || _m[i]=${script}
-  done
-}
-
-# matrix_cell_multi SIZE CONCURRENCY REP SECONDS WARMUP: one cell on every client.
-matrix_cell_multi() {
-  local size=$1 conc=$((10#$2)) rep=$3 secs=$4 warmup=$5
-  local name="${size}-c${conc}" url threads="" k label ck
-  ((REPEAT > 1)) && name+="-r${rep}"
-  url=$(csb_payload_url "${size}")
-  local -a params=("payload=${size}" "payload_bytes=$(csb_size_bytes "${size}")" "concurrency=${conc}" "rep=${rep}"
-    "loadgen=${CSB_LOADGEN}")
-  if [[ "${CSB_LOADGEN}" == wrk ]]; then
-    threads=${THREADS:-$(nproc)}
-    params+=("threads=${threads}")
-  fi
-  params+=("duration_s=${secs}" "warmup_s=${warmup}" "clients=${CSB_CLIENTS_N}" "connections=${conc}")
-  for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
-    label=${CSB_CL_LABEL[k]} ck=$(csb_clients_split "${conc}" "${k}")
-    params+=("${label}.connections=${ck}")
-  done
-  local refusal
-  if refusal=$(csb_fd_refusal "$(csb_clients_split "${conc}" 1)"); then
-    csb_cell_begin "${name}" "${params[@]}"
-    csb_cell_end refused "${refusal}"
-    return 0
-  fi
-  if ((conc < CSB_CLIENTS_N)); then
-    csb_cell_begin "${name}" "${params[@]}"
-    csb_cell_end refused "concurrency ${conc} cannot be split across ${CSB_CLIENTS_N} clients (at least one connection each)"
-    return 0
-  fi
-  local ext=txt errmode=same
-  [[ "${CSB_LOADGEN}" == oha ]] && ext=json errmode=apart
-  if ((warmup > 0)); then
-    csb_clients_cell "${name}" warmup/ "${ext}" "${errmode}" "warmup-${name}" matrix_build "${threads}" "${conc}" "${warmup}" "${url}" ||
-      log_warn "warm-up ${CSB_LOADGEN} failed: $(csb_clients_failures); see raw/warmup/<client>/${name}.*"
-  fi
-  csb_cell_begin "${name}" "${params[@]}"
-  if ! csb_clients_cell "${name}" "" "${ext}" "${errmode}" "loadgen-${name}" matrix_build "${threads}" "${conc}" "${secs}" "${url}"; then
-    csb_cell_end failed "${CSB_LOADGEN} failed: $(csb_clients_failures); see raw/<client>/${name}.${ext}"
-    return 0
-  fi
-  local bad="" raw
-  for ((k = 1; k <= CSB_CLIENTS_N; k++)); do
-    raw="raw/${CSB_CL_LABEL[k]}/${name}.${ext}"
-    if [[ ! -s "${CSB_RUN_DIR}/${raw}" ]]; then
-      bad+="${raw} is empty; "
-    elif [[ "${CSB_LOADGEN}" == wrk ]] && ! grep -q "^${CSB_WRK_JSON_PREFIX}" "${CSB_RUN_DIR}/${raw}"; then
-      bad+="${raw} has no ${CSB_WRK_JSON_PREFIX% } line; "
-    fi
-  done
-  if [[ -n "${bad}" ]]; then
-    csb_cell_end failed "${bad%; }"
-  else
-    csb_cell_end ok
-  fi
-}
-
-loadgen_cmd() {
-  if [[ "${CSB_LOADGEN}" == oha ]]; then
-    csb_oha_cmd "$1" "$3" "$4" "$5"
-  else
-    csb_wrk_cmd "$1" "$2" "$3" "$4" "$5"
-  fi
-}
-
-# record_somaxconn MAX: the server's listen backlog limit against MAX.
-record_somaxconn() {
-  local max=$1 somaxconn
-  somaxconn=$(on_server sysctl -n net.core.somaxconn 2>/dev/null) || somaxconn=""
-  csb_run_set server_somaxconn "${somaxconn}"
-  if [[ "${somaxconn}" =~ ^[0-9]+$ ]] && ((somaxconn < max)); then
-    log_warn "server net.core.somaxconn=${somaxconn} < ${max} connections: a burst of connects can overflow the listen backlog (see ListenOverflows per cell)"
-  else
-    log_info "server net.core.somaxconn=${somaxconn:-unknown} for up to ${max} connections"
-  fi
+  csb_load_cell "${name}" "$(csb_payload_url "${size}")" "${secs}" "${warmup}" "${params[@]}"
 }
 
 main() {
   csb_config_load "$@"
   check_settings
   csb_lab_enter "${BASH_SOURCE[0]}" "$@"
-  local duration warmup max size conc rep
+  local duration warmup size conc rep
   duration=${DURATION:-$(csb_profile 2 5 30)}
   warmup=${WARMUP:-$(csb_profile 1 1 5)}
-  max=$(csb_list_max "${CONCURRENCY}")
 
   csb_build_all
   csb_ssh_open
@@ -271,13 +138,11 @@ main() {
     log_warn "oha is not installed on this host: wrk (with lib/wrk/report.lua) stands in for oha (LOADGEN=auto)"
   fi
   [[ "${CSB_LOADGEN}" == oha ]] && csb_run_set oha_flags "${CSB_OHA_JSON[*]} ${CSB_OHA_WAIT}"
-  mkdir -p "${CSB_RUN_DIR}/raw/warmup" "${CSB_RUN_DIR}/raw/headers"
-  csb_fd_prepare "${max}"
+  mkdir -p "${CSB_RUN_DIR}/raw/headers"
   csb_capture_env
   csb_monitors_start
   csb_server_deploy
   csb_http_start csb-server "${PAYLOADS}" 1
-  record_somaxconn "${max}"
 
   local -a sizes concs cells=()
   IFS=, read -r -a sizes <<<"${PAYLOADS}"
@@ -291,19 +156,11 @@ main() {
       done
     done
   done
-  if ((REPEAT > 1)); then
-    mapfile -t cells < <(printf '%s\n' "${cells[@]}" | shuf)
-    log_info "REPEAT=${REPEAT}: ${#cells[@]} cells in shuffled order (cells.tsv keeps it)"
-  fi
+  csb_cells_shuffle cells "$((duration + warmup))"
   local cell
   for cell in "${cells[@]}"; do
-    if ((CSB_CLIENTS_N > 1)); then
-      # shellcheck disable=SC2086 # a cell is "size concurrency rep"
-      matrix_cell_multi ${cell} "${duration}" "${warmup}"
-    else
-      # shellcheck disable=SC2086 # a cell is "size concurrency rep"
-      matrix_cell ${cell} "${duration}" "${warmup}"
-    fi
+    # shellcheck disable=SC2086 # a cell is "size concurrency rep"
+    matrix_cell ${cell} "${duration}" "${warmup}"
   done
   csb_http_stop
 }

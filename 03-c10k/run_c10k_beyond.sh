@@ -33,49 +33,13 @@
 # Profiles (each setting below overrides its part):
 #   smoke  CONNS 20000, RPS 2000, hold 3 s, 5 s per low-rate cell,
 #          5000 connects/s
-#   quick  CONNS 20k,50k, RPS 5000, hold 15 s, 15 s per cell, 5000 connects/s
+#   quick  CONNS 20k,50k, RPS 5000, hold 10 s, 10 s per cell, 5000 connects/s
 #   full   CONNS 20k,50k,100k, RPS 5000, hold 60 s, 30 s per cell,
 #          2000 connects/s (C100K; about 12 minutes)
-#
-# Settings of this phase (lab.env, environment or -s KEY=VALUE):
-#   CONNS             connections per scenario, a list of steps: 20000 or
-#                     20k (empty: the profile's)
-#   RPS               request rates of the low-rate scenarios (empty: the
-#                     profile's)
-#   SCENARIOS         which of idle,lowrate to run (default both)
-#   HOLD              seconds an idle scenario holds (empty: the profile's)
-#   DURATION          seconds per low-rate cell (empty: the profile's)
-#   CONNECT_RATE      connects/s over all client processes (empty: the profile's)
-#   TW_THRESHOLD      TIME_WAIT sockets from which a client address is busy (500)
-#   TW_WAIT_MAX       longest wait for TIME_WAIT to drain, seconds (120)
-#   CLIENT_EXTRA_IPS  LAB=ssh: more source addresses already on CLIENT_NIC
-#   CLIENTS           client hosts (netns: 1 to 8; ssh: CLIENT_HOSTS lists them)
-#   SERVER            the server under test: csb (default), nginx, cmd
-#                     (SERVER_CMD) or url; HEALTH_PATH its idle/low-rate path
-#                     (default /healthz); see README
-#   SCHEME            http (default) or https: a CA and a certificate made for
-#                     the run (TLS_KEY_TYPE, TLS_TICKETS); connclient trusts
-#                     only that CA and times each handshake; see README
-#
-# Options:
-#   -c FILE         config file (default: lab.env at the repo root, if any)
-#   -l LAB          local | netns | ssh
-#   -p PROFILE      smoke | quick | full (default full)
-#   -n NAME         run directory suffix (default c10k-beyond)
-#   -r DIR          results root (runs go to DIR/03-c10k/<run>/)
-#   -s KEY=VALUE    any setting; flags win over the environment, which wins
-#                   over the config file
-#   -h              this help
-#
-# Exit status: 0 every cell ran; 1 a cell failed or was refused (the run is
-# partial); 2 bad usage; 3 a tool is missing; 4 the server host cannot be
-# reached; 5 the route guard refused; 6 a scenario cannot work on these
-# hosts (the message names the setting to change); 130/143 interrupted.
 #
 # Requires: curl, sysstat, iproute2 and Go on the client; sysstat and
 # iproute2 on the server. LAB=netns needs root; LAB=ssh needs as many
 # client addresses (CLIENT_IP, CLIENT_EXTRA_IPS) as the ports require.
-# Loads: lib/init.sh (lib/c10k.sh). Ends with "results: <run directory>".
 #
 # Examples:
 #   sudo LAB=netns PROFILE=quick bash 03-c10k/run_c10k_beyond.sh
@@ -86,16 +50,21 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+usage() {
+  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+  csb_usage_settings CONNS RPS SCENARIOS HOLD DURATION CONNECT_RATE \
+    TW_THRESHOLD TW_WAIT_MAX CLIENT_EXTRA_IPS CLIENTS SERVER SCHEME
+  csb_usage_common c10k-beyond
+}
 
-csb_config_declare CONNS "" conncounts_or_empty "Phase 3 beyond: connections per scenario, steps such as 20k,50k,100k (empty: the profile's)"
-csb_config_declare RPS "" posints_or_empty "Phase 3 beyond: request rates of the low-rate scenarios (empty: the profile's)"
-csb_config_declare SCENARIOS idle,lowrate scenarios "Phase 3: which scenarios to run (run_c10k.sh: active,idle,lowrate; beyond: idle,lowrate)"
+csb_config_declare CONNS "" conncounts_or_empty "connections per scenario, a list of steps: 20000 or 20k (empty: the profile's)"
+csb_config_declare RPS "" posints_or_empty "request rates of the low-rate scenarios (empty: the profile's)"
+csb_config_declare SCENARIOS idle,lowrate scenarios "which of idle,lowrate to run (default both)"
 csb_c10k_settings
 
 main() {
   csb_config_load "$@"
-  c10k_check_scenarios idle lowrate
+  csb_scenarios_check "Phase 3" idle lowrate
   c10k_profile
   # The steps: smoke one past a process's fd limit, quick to 50k (the demo
   # stays short), full to C100K with at least 5000 req/s over them.

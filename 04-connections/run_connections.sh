@@ -39,10 +39,15 @@
 # The bursts stay cleartext with SCHEME=https (their server is started
 # without TLS): they measure the listen backlog, which a handshake after
 # accept() does not change.
-# Before each cell both hosts' settings are read (raw/<cell>.facts.*.env)
-# and `csb conn-predict` says which wall the cell should meet, and when;
-# the report sets the prediction beside what happened. TIME_WAIT on each
-# host comes from sar, once a second.
+# With CLIENTS=N every cell's burst or rate is split across the client
+# hosts (the first ones one more) and every host's connclient starts at one
+# due time (`csb start-at`; a burst: at one instant): raw/<client>/<cell>.json
+# and .log per host (raw/client/ with one host), merged by csb summarize.
+# Before each cell every host's settings are read
+# (raw/<cell>.facts.<host>.env) and `csb conn-predict` says which wall each
+# client host's share should meet, and when; the report sets the
+# prediction beside what happened. TIME_WAIT on each host comes from sar,
+# once a second.
 #
 # Host settings: in the netns lab the sysctls are the lab's own and are set
 # freely; on a real host only with APPLY_SYSCTLS=1 (else the run is refused,
@@ -51,44 +56,11 @@
 #
 # Profiles (each setting below overrides its part):
 #   smoke  2 s cells; churn 500,2000/s; accept 1000,4000/s; burst 2000, 4 s
-#   quick  10 s cells; churn 500,2000,5000/s; accept 1000,2000,4000,8000/s; burst 4000, 8 s
+#   quick  5 s cells; churn 500,2000,5000/s; accept 1000,2000,4000,8000/s; burst 4000, 8 s
 #   full   30 s cells; churn 500,1000,2000,5000,10000/s; accept up to 32000/s; bursts 1000,4000,8000, 16 s
-#
-# Settings of this phase (lab.env, environment or -s KEY=VALUE):
-#   SCENARIOS          which of backlog,accept,churn to run (default all)
-#   CHURN_RATES        new connections/s of the churn cells (empty: the profile's)
-#   CHURN_CLOSE        who closes: a list of linger0,server,client (default all three)
-#   CLIENT_PORT_RANGE  LO-HI: the client's ip_local_port_range during churn (empty: as it is)
-#   ACCEPT_RATES       rates of the accept cells (empty: the profile's)
-#   ACCEPT_HANDSHAKES  SCHEME=https: the accept steps' TLS handshakes, a list
-#                      of full,resumed (default both)
-#   ACCEPT_P99_MS      latency bound of a sustained accept rate (default 50)
-#   BACKLOGS           listen backlogs of the burst cells (default 128,4096)
-#   BURST              connects per burst, a list (empty: the profile's)
-#   BURST_TIMEOUT      seconds a burst waits for its responses (empty: the profile's)
-#   ABORT_ON_OVERFLOW  1: set the server's tcp_abort_on_overflow during the bursts
-#   APPLY_SYSCTLS      1: a real host's sysctls may be changed (see above)
-#   DURATION           seconds per churn/accept cell (empty: the profile's)
-#   SERVER             the server under test (default csb; see README)
-#
-# Options:
-#   -c FILE         config file (default: lab.env at the repo root, if any)
-#   -l LAB          local | netns | ssh
-#   -p PROFILE      smoke | quick | full (default full)
-#   -n NAME         run directory suffix (default connections)
-#   -r DIR          results root (runs go to DIR/04-connections/<run>/)
-#   -s KEY=VALUE    any setting; flags win over the environment, which wins
-#                   over the config file
-#   -h              this help
-#
-# Exit status: 0 every cell ran; 1 a cell failed (the run is partial); 2 bad
-# usage; 3 a tool is missing; 4 the server host cannot be reached; 5 the
-# route guard refused; 6 a host setting may not be changed (the message
-# gives the commands); 130/143 interrupted (the sysctls are put back).
 #
 # Requires: curl, sysstat, iproute2 and Go on the client; sysstat and
 # iproute2 on the server. LAB=netns needs root.
-# Loads: lib/init.sh (lib/sysctl.sh). Ends with "results: <run directory>".
 #
 # Examples:
 #   sudo LAB=netns PROFILE=quick bash 04-connections/run_connections.sh
@@ -98,39 +70,32 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
-
-csb_check_closes() { [[ "$1" =~ ^(linger0|server|client)(,(linger0|server|client))*$ ]]; }
-csb_expect_closes() { echo "a comma-separated list of linger0, server, client"; }
-csb_check_portrange_or_empty() {
-  [[ -z "$1" ]] && return 0
-  [[ "$1" =~ ^([0-9]{4,5})-([0-9]{4,5})$ ]] || return 1
-  ((10#${BASH_REMATCH[1]} >= 1024 && 10#${BASH_REMATCH[1]} <= 10#${BASH_REMATCH[2]} && 10#${BASH_REMATCH[2]} <= 65535))
+usage() {
+  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+  csb_usage_settings SCENARIOS CHURN_RATES CHURN_CLOSE CLIENT_PORT_RANGE \
+    ACCEPT_RATES ACCEPT_HANDSHAKES ACCEPT_P99_MS BACKLOGS BURST \
+    BURST_TIMEOUT ABORT_ON_OVERFLOW APPLY_SYSCTLS DURATION SERVER
+  csb_usage_common connections
 }
-csb_expect_portrange_or_empty() { echo "LO-HI with 1024 <= LO <= HI <= 65535, such as 40000-40999, or empty"; }
-csb_check_handshakes() { [[ "$1" =~ ^(full|resumed)(,(full|resumed))?$ ]]; }
-csb_expect_handshakes() { echo "a comma-separated list of full, resumed"; }
-csb_check_posints_or_empty() { [[ -z "$1" ]] || csb_check_posints "$1"; }
-csb_expect_posints_or_empty() { echo "a comma-separated list of positive integers, or empty for the profile's"; }
 
-csb_config_declare SCENARIOS backlog,accept,churn scenarios "Phase 4 (run_connections.sh): which of backlog,accept,churn to run"
-csb_config_declare CHURN_RATES "" posints_or_empty "Phase 4: new connections per second of the churn cells (empty: the profile's: 500,2000 / 500,2000,5000 / 500,1000,2000,5000,10000)"
-csb_config_declare CHURN_CLOSE linger0,server,client closes "Phase 4: who ends a churn connection: linger0 (client, SO_LINGER=0), server (Connection: close), client"
-csb_config_declare CLIENT_PORT_RANGE "" portrange_or_empty "Phase 4: LO-HI, the client's net.ipv4.ip_local_port_range during the churn cells (empty: left as it is)"
-csb_config_declare ACCEPT_RATES "" posints_or_empty "Phase 4: new connections per second of the accept-rate steps (empty: the profile's)"
-csb_config_declare ACCEPT_HANDSHAKES full,resumed handshakes "Phase 4, SCHEME=https: the accept steps' TLS handshakes: full (each connection a full handshake), resumed (connclient -tls-resume)"
-csb_config_declare ACCEPT_P99_MS 50 posint "Phase 4: an accept-rate step is sustained with errors under 1 % and p99 (from the due time) under this many ms"
-csb_config_declare BACKLOGS 128,4096 posints "Phase 4: listen backlogs (the server's net.core.somaxconn) of the burst cells"
-csb_config_declare BURST "" posints_or_empty "Phase 4: connects per burst, a list (empty: the profile's: 2000 / 4000 / 1000,4000,8000)"
-csb_config_declare BURST_TIMEOUT "" posint_or_empty "Phase 4: seconds a burst waits for its responses (empty: the profile's: 4, 8, 16)"
-csb_config_declare ABORT_ON_OVERFLOW 0 bool "Phase 4: 1 sets the server's net.ipv4.tcp_abort_on_overflow during the bursts (an overflow is then a reset, not a dropped ACK)"
+csb_config_declare SCENARIOS backlog,accept,churn scenarios "which of backlog,accept,churn to run (default all)"
+csb_config_declare CHURN_RATES "" posints_or_empty "new connections/s of the churn cells (empty: the profile's)"
+csb_config_declare CHURN_CLOSE linger0,server,client closes "who closes: a list of linger0,server,client (default all three)"
+csb_config_declare CLIENT_PORT_RANGE "" portrange_or_empty "LO-HI: the client's ip_local_port_range during churn (empty: as it is)"
+csb_config_declare ACCEPT_RATES "" posints_or_empty "rates of the accept cells (empty: the profile's)"
+csb_config_declare ACCEPT_HANDSHAKES full,resumed handshakes "SCHEME=https: the accept steps' TLS handshakes, a list of full,resumed (default both)"
+csb_config_declare ACCEPT_P99_MS 50 posint "latency bound of a sustained accept rate (default 50)"
+csb_config_declare BACKLOGS 128,4096 posints "listen backlogs of the burst cells (default 128,4096)"
+csb_config_declare BURST "" posints_or_empty "connects per burst, a list (empty: the profile's)"
+csb_config_declare BURST_TIMEOUT "" posint_or_empty "seconds a burst waits for its responses (empty: the profile's)"
+csb_config_declare ABORT_ON_OVERFLOW 0 bool "1: set the server's tcp_abort_on_overflow during the bursts"
 
 P4_SECS="" P4_BURST_TIMEOUT=""
 declare -ga P4_CELLS=() P4_CHURN_RATES=() P4_ACCEPT_RATES=() P4_BACKLOGS=() P4_BURSTS=()
 
 # p4_profile: the profile's values for what the settings leave empty.
 p4_profile() {
-  P4_SECS=${DURATION:-$(csb_profile 2 10 30)}
+  P4_SECS=${DURATION:-$(csb_profile 2 5 30)}
   ((10#${P4_SECS} > 0)) || usage_error "DURATION=0: a cell needs at least 1 second (empty: the profile's)"
   IFS=, read -r -a P4_BURSTS <<<"${BURST:-$(csb_profile 2000 4000 1000,4000,8000)}"
   P4_BURST_TIMEOUT=${BURST_TIMEOUT:-$(csb_profile 4 8 16)}
@@ -145,17 +110,17 @@ p4_cells() {
   local b n r v h
   local -a closes hs=(-)
   ! csb_tls_on || IFS=, read -r -a hs <<<"${ACCEPT_HANDSHAKES}"
-  if c10k_wants backlog; then
+  if csb_wants backlog; then
     for b in "${P4_BACKLOGS[@]}"; do
       for n in "${P4_BURSTS[@]}"; do echo "backlog $((10#${n})) $((10#${b}))"; done
     done
   fi
-  if c10k_wants accept; then
+  if csb_wants accept; then
     for h in "${hs[@]}"; do
       for r in "${P4_ACCEPT_RATES[@]}"; do echo "accept ${h} $((10#${r}))"; done
     done
   fi
-  if c10k_wants churn; then
+  if csb_wants churn; then
     IFS=, read -r -a closes <<<"${CHURN_CLOSE}"
     for v in "${closes[@]}"; do
       for r in "${P4_CHURN_RATES[@]}"; do echo "churn ${v} $((10#${r}))"; done
@@ -166,86 +131,74 @@ p4_cells() {
 # p4_preflight: may the run change what its scenarios need? (exit 6 if not)
 p4_preflight() {
   local -a srv=()
-  local b
-  if c10k_wants backlog; then
+  local b k
+  if csb_wants backlog; then
     for b in "${P4_BACKLOGS[@]}"; do srv+=(net.core.somaxconn "$((10#${b}))"); done
     ((ABORT_ON_OVERFLOW == 0)) || srv+=(net.ipv4.tcp_abort_on_overflow 1)
-    csb_sysctl_allowed server "${srv[@]}"
+    csb_sysctl_allowed 0 "${srv[@]}"
   fi
-  if c10k_wants churn && [[ -n "${CLIENT_PORT_RANGE}" ]]; then
-    csb_sysctl_allowed client net.ipv4.ip_local_port_range "${CLIENT_PORT_RANGE/-/ }"
+  if csb_wants churn && [[ -n "${CLIENT_PORT_RANGE}" ]]; then
+    for k in $(csb_clients); do csb_sysctl_allowed "${k}" net.ipv4.ip_local_port_range "${CLIENT_PORT_RANGE/-/ }"; done
   fi
 }
 
-# The settings each cell's prediction reads, and the TIME_WAIT of the host.
-p4_facts_script() {
-  cat <<'SCRIPT'
-for k in net.ipv4.ip_local_port_range net.ipv4.ip_local_reserved_ports net.ipv4.tcp_tw_reuse \
-  net.ipv4.tcp_timestamps net.ipv4.tcp_max_tw_buckets net.ipv4.tcp_fin_timeout net.core.somaxconn \
-  net.ipv4.tcp_max_syn_backlog net.ipv4.tcp_syncookies net.ipv4.tcp_abort_on_overflow \
-  net.ipv4.tcp_synack_retries net.ipv4.tcp_syn_retries; do
-  printf '%s=%s\n' "$k" "$(sysctl -n "$k" 2>/dev/null | tr -s '\t ' '  ')"
-done
-printf 'sockstat=%s\n' "$(grep '^TCP:' /proc/net/sockstat)"
-SCRIPT
-}
-
-# p4_facts CELL: both hosts' settings before CELL, then the prediction.
-p4_facts() {
-  local raw="${CSB_RUN_DIR}/raw/$1"
-  on_server_sh "$(p4_facts_script)" >"${raw}.facts.server.env" || die "cannot read the server's settings" 4
-  bash -c "$(p4_facts_script)" >"${raw}.facts.client.env" || die "cannot read this host's settings" 1
-}
-
-# p4_predict CELL CLOSE RATE: log what `csb conn-predict` expects of the cell.
+# p4_predict CELL CLOSE RATE: log what `csb conn-predict` expects of each
+# client host's share of the cell (its own port range and TIME_WAIT).
 p4_predict() {
-  local raw="${CSB_RUN_DIR}/raw/$1" line
-  local -a cmd=("${CSB_ROOT}/bin/csb" conn-predict -client "${raw}.facts.client.env" -server "${raw}.facts.server.env"
-    -close "$2" -rate "$3" -duration "${P4_SECS}" -sources 1 -lab "${LAB}")
-  line=$("${cmd[@]}") || die "csb conn-predict failed (see above): $(printf '%q ' "${cmd[@]}")" 1
-  log_info "prediction $1: ${line}"
+  local raw="${CSB_RUN_DIR}/raw/$1" k label line
+  for k in $(csb_clients); do
+    label=${CSB_H_LABEL[k]}
+    local -a cmd=("${CSB_ROOT}/bin/csb" conn-predict -client "${raw}.facts.${label}.env" -server "${raw}.facts.server.env"
+      -close "$2" -rate "${CSB_LOAD[${label}.connections]}" -duration "${P4_SECS}" -sources 1 -lab "${LAB}")
+    line=$("${cmd[@]}") || die "csb conn-predict failed (see above): $(csb_quote "${cmd[@]}")" 1
+    log_info "prediction $1 on ${label}: ${line}"
+  done
 }
 
-# p4_client CELL ARGS...: connclient ARGS... in the background, tracked by
-# PID, its JSON to raw/CELL.json and its progress to raw/CELL.log; returns
-# its exit status.
-p4_client() {
-  local cell=$1 pid rc=0
+# p4_procs CELL ARGS...: the cell's table: connclient ARGS... on every
+# client host, each with its share of the count or rate (the last load
+# plan: ARGS' -conns or -rate is replaced by the host's share), from the
+# host's first address, JSON to raw/<label>/CELL.json, progress to
+# raw/<label>/CELL.log.
+p4_procs() {
+  local cell=$1 k label i
   shift
-  local -a cmd=("${CSB_ROOT}/bin/connclient" "$@" -target "$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}"
-    -source "${CLIENT_IP}" -path "${HEALTH_PATH}")
-  log_cmd "${cmd[@]}"
-  "${cmd[@]}" </dev/null >"${CSB_RUN_DIR}/raw/${cell}.json" 2>"${CSB_RUN_DIR}/raw/${cell}.log" &
-  pid=$!
-  csb_track_client "${pid}" connclient
-  csb_monitor_client_pids "connclient-${cell}" "${pid}"
-  wait "${pid}" || rc=$?
-  csb_untrack_client "${pid}"
-  return "${rc}"
+  local -a args tls
+  csb_procs_reset
+  for k in $(csb_clients); do
+    label=${CSB_H_LABEL[k]} args=("$@")
+    for i in "${!args[@]}"; do
+      [[ "${args[i]}" != -conns && "${args[i]}" != -rate ]] || args[i + 1]=${CSB_LOAD[${label}.connections]}
+    done
+    tls=()
+    [[ "${SCHEME}" != https ]] || mapfile -t tls < <(csb_tls_client_flags "${k}")
+    csb_proc_add "${k}" "raw/${label}/${cell}.json" "raw/${label}/${cell}.log" "$(csb_client_bin "${k}")/connclient" "${args[@]}" \
+      "${tls[@]}" -target "$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}" -source "${CSB_H_ADDRS[k]%%,*}" -path "${HEALTH_PATH}"
+  done
 }
 
 # p4_cell KIND ARG VALUE: one cell: settings, fresh server, facts,
-# prediction, the client, the server stopped.
+# prediction, the clients at one due time, the server stopped.
 p4_cell() {
-  local kind=$1 arg=$2 value=$3 cell
+  local kind=$1 arg=$2 value=$3 cell total
   local -a params client
   # The bursts stay cleartext: their server, its checks and the client
   # see SCHEME=http (dynamic scope: this cell only).
   if [[ "${kind}" == backlog ]]; then
     local SCHEME=http
-    local -a CSB_TLS_SERVER_FLAGS=() CSB_TLS_CLIENT_FLAGS=() CSB_CURL_TLS=()
+    local -a CSB_TLS_SERVER_FLAGS=() CSB_CURL_TLS=()
   fi
   case "${kind}" in
     backlog)
-      cell="backlog-${value}"
+      cell="backlog-${value}" total=${arg}
       ((${#P4_BURSTS[@]} == 1)) || cell+="-${arg}"
-      csb_sysctl_set server net.core.somaxconn "${value}"
-      ((ABORT_ON_OVERFLOW == 0)) || csb_sysctl_set server net.ipv4.tcp_abort_on_overflow 1
+      csb_sysctl_set 0 net.core.somaxconn "${value}"
+      ((ABORT_ON_OVERFLOW == 0)) || csb_sysctl_set 0 net.ipv4.tcp_abort_on_overflow 1
       params=("scenario=backlog" "backlog=${value}" "connections=${arg}" "timeout_s=${P4_BURST_TIMEOUT}")
       client=(burst -conns "${arg}" -timeout "${P4_BURST_TIMEOUT}s")
       ;;
     accept)
-      cell="accept-${value}"
+      cell="accept-${value}" total=${value}
       params=("scenario=accept" "close=linger0" "rate=${value}" "duration_s=${P4_SECS}" "p99_bound_ms=${ACCEPT_P99_MS}")
       client=(churn -rate "${value}" -duration "${P4_SECS}s" -close linger0)
       if [[ "${arg}" != - ]]; then
@@ -255,13 +208,18 @@ p4_cell() {
       fi
       ;;
     churn)
-      cell="churn-${arg}-${value}"
+      cell="churn-${arg}-${value}" total=${value}
       params=("scenario=churn" "close=${arg}" "rate=${value}" "duration_s=${P4_SECS}")
       client=(churn -rate "${value}" -duration "${P4_SECS}s" -close "${arg}")
       ! csb_tls_on || params+=("handshake=full")
       ;;
   esac
-  [[ "${kind}" == backlog ]] || client+=("${CSB_TLS_CLIENT_FLAGS[@]}")
+  # The count or the rate, split across the client hosts: every host's
+  # share starts at one due time (a burst: at one instant).
+  if [[ "${kind}" == backlog ]]; then csb_load_plan "${total}" 1; else csb_load_plan "${total}" 1 rate; fi
+  local -a shares
+  mapfile -t shares < <(csb_load_params)
+  params+=("${shares[@]}")
   # A burst gets a fresh server, which reads the somaxconn just set; the
   # rate cells share one per scenario, started before the client's port
   # range narrows (its readiness check connects from the client too).
@@ -271,30 +229,30 @@ p4_cell() {
   else
     params+=("server=csb-server-${kind}")
   fi
-  p4_facts "${cell}"
+  if ((!CSB_LOAD[ok])); then
+    csb_cell_begin "${cell}" "${params[@]}"
+    csb_cell_end refused "${CSB_LOAD[refusal]}"
+    [[ "${kind}" != backlog ]] || csb_http_stop
+    return 0
+  fi
+  # Every host's settings before the cell, for the predictions.
+  csb_facts_read "${CSB_RUN_DIR}/raw/${cell}.facts." .env
   case "${kind}" in
     accept) p4_predict "${cell}" linger0 "${value}" ;;
     churn) p4_predict "${cell}" "${arg}" "${value}" ;;
   esac
-  csb_cell_begin "${cell}" "${params[@]}"
-  local rc=0
-  p4_client "${cell}" "${client[@]}" || rc=$?
-  if ((rc != 0)); then
-    csb_cell_end failed "connclient exited ${rc}; see raw/${cell}.log"
-  elif [[ ! -s "${CSB_RUN_DIR}/raw/${cell}.json" ]]; then
-    csb_cell_end failed "no result in raw/${cell}.json"
-  else
-    csb_cell_end ok
-  fi
+  p4_procs "${cell}" "${client[@]}"
+  csb_procs_cell "${cell}" "connclient-${cell}" "$((P4_SECS + P4_BURST_TIMEOUT + 60))" c10k_has_result "${params[@]}"
   [[ "${kind}" != backlog ]] || csb_http_stop
 }
 
 # p4_scenario_begin KIND: the server of a rate scenario, then the settings
 # it changes.
 p4_scenario_begin() {
+  local k
   [[ "$1" == backlog ]] || csb_http_start "csb-server-$1" 1k 1
   if [[ "$1" == churn && -n "${CLIENT_PORT_RANGE}" ]]; then
-    csb_sysctl_set client net.ipv4.ip_local_port_range "${CLIENT_PORT_RANGE/-/ }"
+    for k in $(csb_clients); do csb_sysctl_set "${k}" net.ipv4.ip_local_port_range "${CLIENT_PORT_RANGE/-/ }"; done
   fi
 }
 
@@ -308,12 +266,13 @@ p4_scenario_end() {
 
 main() {
   csb_config_load "$@"
-  c10k_check_scenarios backlog accept churn
+  csb_scenarios_check "Phase 4" backlog accept churn
   p4_profile
+  # The client hosts' port range is this run's while its churn cells run.
+  if csb_wants churn && [[ -n "${CLIENT_PORT_RANGE}" ]]; then CSB_LOCK_PORT_RANGE=1; fi
   csb_lab_enter "${BASH_SOURCE[0]}" "$@"
   mapfile -t P4_CELLS < <(p4_cells)
-  csb_build_all
-  csb_build connclient cmd/connclient
+  csb_build_all connclient
   csb_ssh_open
   csb_preflight_tools "curl sar mpstat pidstat sadf nstat ip ss sysctl" "sar mpstat pidstat sadf nstat ip ss sysctl"
   csb_preflight_route
@@ -323,6 +282,7 @@ main() {
   csb_monitors_start
   csb_server_deploy
   local cell kind arg value last=""
+  CSB_PLAN=("${P4_CELLS[@]/*/$((P4_SECS + 2))}")
   for cell in "${P4_CELLS[@]}"; do
     read -r kind arg value <<<"${cell}"
     if [[ "${kind}" != "${last}" ]]; then

@@ -7,7 +7,13 @@
 #           csb-cli (client, 198.18.0.2/24 on csbc0), one veth pair, MTU 1500,
 #           tbf at LINK_RATE on both ends (none: unshaped), and a real sshd in
 #           the server namespace (own hostname via unshare --uts) with a key
-#           pair made for the lab. Idempotent: an existing healthy lab is kept.
+#           pair made for the lab. Idempotent: a healthy lab (the health
+#           check of status) is kept; one whose namespaces, links and keys
+#           stand but whose tbf or sshd is gone is repaired in place; any
+#           other is removed and rebuilt. Cut short (Ctrl-C: exit 130, TERM:
+#           143, an error), up removes what it made; until it finishes,
+#           /tmp/<id>-netns/building marks the lab as half-built, so a lab
+#           left by an up killed outright is rebuilt, never taken as up.
 #           With CLIENTS=N (2 to 8): a switch instead of the pair, a bridge
 #           in namespace csb-sw with one port per host, every host on
 #           198.18.0.0/16: the server 198.18.0.1 (csbs0), client 1 csb-cli
@@ -17,14 +23,14 @@
 #           a real switch; an sshd in every client namespace but the first
 #           (the runner runs there). Up with another N rebuilds the lab.
 #   down    remove every namespace, link, process and key that `up` made.
-#   status  exit 0 when the lab is up and its sshds answer; 1 otherwise,
-#           saying why (a namespace missing, sshd not running, /run/sshd
-#           missing, sshd refusing the lab's key, CLIENTS set to another N
-#           than the lab has).
+#   status  exit 0 when the lab is healthy; 1 otherwise, saying why: a
+#           namespace missing, an up that did not finish, a NIC or switch
+#           port down or without its address, a tbf qdisc missing (of a lab
+#           shaped at a rate), sshd not running, /run/sshd missing, sshd
+#           refusing the lab's key, CLIENTS set to another N than the lab has.
 #
 # While a run holds the lab (lib/lock.sh), `down` and a rebuild by `up` are
-# refused (exit 7) naming that run; `up` on a lab whose namespaces stand but
-# whose sshd is gone restarts sshd alone.
+# refused (exit 7) naming that run; the repair in place is not.
 #
 # Settings (environment): LINK_RATE (default 1gbit); CLIENTS (default 1; for
 # status: unset accepts the lab's own N); CSB_LAB_ID (default csb) names the
@@ -93,12 +99,48 @@ netns_namespaces() {
   (($1 < 2)) || echo "${CSB_NETNS_SWITCH}"
 }
 
-# netns_why_down [N]: why the lab is not usable with N clients (default:
-# the lab's own N), in one line (nothing when it is).
-netns_why_down() {
-  local have want ns out k
+# netns_building_note: why the lab is half-built, when an `up` marked it
+# as building (STATE/building holds that up's PID) and did not finish;
+# nothing when no up is building it.
+netns_building_note() {
+  local f=${CSB_NETNS_STATE}/building pid=""
+  [[ -e "${f}" ]] || return 0
+  pid=$(<"${f}") || true
+  if [[ "${pid}" =~ ^[0-9]+$ && -r /proc/${pid}/cmdline ]] && tr '\0' ' ' <"/proc/${pid}/cmdline" | grep -qF 'netns.sh up'; then
+    echo "lab/netns.sh up (PID ${pid}) is building it"
+  else
+    echo "an earlier lab/netns.sh up was cut short while building it (${f} is left); lab/netns.sh up rebuilds it"
+  fi
+}
+
+# netns_host_nics N: "NAMESPACE NIC IP" of every host of a lab with N
+# clients.
+netns_host_nics() {
+  local k
+  echo "${CSB_NETNS_SERVER} ${CSB_NETNS_SERVER_NIC} ${CSB_NETNS_SERVER_IP}"
+  for ((k = 1; k <= $1; k++)); do
+    echo "$(csb_netns_client_ns "${k}") $(csb_netns_client_nic "${k}") $(csb_netns_client_ip "${k}")"
+  done
+}
+
+# netns_switch_ports N: the switch's ports toward the hosts (none with one
+# client).
+netns_switch_ports() {
+  local k
+  (($1 >= 2)) || return 0
+  echo p-srv
+  for ((k = 1; k <= $1; k++)); do echo "p-c${k}"; done
+}
+
+# netns_why_broken N: why the lab's namespaces and links do not make a lab
+# with N clients (one line; nothing when they do): a namespace missing, an
+# up that did not finish, a NIC down or without its address, a switch port
+# missing or down. What a rebuild is for.
+netns_why_broken() {
+  local want=$1 have ns dev ip holders port building
+  building=$(netns_building_note)
+  [[ -z "${building}" ]] || { echo "${building}"; return; }
   have=$(netns_lab_clients)
-  want=${1:-${have}}
   if [[ "${want}" != "${have}" ]] && netns_exists "${CSB_NETNS_SERVER}"; then
     echo "the lab has ${have} client(s), CLIENTS=${want} asks for ${want}; lab/netns.sh up rebuilds it"
     return
@@ -106,6 +148,39 @@ netns_why_down() {
   for ns in $(netns_namespaces "${want}"); do
     netns_exists "${ns}" || { echo "namespace ${ns} does not exist"; return; }
   done
+  while read -r ns dev ip; do
+    [[ -n "$(ip -n "${ns}" -o link show dev "${dev}" up 2>/dev/null)" ]] ||
+      { echo "${dev} in ${ns} is missing or down"; return; }
+    holders=$(ip -n "${ns}" -j addr show dev "${dev}" 2>/dev/null | csb_ipj holders "${ip}" 2>/dev/null) || holders=""
+    grep -qxF -- "${dev}" <<<"${holders}" || { echo "${dev} in ${ns} does not carry ${ip}"; return; }
+  done < <(netns_host_nics "${want}")
+  for port in $(netns_switch_ports "${want}"); do
+    [[ -n "$(ip -n "${CSB_NETNS_SWITCH}" -o link show dev "${port}" up 2>/dev/null)" ]] ||
+      { echo "switch port ${port} in ${CSB_NETNS_SWITCH} is missing or down"; return; }
+  done
+}
+
+# netns_why_unshaped N: a NIC or switch port without the tbf the lab was
+# shaped with (STATE/link_rate; a lab made before that file existed is not
+# checked). What netns_reshape repairs.
+netns_why_unshaped() {
+  local rate="" ns dev _ port
+  [[ -r "${CSB_NETNS_STATE}/link_rate" ]] && rate=$(<"${CSB_NETNS_STATE}/link_rate")
+  [[ -n "${rate}" && "${rate}" != none ]] || return 0
+  while read -r ns dev _; do
+    tc -n "${ns}" qdisc show dev "${dev}" root 2>/dev/null | grep -q '^qdisc tbf ' ||
+      { echo "${dev} in ${ns} has no tbf qdisc (the lab is shaped at ${rate})"; return; }
+  done < <(netns_host_nics "$1")
+  for port in $(netns_switch_ports "$1"); do
+    tc -n "${CSB_NETNS_SWITCH}" qdisc show dev "${port}" root 2>/dev/null | grep -q '^qdisc tbf ' ||
+      { echo "switch port ${port} has no tbf qdisc (the lab is shaped at ${rate})"; return; }
+  done
+}
+
+# netns_why_no_sshd N: why the lab's sshds do not answer (nothing when
+# they all do). What restarting them repairs.
+netns_why_no_sshd() {
+  local want=$1 out k
   if [[ ! -d /run/sshd ]]; then
     echo "/run/sshd (sshd's privilege-separation directory) is missing: sshd refuses every login; lab/netns.sh up makes it again"
     return
@@ -118,6 +193,18 @@ netns_why_down() {
     out=$(netns_ssh_check "$(csb_netns_client_ip "${k}")") ||
       { echo "the sshd of client ${k} runs but refuses the lab's key: ${out:-ssh failed}" | tr '\n' ' '; return; }
   done
+}
+
+# netns_why_down [N]: why the lab is not usable with N clients (default:
+# the lab's own N), in one line (nothing when it is): the health check of
+# `status` and of `up`'s "already up" — namespaces, a finished build,
+# links and addresses, the tbf qdiscs, every sshd answering the lab's key.
+netns_why_down() {
+  local want=${1:-$(netns_lab_clients)} why
+  why=$(netns_why_broken "${want}")
+  [[ -n "${why}" ]] || why=$(netns_why_unshaped "${want}")
+  [[ -n "${why}" ]] || why=$(netns_why_no_sshd "${want}")
+  [[ -z "${why}" ]] || echo "${why}"
 }
 
 netns_status() { [[ -z "$(netns_why_down "$@")" ]]; }
@@ -172,7 +259,7 @@ netns_start_sshd() {
     fi
     sleep 0.1
   done
-  die "sshd in ${ns} did not answer within 5 s: $(netns_why_down); see ${CSB_NETNS_STATE}/sshd${sfx}.log" 1
+  die "sshd in ${ns} did not answer within 5 s: $(netns_why_no_sshd "${k:-1}"); see ${CSB_NETNS_STATE}/sshd${sfx}.log" 1
 }
 
 # netns_stop_sshd [K]: stop the lab's sshd (by the PID in its own PID file,
@@ -182,7 +269,7 @@ netns_stop_sshd() {
   pid=$(netns_sshd_pid ${1:+"c$1"}) || return 0
   kill -TERM "${pid}" 2>/dev/null || true
   for ((i = 0; i < 30; i++)); do
-    kill -0 "${pid}" 2>/dev/null || break
+    csb_alive "${pid}" || break
     sleep 0.1
   done
   kill -KILL "${pid}" 2>/dev/null || true
@@ -274,6 +361,39 @@ netns_reshape() {
   fi
 }
 
+# What `up` has under way, for netns_up_undo: "build" (a lab from
+# nothing), "sshd" (restarting the sshds of a lab that stands) or "".
+NETNS_UP_DOING=""
+
+# netns_up_undo: an exit step. An `up` cut short (Ctrl-C: exit 130; TERM:
+# 143; an error) removes what it made: the half-built lab, or the sshds it
+# was restarting; the exit status stays. A second signal during the undo
+# stops it, and leaves STATE/building, so the next `up` rebuilds.
+netns_up_undo() {
+  local rc=$?
+  case "${NETNS_UP_DOING}" in
+    build)
+      log_warn "lab/netns.sh up did not finish (exit ${rc}): removing the half-built lab ${CSB_LAB_ID}"
+      netns_teardown || log_warn "could not remove all of it: run lab/netns.sh down"
+      ;;
+    sshd)
+      log_warn "lab/netns.sh up did not finish (exit ${rc}): stopping the sshd(s) it was starting"
+      netns_stop_sshds
+      ;;
+  esac
+  NETNS_UP_DOING=""
+}
+
+# netns_state_complete N: the state files an `up` writes before it starts
+# the sshds of a lab with N clients are all there.
+netns_state_complete() {
+  local f k
+  for f in clients id_ed25519 authorized_keys known_hosts ssh_host_ed25519_key sshd_config; do
+    [[ -f "${CSB_NETNS_STATE}/${f}" ]] || return 1
+  done
+  for ((k = 2; k <= $1; k++)); do [[ -f "${CSB_NETNS_STATE}/sshd_config.c${k}" ]] || return 1; done
+}
+
 netns_up() {
   [[ ${EUID} -eq 0 ]] || die "lab/netns.sh up needs root" 2
   need_tool ip iproute2
@@ -282,31 +402,46 @@ netns_up() {
   need_tool ssh openssh-client
   need_tool ssh-keygen openssh-client
   need_tool unshare util-linux
+  csb_exit_add netns_up_undo
   local n=${CLIENTS:-1} why
   why=$(netns_why_down "${n}")
   if [[ -z "${why}" ]]; then
     log_info "netns lab already up (${CSB_NETNS_SERVER} ${CSB_NETNS_SERVER_IP} <-> ${n} client(s), ${CSB_NETNS_CLIENT} ${CSB_NETNS_CLIENT_IP} first)"
     netns_reshape "${n}"
+    echo "${LINK_RATE}" >"${CSB_NETNS_STATE}/link_rate"
     return 0
   fi
-  # Namespaces and keys in place, only an sshd down (killed, or /run/sshd
-  # removed): restart the sshds alone, so whatever runs in the namespaces
-  # (and a run's leftovers, which its next run stops) is kept.
-  local ns all=1
-  for ns in $(netns_namespaces "${n}"); do netns_exists "${ns}" || all=0; done
-  if ((all)) && [[ "$(netns_lab_clients)" == "${n}" ]] &&
-    [[ -f "${CSB_NETNS_STATE}/sshd_config" && -f "${CSB_NETNS_STATE}/id_ed25519" ]]; then
+  # Namespaces, links, addresses and keys in place, only a qdisc or an
+  # sshd missing (a tc command, a killed sshd, /run/sshd removed): repair
+  # those alone, so whatever runs in the namespaces (and a run's
+  # leftovers, which its next run stops) is kept.
+  if [[ -z "$(netns_why_broken "${n}")" ]] && netns_state_complete "${n}"; then
     netns_state_dir
-    log_info "netns lab: ${why}: restarting its sshd(s)"
-    netns_stop_sshds
-    netns_start_sshds "${n}"
-    log_info "netns lab up again: sshd(s) restarted"
+    log_info "netns lab: ${why}: repairing it"
+    netns_reshape "${n}"
+    echo "${LINK_RATE}" >"${CSB_NETNS_STATE}/link_rate"
+    if [[ -n "$(netns_why_no_sshd "${n}")" ]]; then
+      NETNS_UP_DOING=sshd
+      netns_stop_sshds
+      netns_start_sshds "${n}"
+      NETNS_UP_DOING=""
+    fi
+    log_info "netns lab up again: qdiscs at ${LINK_RATE}, sshd(s) answering"
     return 0
   fi
   netns_lock_guard rebuild
-  # A half-built lab (a crash, a kill -9), or one with another number of
-  # clients, is removed first, then rebuilt.
-  netns_down quiet
+  if [[ -n "$(netns_lab_namespaces)" || -e "${CSB_NETNS_STATE}" ]]; then
+    log_info "netns lab: ${why%; lab/netns.sh up rebuilds it}: removing what stands and building it again"
+  fi
+  # A half-built lab (an up cut short, a crash, a kill -9), or one with
+  # another number of clients, is removed first, then rebuilt. From here
+  # an up cut short removes what it made (netns_up_undo), and until it
+  # finishes STATE/building says that the lab is not whole.
+  netns_teardown || exit 2
+  NETNS_UP_DOING=build
+  netns_state_dir
+  echo "$$" >"${CSB_NETNS_STATE}/building"
+  echo "${n}" >"${CSB_NETNS_STATE}/clients"
 
   local k prefix=${CSB_NETNS_PREFIX}
   log_info "creating namespaces $(netns_namespaces "${n}" | tr '\n' ' ')"
@@ -331,8 +466,6 @@ netns_up() {
   done
 
   log_info "starting sshd in ${CSB_NETNS_SERVER} on ${CSB_NETNS_SERVER_IP}:${SSHD_PORT}$( ((n < 2)) || echo " and in clients 2..${n}")"
-  netns_state_dir
-  echo "${n}" >"${CSB_NETNS_STATE}/clients"
   (
     umask 077
     ssh-keygen -q -t ed25519 -N '' -C csb-netns-lab -f "${CSB_NETNS_STATE}/id_ed25519"
@@ -353,6 +486,9 @@ netns_up() {
     netns_sshd_config "${CSB_NETNS_STATE}/sshd_config.c${k}" "$(csb_netns_client_ip "${k}")" ".c${k}"
   done
   netns_start_sshds "${n}"
+  echo "${LINK_RATE}" >"${CSB_NETNS_STATE}/link_rate"
+  rm -f "${CSB_NETNS_STATE}/building"
+  NETNS_UP_DOING=""
   if ((n == 1)); then
     log_info "netns lab up: server ${CSB_NETNS_SERVER_IP} (${CSB_NETNS_SERVER_NIC}), client ${CSB_NETNS_CLIENT_IP} (${CSB_NETNS_CLIENT_NIC}), link ${LINK_RATE}"
   else
@@ -380,21 +516,18 @@ netns_lab_namespaces() {
   grep -xE -- "(${CSB_NETNS_SERVER}|${CSB_NETNS_CLIENT}[0-9]*|${CSB_NETNS_SWITCH})" <<<"${names}" || true
 }
 
-netns_down() {
-  local quiet=${1:-}
-  [[ ${EUID} -eq 0 ]] || die "lab/netns.sh down needs root" 2
-  netns_lock_guard "take down"
-  # A state directory that is not root's own (another user made it, or
-  # put a symlink there) is neither used nor removed: refused, named.
+# netns_teardown: remove every namespace, process and key of this lab.
+# A state directory that is not root's own (another user made it, or put
+# a symlink there) is neither used nor removed: refused, named, status 1.
+netns_teardown() {
   if [[ -e "${CSB_NETNS_STATE}" || -L "${CSB_NETNS_STATE}" ]]; then
-    csb_dir_is_mine "${CSB_NETNS_STATE}" || exit 2
+    csb_dir_is_mine "${CSB_NETNS_STATE}" || return 1
   fi
   netns_stop_sshds
-  local ns
+  local ns p
   for ns in $(netns_lab_namespaces); do
     # Anything a run left inside the namespace was started by this lab;
     # the runner that calls `down` from inside it (and its parents) is spared.
-    local p
     for p in $(ip netns pids "${ns}" 2>/dev/null); do
       netns_is_ancestor "${p}" || kill -TERM "${p}" 2>/dev/null || true
     done
@@ -403,7 +536,13 @@ netns_down() {
   if [[ -e "${CSB_NETNS_STATE}" || -L "${CSB_NETNS_STATE}" ]]; then
     rm -rf "${CSB_NETNS_STATE}"
   fi
-  [[ -n "${quiet}" ]] || log_info "netns lab down"
+}
+
+netns_down() {
+  [[ ${EUID} -eq 0 ]] || die "lab/netns.sh down needs root" 2
+  netns_lock_guard "take down"
+  netns_teardown || exit 2
+  log_info "netns lab down"
 }
 
 main() {
@@ -415,7 +554,7 @@ main() {
   esac
   (($# == 1)) || usage_error "unexpected argument: $2"
   : "${LINK_RATE:=1gbit}"
-  csb_check_rate "${LINK_RATE}" || usage_error "LINK_RATE=${LINK_RATE} is not valid: expected a tc rate such as 1gbit, or none"
+  [[ "${LINK_RATE}" == none || "${LINK_RATE}" =~ ^[1-9][0-9]{0,5}(k|m|g)?bit$ ]] || usage_error "LINK_RATE=${LINK_RATE} is not valid: expected a tc rate such as 1gbit, or none"
   if [[ -n "${CLIENTS:-}" ]] && { [[ ! "${CLIENTS}" =~ ^[1-9]$ ]] || ((CLIENTS > CSB_NETNS_MAX_CLIENTS)); }; then
     usage_error "CLIENTS=${CLIENTS} is not valid: expected a number of client hosts from 1 to ${CSB_NETNS_MAX_CLIENTS}"
   fi

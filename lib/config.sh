@@ -9,17 +9,15 @@
 # KEY=VALUE lines, never sourced, so it cannot run code.
 
 declare -ga CSB_KEYS=()
-declare -gA CSB_DEFAULT=() CSB_CHECK=() CSB_ORIGIN=()
-# Checks across settings, run after every key passed its own: a module adds
-# a function that prints the error and returns 1 (lib/server.sh).
-declare -ga CSB_CONFIG_CHECKS=()
+declare -gA CSB_DEFAULT=() CSB_CHECK=() CSB_ORIGIN=() CSB_DOC=()
 
-# csb_config_declare KEY DEFAULT CHECK DOC: declare a setting. CHECK is one of
-# the csb_check_* names below without the prefix (enum takes "enum:a|b|c").
-# DOC documents the key where it is declared (and lab.env.example repeats
-# it); nothing reads it at run time.
+# csb_config_declare KEY DEFAULT CHECK DOC: declare a setting. CHECK is its
+# kind, a name internal/settings knows (port, sizes, "enum:a|b|c", ...).
+# DOC documents the key (a runner's -h lists its settings with it:
+# csb_usage_settings; lab.env.example repeats it).
 csb_config_declare() {
   local key=$1 def=$2 check=$3
+  CSB_DOC[${key}]=$4
   if [[ -z "${CSB_CHECK[${key}]+x}" ]]; then
     CSB_KEYS+=("${key}")
   fi
@@ -54,110 +52,6 @@ csb_config_declare RUN_NAME "" name_or_empty "run directory suffix (empty: the r
 csb_config_declare LAB_KEEP 0 bool "netns: 1 keeps a lab this run brought up"
 csb_config_declare BASELINE_RUN "" path_or_empty \
   "a run directory of the same phase that this run's report is compared with (csb compare)"
-
-# ---- checks: each returns 0 when the value is acceptable -------------------
-
-csb_check_ip() {
-  local v=$1 o
-  if [[ "${v}" =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})$ ]]; then
-    for o in "${BASH_REMATCH[@]:1}"; do
-      ((10#${o} <= 255)) || return 1
-    done
-    return 0
-  fi
-  [[ "${v}" =~ ^[0-9A-Fa-f:]+$ && "${v}" == *:*:* ]]
-}
-csb_check_ip_or_empty() { [[ -z "$1" ]] || csb_check_ip "$1"; }
-csb_check_ssh_dest() { [[ "$1" =~ ^([a-z_][a-z0-9_-]{0,31}@)?[A-Za-z0-9]([A-Za-z0-9.-]{0,252}|[0-9A-Fa-f:]*)$ ]]; }
-csb_check_ssh_dest_or_empty() { [[ -z "$1" ]] || csb_check_ssh_dest "$1"; }
-csb_check_nic() { [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]{0,14}$ ]]; }
-csb_check_nic_or_empty() { [[ -z "$1" ]] || csb_check_nic "$1"; }
-csb_check_uint() { [[ "$1" =~ ^[0-9]{1,9}$ ]]; }
-csb_check_uint_or_empty() { [[ -z "$1" ]] || csb_check_uint "$1"; }
-csb_check_posint() { [[ "$1" =~ ^[0-9]{1,9}$ ]] && ((10#$1 > 0)); }
-csb_check_posint_or_empty() { [[ -z "$1" ]] || csb_check_posint "$1"; }
-csb_check_port() { csb_check_posint "$1" && ((10#$1 <= 65535)); }
-csb_check_bool() { [[ "$1" == 0 || "$1" == 1 ]]; }
-csb_check_name() { [[ "$1" =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ ]]; }
-csb_check_name_or_empty() { [[ -z "$1" ]] || csb_check_name "$1"; }
-csb_check_rate() { [[ "$1" == none || "$1" =~ ^[1-9][0-9]{0,5}(k|m|g)?bit$ ]]; }
-# Paths are always quoted, but one with shell syntax is still refused: it is
-# far more likely a mistake than a directory someone meant.
-csb_check_path() { [[ "$1" =~ ^[A-Za-z0-9_./~+-][A-Za-z0-9_./+@=,-]*$ ]]; }
-csb_check_path_or_empty() { [[ -z "$1" ]] || csb_check_path "$1"; }
-# A payload size as the server names it: 1k, 100k, 1m, 512.
-csb_check_size() { [[ "$1" =~ ^[1-9][0-9]{0,8}[km]?$ ]]; }
-csb_check_sizes() { csb_check_list size "$1"; }
-csb_check_posints() { csb_check_list posint "$1"; }
-csb_check_list() {
-  local check=$1 v=$2 item
-  [[ -n "${v}" && "${v}" != *,, && "${v}" != ,* && "${v}" != *, ]] || return 1
-  local -a items
-  IFS=, read -r -a items <<<"${v}"
-  for item in "${items[@]}"; do
-    "csb_check_${check}" "${item}" || return 1
-  done
-}
-
-csb_check_expect() {
-  case "$1" in
-    ip | ip_or_empty) echo "an IPv4 or IPv6 literal such as 198.18.0.1 (no hostnames)" ;;
-    ssh_dest | ssh_dest_or_empty) echo "an ssh destination [user@]host such as root@gtinfra02" ;;
-    nic | nic_or_empty) echo "an interface name such as enp1s0" ;;
-    uint | uint_or_empty) echo "a whole number of seconds" ;;
-    posint) echo "a positive integer" ;;
-    posint_or_empty) echo "a positive integer, or empty for the profile's" ;;
-    posints) echo "a comma-separated list of positive integers such as 16,64,128" ;;
-    port) echo "a port number 1-65535" ;;
-    bool) echo "0 or 1" ;;
-    name | name_or_empty) echo "a name of letters, digits, '.', '_' and '-' (at most 64)" ;;
-    rate) echo "a tc rate such as 1gbit or 100mbit, or none" ;;
-    path | path_or_empty) echo "a path without spaces or shell syntax" ;;
-    size) echo "a payload size such as 1k, 10k, 100k, 1m or a byte count" ;;
-    sizes) echo "a comma-separated list of payload sizes such as 1k,10k,100k" ;;
-    enum:*) echo "one of: ${1#enum:}" | tr '|' ' ' ;;
-    *) if declare -F "csb_expect_$1" >/dev/null; then "csb_expect_$1"; else echo "a valid value"; fi ;;
-  esac
-}
-
-# Longest value a setting may have, in bytes: PATH_MAX (4096) for a path,
-# 256 for any other setting (the longest legitimate one, an ssh destination
-# with a 253-byte host name, fits). A longer one is a mistake (a file pasted
-# into a value, a runaway variable), refused before it reaches a command line.
-CSB_MAX_PATH_LEN=4096
-CSB_MAX_VALUE_LEN=256
-
-# csb_check KEY VALUE: validate one value against the key's check.
-csb_check() {
-  local key=$1 value=$2 check=${CSB_CHECK[$1]}
-  local ok=1 max=${CSB_MAX_VALUE_LEN} what="setting"
-  [[ "${check}" != path* ]] || { max=${CSB_MAX_PATH_LEN}; what="path"; }
-  # A list of up to 8 client hosts, each with its addresses, is longer.
-  [[ "${check}" != client_hosts ]] || max=${CSB_MAX_PATH_LEN}
-  local LC_ALL=C
-  if ((${#value} > max)); then
-    printf 'error: %s is %d bytes long (from %s): the limit is %d bytes for a %s\n' "${key}" "${#value}" \
-      "${CSB_ORIGIN[${key}]:-default}" "${max}" "${what}" >&2
-    return 1
-  fi
-  case "${check}" in
-    enum:*)
-      local alt
-      local -a alts
-      ok=0
-      IFS='|' read -r -a alts <<<"${check#enum:}"
-      for alt in "${alts[@]}"; do
-        [[ "${value}" == "${alt}" ]] && ok=1
-      done
-      ;;
-    *) "csb_check_${check}" "${value}" || ok=0 ;;
-  esac
-  if ((ok == 0)); then
-    printf 'error: %s=%q is not valid (from %s): expected %s\n' "${key}" "${value}" \
-      "${CSB_ORIGIN[${key}]:-default}" "$(csb_check_expect "${check}")" >&2
-    return 1
-  fi
-}
 
 # csb_key_declared_anywhere KEY: does any runner or library module declare it?
 csb_key_declared_anywhere() {
@@ -272,24 +166,69 @@ csb_config_load() {
   done
   csb_config_validate || exit 2
   csb_lab_defaults
-  csb_clients_resolve || exit 2
+  csb_hosts_resolve || exit 2
   csb_lab_validate || exit 2
   for key in "${CSB_KEYS[@]}"; do
     export "${key?}"
   done
 }
 
+# csb_config_validate [KEY...]: check the settings (default: every one
+# declared) with `csb check-settings` (internal/settings: each value against
+# its kind, then the rules across settings); with SCHEME=https and your own
+# TLS files, whether they make a certificate for SERVER_IP.
 csb_config_validate() {
-  local key bad=0
-  for key in "${CSB_KEYS[@]}"; do
-    csb_check "${key}" "${!key}" || bad=1
+  local key
+  local -a args=()
+  (($#)) || set -- "${CSB_KEYS[@]}"
+  for key in "$@"; do
+    args+=("${key}" "${CSB_CHECK[${key}]}" "${CSB_ORIGIN[${key}]:-default}" "${!key-}")
   done
-  ((bad)) && return 1
-  local fn
-  for fn in "${CSB_CONFIG_CHECKS[@]}"; do
-    "${fn}" || return 1
-  done
+  csb_csb check-settings "${args[@]}" || return 1
+  ! csb_tls_on || [[ -z "${TLS_CERT:-}" ]] || csb_tls_material_check
 }
+
+# csb_usage_settings KEY...: a runner's -h list of the settings of its
+# phase, each with its doc and default.
+csb_usage_settings() {
+  local key def doc
+  echo "Settings of this phase (lab.env, environment or -s KEY=VALUE):"
+  for key in "$@"; do
+    def=${CSB_DEFAULT[${key}]:-} doc=${CSB_DOC[${key}]}
+    [[ "${doc}" != *default* ]] || def=""
+    printf '%s%s\n' "${doc}" "${def:+ (default ${def})}" | fold -s -w 58 |
+      sed "s/ *\$//; 1s/^/  $(printf '%-18s' "${key}")/; 2,\$s/^/                    /"
+  done
+  echo
+}
+
+# csb_usage_common NAME: the part of every runner's -h that is the same
+# for all (after the runner's own header): its options and exit statuses.
+csb_usage_common() {
+  local phase
+  phase=$(basename "$(dirname "${BASH_SOURCE[1]}")")
+  cat <<EOF
+Options:
+  -c FILE         config file (default: lab.env at the repo root, if any)
+  -l LAB          local | netns | ssh
+  -p PROFILE      smoke | quick | full (default full)
+  -n NAME         run directory suffix (default $1)
+  -r DIR          results root (runs go to DIR/${phase}/<run>/)
+  -s KEY=VALUE    any setting of lab.env.example; flags win over the
+                  environment, which wins over the config file
+  -h              this help
+
+Exit status: 0 every cell ran; 1 a cell failed or was refused (the run is
+partial); 2 bad usage; 3 a tool is missing; 4 a host cannot be reached, or
+was lost mid-run; 5 the route guard or the clock check refused; 6 a plan
+or a host setting cannot work (the message names the setting or gives the
+commands); 7 the lab is in use by another run; 130/143 interrupted.
+The last line printed is "results: <run directory>".
+EOF
+}
+
+# csb_list_max LIST: the largest of a comma-separated list of integers.
+csb_list_max() { echo $((10#$(tr , '\n' <<<"$1" | sort -n | tail -n 1))); }
 
 # csb_profile SMOKE QUICK FULL: print the value for the current PROFILE.
 csb_profile() {

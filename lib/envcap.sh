@@ -1,15 +1,16 @@
 # shellcheck shell=bash
-# lib/envcap.sh: capture both hosts' environment into env/server and
-# env/client. The capture itself is lib/host/capture-env.sh, sent to each
-# host's bash (over ssh for the server), so the server needs no repo.
+# lib/envcap.sh: capture every host's environment into env/<label>/. The
+# capture itself is lib/host/capture-env.sh, sent to each host's bash (over
+# ssh where the host is remote), so a host needs no repo.
 
 csb_capture_env() {
-  local script
+  local script h jobs=()
   script="$(<"${CSB_LIB}/host/capture-env.sh")"
-  on_server_sh "set -- $(csb_quote "${CSB_REMOTE_RUN}/env/server" "${SERVER_NIC}")
-${script}" || log_warn "environment capture on the server failed"
-  bash -c "${script}" capture-env "${CSB_RUN_DIR}/env/${CSB_CLIENT_LABEL}" "${CLIENT_NIC}" ||
-    log_warn "environment capture on the client failed"
-  csb_clients_capture_env
-  log_info "environment captured on both hosts"
+  for h in $(csb_hosts); do
+    on_host_sh "${h}" "set -- $(csb_quote "${CSB_H_WORK[h]}/env/${CSB_H_LABEL[h]}" "${CSB_H_NIC[h]}")
+${script}" || log_warn "environment capture on $(csb_host_name "${h}") failed" &
+    jobs+=($!)
+  done
+  csb_wait_jobs "${jobs[@]}" || true
+  log_info "environment captured on every host"
 }

@@ -36,8 +36,6 @@ CSB_NETNS_STATE="/tmp/${CSB_LAB_ID}-netns"
 CSB_NETNS_SWITCH=${CSB_LAB_ID}-sw
 # shellcheck disable=SC2034 # read by lab/netns.sh
 CSB_NETNS_LAN_PREFIX=16
-# shellcheck disable=SC2034 # read by lab/netns.sh and lib/clients.sh
-CSB_NETNS_MAX_CLIENTS=8
 
 # csb_netns_client_ns K / _ip K / _nic K: client K's namespace, address, NIC.
 csb_netns_client_ns() { if (($1 == 1)); then echo "${CSB_NETNS_CLIENT}"; else echo "${CSB_NETNS_CLIENT}$1"; fi; }
@@ -129,7 +127,7 @@ csb_lab_release() {
     waiters=$(csb_lab_waiters | tr '\n' ' ')
     if [[ -n "${waiters}" ]]; then
       log_info "keeping the netns lab up: run PID ${waiters% } waits for it (it takes the lab down when it ends)"
-      : >"${CSB_LOCK_FILE%.lock}.handover"
+      csb_lab_handover
     else
       log_info "taking down the netns lab this run brought up"
       "${CSB_ROOT}/lab/netns.sh" down >/dev/null 2>&1 || log_warn "lab/netns.sh down failed; run: make lab-down"

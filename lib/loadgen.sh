@@ -1,84 +1,23 @@
 # shellcheck shell=bash
-# lib/loadgen.sh: HTTP load generators (wrk, oha) on the client host.
+# lib/loadgen.sh: HTTP load generators (wrk, oha) and the paths they load.
 #
-# The payload list and concurrency checks every HTTP runner does before
-# anything starts; which load generator runs (LOADGEN) and how its command
-# line is spelled; the client's fd limit against the largest concurrency; and
-# running one load generator to completion with pidstat on it, its stdout kept
-# verbatim. Each command is built once, as an array, logged with log_cmd and
-# run as logged.
-
-# The constants shared with Go, generated from it (`bin/csb constants -sh`):
-# CSB_FD_MARGIN, the fds a load generator needs beyond one per connection
-# (epoll, pipes, stdio, wrk's per-thread loops, oha's runtime); CSB_SIZE_K
-# and CSB_SIZE_M, the payload size units; CSB_WRK_JSON_PREFIX, the line
-# lib/wrk/report.lua prints after wrk's own text.
-# shellcheck source=lib/constants.sh
-source "${CSB_LIB}/constants.sh"
-
-# csb_size_bytes SIZE: the bytes of a payload size as the server reads it
-# (k = 1024, m = 1048576). SIZE must already pass csb_check_size.
-csb_size_bytes() {
-  local s=${1,,} mult=1
-  case "${s}" in
-    *k) s=${s%k} mult=${CSB_SIZE_K} ;;
-    *m) s=${s%m} mult=${CSB_SIZE_M} ;;
-  esac
-  echo $((10#${s} * mult))
-}
-
-# csb_size_name BYTES: the server's canonical name of a size (its URL path).
-csb_size_name() {
-  local n=$1
-  if ((n % CSB_SIZE_M == 0)); then
-    echo "$((n / CSB_SIZE_M))m"
-  elif ((n % CSB_SIZE_K == 0)); then
-    echo "$((n / CSB_SIZE_K))k"
-  else
-    echo "${n}"
-  fi
-}
-
-# The server refuses a payload above this (internal/server MaxSizeBytes).
-CSB_SIZE_MAX_BYTES=$((64 * CSB_SIZE_M))
+# The payload list check every HTTP runner does before anything starts; which
+# load generator runs (LOADGEN) and how its command line is spelled on a
+# client host; the paths of the server under test and their check before the
+# first cell. Each command is built once, as an array; lib/cell.sh starts it
+# on the client hosts and logs it as it runs.
 
 # csb_payloads_check KEY LIST: every size must be one the server serves under
-# that very name (/payload/<size>), at most once. Prints the error and returns
-# 1 otherwise. (csb_config_load has already checked the list's syntax.)
+# that very name (/payload/<size>), at most once, no larger than it serves:
+# `csb sizes` (internal/sizes, the server's own parser) says so, or prints
+# the error (and this returns 1). Fills CSB_SIZE_BYTES[size].
+declare -gA CSB_SIZE_BYTES=()
 csb_payloads_check() {
-  local key=$1 list=$2 item bytes name
-  local -A seen=()
-  local -a items
-  IFS=, read -r -a items <<<"${list}"
-  for item in "${items[@]}"; do
-    bytes=$(csb_size_bytes "${item}")
-    if ((bytes > CSB_SIZE_MAX_BYTES)); then
-      printf 'error: %s=%s: %s is larger than the server serves (at most 64m)\n' "${key}" "${list}" "${item}" >&2
-      return 1
-    fi
-    name=$(csb_size_name "${bytes}")
-    if [[ "${item}" != "${name}" ]]; then
-      printf 'error: %s=%s: the server serves %s bytes as /payload/%s, not /payload/%s: write %s\n' \
-        "${key}" "${list}" "${bytes}" "${name}" "${item}" "${name}" >&2
-      return 1
-    fi
-    if [[ -n "${seen[${bytes}]+x}" ]]; then
-      printf 'error: %s=%s: %s is listed twice\n' "${key}" "${list}" "${item}" >&2
-      return 1
-    fi
-    seen[${bytes}]=1
-  done
-}
-
-# csb_list_max LIST: the largest of a comma-separated list of integers.
-csb_list_max() {
-  local -a items
-  local item max=0
-  IFS=, read -r -a items <<<"$1"
-  for item in "${items[@]}"; do
-    ((10#${item} > max)) && max=$((10#${item}))
-  done
-  echo "${max}"
+  local out name bytes
+  out=$(csb_csb sizes -key "$1" "$2" 2>&1) || { printf '%s\n' "${out}" >&2; return 1; }
+  while read -r name bytes; do
+    [[ -z "${name}" ]] || CSB_SIZE_BYTES[${name}]=${bytes}
+  done <<<"${out}"
 }
 
 # csb_loadgen_resolve: turn LOADGEN (auto|oha|wrk) into CSB_LOADGEN, the
@@ -142,12 +81,6 @@ csb_oha_probe() {
     log_warn "this oha has no --wait-ongoing-requests-after-deadline: requests in flight at the deadline are aborted and reported apart"
 }
 
-# The reference server's payload bytes: this 63-byte line and its newline,
-# repeated and cut at the size (internal/server Pattern); nginx serves files
-# made from it, so both send the same bytes.
-# shellcheck disable=SC2034 # read by lib/server.sh (nginx's payload files)
-CSB_PAYLOAD_LINE=0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.
-
 # csb_payload_path SIZE: the path of a payload on the server under test
 # (PAYLOAD_PATHS, else /payload/SIZE).
 csb_payload_path() {
@@ -168,67 +101,37 @@ csb_payload_url() {
   printf '%s%s\n' "$(csb_base_url)" "$(csb_payload_path "$1")"
 }
 
-# csb_payloads_verify SIZES: before the first cell, fetch every payload path
-# of SIZES twice (and HEALTH_PATH once) through the benchmark address and
-# refuse the run (exit 2, nothing measured) when a response is not 200, its
-# body is not the declared size, it is chunked, or its size varies between
-# the two requests. The responses' headers are kept in raw/verify/. A server
-# that answers "Connection: close" is recorded (server.connection_close=1)
-# and named: every request of a keep-alive load then opens a connection.
+# csb_payloads_verify SIZES: before the first cell, `csb check-paths`
+# fetches every payload path of SIZES twice (and HEALTH_PATH once) through
+# the benchmark address and refuses the run (exit 2, nothing measured) when
+# a response is not 200, is chunked or its body is not the declared size;
+# the responses' headers are kept in raw/verify/. A server that answers
+# "Connection: close" is recorded (server.connection_close=1) and named
+# (every request of a keep-alive load then opens a connection); Phase 3,
+# which holds keep-alive connections, refuses it.
 csb_payloads_verify() {
-  local sizes=$1 size path want dir="${CSB_RUN_DIR}/raw/verify" i got code te close=0
-  local -a items
-  mkdir -p "${dir}"
-  IFS=, read -r -a items <<<"${sizes}"
-  for size in "${items[@]}" health; do
-    if [[ "${size}" == health ]]; then
-      path=${HEALTH_PATH} want=""
-    else
-      path=$(csb_payload_path "${size}") want=$(csb_size_bytes "${size}")
-    fi
-    local first=""
-    for i in 1 2; do
-      [[ "${size}" != health || "${i}" == 1 ]] || continue
-      local h="${dir}/${size}-${i}.headers" out
-      local -a cmd=(curl -sS --noproxy '*' --max-time 10 "${CSB_CURL_TLS[@]}" -D "${h}" -o /dev/null -w '%{http_code} %{size_download}'
-        "$(csb_base_url)${path}")
-      out=$("${cmd[@]}" 2>&1) ||
-        die "the server under test did not answer GET ${path} on ${SERVER_IP}:${SERVER_PORT}: ${out}" 2
-      read -r code got <<<"${out}"
-      [[ "${code}" == 200 ]] ||
-        die "the server under test answered GET ${path} with status ${code}: expected 200$([[ "${size}" == health ]] && echo " (HEALTH_PATH)" || echo " (the ${size} payload; PAYLOAD_PATHS maps a size to its path)")" 2
-      te=$(tr -d '\r' <"${h}" | grep -i '^transfer-encoding:' | head -n 1 || true)
-      [[ "${te,,}" != *chunked* ]] ||
-        die "the server under test answered GET ${path} chunked (${te}): expected a Content-Length body of ${want:-a fixed} bytes" 2
-      if tr -d '\r' <"${h}" | grep -qi '^connection:[[:space:]]*close'; then close=1; fi
-      [[ "${size}" == health ]] && continue
-      [[ "${got}" == "${want}" ]] ||
-        die "the server under test answered GET ${path} with a ${got}-byte body: expected ${want} bytes (${size}); serve that size there or fix PAYLOAD_PATHS" 2
-      if [[ -n "${first}" && "${got}" != "${first}" ]]; then
-        die "the server under test answered GET ${path} with ${first} bytes, then ${got} bytes: expected ${want} bytes every time" 2
-      fi
-      first=${got}
-    done
-  done
-  csb_run_set server.connection_close "${close}"
-  if ((close)) && [[ -n "${C10K_HOLD:-}" ]]; then
-    die "the server under test answers 'Connection: close' (see raw/verify/): Phase 3 holds keep-alive connections, which this server closes after one response; configure it to keep connections alive" 2
-  elif ((close)); then
+  local size out
+  local -a items cmd=("${CSB_ROOT}/bin/csb" check-paths -base "$(csb_base_url)" -dir "${CSB_RUN_DIR}/raw/verify" -health "${HEALTH_PATH}")
+  csb_payloads_check SIZES "$1" || die "internal: the sizes $1 passed no check" 1
+  IFS=, read -r -a items <<<"$1"
+  for size in "${items[@]}"; do cmd+=(-path "${size}=$(csb_payload_path "${size}"):${CSB_SIZE_BYTES[${size}]}"); done
+  ! csb_tls_on || cmd+=(-ca "${CSB_TLS_CA_LOCAL}")
+  [[ -z "${C10K_HOLD:-}" ]] || cmd+=(-keepalive)
+  out=$("${cmd[@]}" 2>&1) || die "${out#error: }" 2
+  csb_run_set server.connection_close "${out#connection_close=}"
+  [[ "${out}" != connection_close=1 ]] ||
     log_warn "the server under test answers 'Connection: close': no connection is kept alive, every request opens one (see raw/verify/)"
-  fi
-  log_info "server under test checked: ${sizes} and ${HEALTH_PATH} answer 200 with the declared sizes, not chunked"
+  log_info "server under test checked: $1 and ${HEALTH_PATH} answer 200 with the declared sizes, not chunked"
 }
 
-# csb_wrk_cmd ARRAY THREADS CONNECTIONS SECONDS URL: wrk with the repo's
-# done() hook (lib/wrk/report.lua: one CSB_WRK_JSON line after wrk's text)
-# and the latency distribution. wrk's timeout stays at its default (2 s): a
-# response slower than that is counted as a timeout error.
+# csb_wrk_cmd ARRAY K THREADS CONNECTIONS SECONDS URL: client K's wrk with
+# the repo's done() hook (report.lua in its bin/: one CSB_WRK_JSON line after
+# wrk's text) and the latency distribution; THREADS as the load plan gives
+# them (csb load-plan: never more than the connections). wrk's timeout stays
+# at its default (2 s): a slower response is counted as a timeout error.
 csb_wrk_cmd() {
   local -n _wrk=$1
-  local threads=$2 conns=$3 secs=$4 url=$5
-  ((threads <= conns)) || threads=${conns}
-  _wrk=(wrk -t "${threads}" -c "${conns}" -d "${secs}s" --latency
-    -s "${CSB_LIB}/wrk/report.lua" "${url}")
+  _wrk=(wrk -t "$3" -c "$4" -d "$5s" --latency -s "$(csb_client_bin "$2")/report.lua" "$6")
 }
 
 # csb_oha_cmd ARRAY CONNECTIONS SECONDS URL: oha in duration mode, no TUI,
@@ -245,49 +148,6 @@ csb_oha_cmd() {
   _oha+=("${url}")
 }
 
-# csb_fd_prepare MAX_CONCURRENCY: make the fd limit of this shell (and so of
-# every load generator it starts) cover MAX_CONCURRENCY + CSB_FD_MARGIN,
-# raising the soft limit when the hard limit allows. Records the limits in
-# run.env. Whatever cannot be covered is refused cell by cell (csb_fd_refusal).
-CSB_FD_SOFT=""
-CSB_FD_HARD=""
-csb_fd_prepare() {
-  local need=$(($1 + CSB_FD_MARGIN)) soft hard
-  soft=$(ulimit -Sn)
-  hard=$(ulimit -Hn)
-  csb_run_set fd_soft_initial "${soft}"
-  csb_run_set fd_hard "${hard}"
-  csb_run_set fd_needed_max "${need}"
-  if [[ "${soft}" != unlimited ]] && ((soft < need)); then
-    local want=${need}
-    if [[ "${hard}" != unlimited ]] && ((hard < need)); then
-      want=${hard}
-    fi
-    if ((want > soft)) && ulimit -Sn "${want}"; then
-      log_info "fd limit: soft ${soft} -> ${want} (hard ${hard}) for concurrency up to $1 (+${CSB_FD_MARGIN} spare)"
-      soft=${want}
-    fi
-  fi
-  CSB_FD_SOFT=${soft}
-  CSB_FD_HARD=${hard}
-  csb_run_set fd_soft "${soft}"
-  if [[ "${soft}" == unlimited ]] || ((soft >= need)); then
-    log_info "fd limit: soft ${soft}, hard ${hard}: enough for concurrency up to $1 (+${CSB_FD_MARGIN} spare)"
-  else
-    log_warn "fd limit: soft ${soft}, hard ${hard}: cells above concurrency $((soft - CSB_FD_MARGIN)) will be refused (raise the hard limit: ulimit -Hn, limits.conf or LimitNOFILE)"
-  fi
-}
-
-# csb_fd_refusal CONCURRENCY: print why a cell cannot get its fds (and
-# return 0), or return 1 when it can.
-csb_fd_refusal() {
-  local need=$(($1 + CSB_FD_MARGIN))
-  [[ "${CSB_FD_SOFT}" == unlimited ]] && return 1
-  ((need > CSB_FD_SOFT)) || return 1
-  printf 'fd limit: concurrency %s needs %s fds (+%s spare), the client allows %s (hard %s); raise the hard limit (ulimit -Hn, limits.conf, LimitNOFILE) to run it\n' \
-    "$1" "${need}" "${CSB_FD_MARGIN}" "${CSB_FD_SOFT}" "${CSB_FD_HARD}"
-}
-
 # csb_capture_response SIZE OUT: fetch one response of /payload/SIZE through
 # the benchmark address and keep its status line and headers verbatim in OUT,
 # so a summary can count a response's bytes on the wire (oha reports bodies
@@ -298,27 +158,75 @@ csb_capture_response() {
   "${cmd[@]}"
 }
 
-# csb_loadgen_exec OUT ERR NAME CMD ARGS...: run a load generator to
-# completion in the background (so a signal is handled at once), tracked by
-# PID, stdout to OUT and stderr to ERR (the same file is fine), with pidstat
-# on its PID in monitors/client/pidstat-NAME.txt (pidstat ends by itself when
-# the PID does). Returns the load generator's exit status.
-csb_loadgen_exec() {
-  local out=$1 err=$2 name=$3
-  shift 3
-  log_cmd "$@"
-  if [[ "${out}" == "${err}" ]]; then
-    "$@" </dev/null >"${out}" 2>&1 &
-  else
-    "$@" </dev/null >"${out}" 2>"${err}" &
+# csb_load_plan COUNT THREADS [rate]: `csb load-plan` for the run's client
+# hosts (their CPUs and fd limits, read in preflight) into CSB_LOAD: ok,
+# code, refusal, <label>.connections (each host's share of COUNT),
+# <label>.threads. THREADS 0: one per CPU of each host. With "rate" COUNT is
+# a rate, split the same way, and no fd limit is checked against it.
+declare -gA CSB_LOAD=()
+csb_load_plan() {
+  local k out fd
+  local -a cmd=("${CSB_ROOT}/bin/csb" load-plan -conns "$1" -threads "$2")
+  for k in $(csb_clients); do
+    fd=${CSB_H_FDHARD[k]:-0}
+    [[ "${3:-}" != rate ]] || fd=0
+    cmd+=(-host "${CSB_H_LABEL[k]}:${CSB_H_NCPU[k]:-0}:${fd}")
+  done
+  out=$("${cmd[@]}") || die "csb load-plan failed: $(csb_quote "${cmd[@]}")" 1
+  csb_kv_into CSB_LOAD "${out}"
+}
+
+# csb_load_params: the cell parameters of the last plan: clients=N and each
+# host's <label>.connections and <label>.threads.
+csb_load_params() {
+  local k label
+  printf '%s\n' "clients=${CSB_CLIENTS_N}"
+  for k in $(csb_clients); do
+    label=${CSB_H_LABEL[k]}
+    printf '%s\n' "${label}.connections=${CSB_LOAD[${label}.connections]}" "${label}.threads=${CSB_LOAD[${label}.threads]}"
+  done
+}
+
+# csb_load_procs NAME SUB SECONDS URL: the cell table (lib/cell.sh): one
+# load generator (CSB_LOADGEN, default wrk) per client host with its share
+# of the last plan, writing raw/SUB<label>/NAME.txt (wrk: its errors among
+# its text) or .json (oha: stderr in logs/<label>/NAME.stderr).
+csb_load_procs() {
+  local name=$1 sub=$2 secs=$3 url=$4 k label out err
+  local -a cmd
+  csb_procs_reset
+  for k in $(csb_clients); do
+    label=${CSB_H_LABEL[k]}
+    if [[ "${CSB_LOADGEN:-wrk}" == oha ]]; then
+      csb_oha_cmd cmd "${CSB_LOAD[${label}.connections]}" "${secs}" "${url}"
+      out="raw/${sub}${label}/${name}.json" err="logs/${label}/${name}.stderr"
+    else
+      csb_wrk_cmd cmd "${k}" "${CSB_LOAD[${label}.threads]}" "${CSB_LOAD[${label}.connections]}" "${secs}" "${url}"
+      out="raw/${sub}${label}/${name}.txt" err=${out}
+    fi
+    csb_proc_add "${k}" "${out}" "${err}" "${cmd[@]}"
+  done
+}
+
+# csb_has_loadgen_output FILE: a load generator's output (wrk's text, .txt;
+# oha's JSON) read by `csb check`, the summary's own verdict: exit 1 (why on
+# stderr) when unreadable, 3 when error statuses are above NON2XX_MAX.
+csb_config_declare NON2XX_MAX 0 fraction "share of a cell's responses that may have an error status (not 2xx or 3xx) for the cell to stay ok: 0 none, 0.001 one in a thousand"
+csb_has_loadgen_output() { "${CSB_ROOT}/bin/csb" check -non2xx-max "${NON2XX_MAX}" "$([[ "$1" == *.txt ]] && echo wrk || echo oha)" "$1"; }
+
+# csb_load_cell NAME URL SECONDS WARMUP PARAM...: an HTTP cell of the last
+# plan on every client host: WARMUP seconds of the same load, unrecorded
+# (raw/warmup/<label>/), then the measured cell, which is ok only when every
+# host's load generator exited 0 and left an output a summary can read.
+csb_load_cell() {
+  local name=$1 url=$2 secs=$3 warmup=$4
+  shift 4
+  if ((warmup > 0)); then
+    log_info "warm-up for ${name}: ${warmup} s on every client host, not recorded (raw/warmup/<client>/)"
+    csb_load_procs "${name}" warmup/ "${warmup}" "${url}"
+    csb_procs_start "warmup-${name}"
+    csb_procs_wait "$((warmup + 30))" || log_warn "warm-up ${CSB_LOADGEN:-wrk} failed: $(csb_procs_failures)"
   fi
-  local pid=$! mon
-  csb_track_client "${pid}" "$1"
-  mon=$(on_client_bg "${CSB_RUN_DIR}/monitors/${CSB_CLIENT_LABEL}/pidstat-${name}.txt" \
-    "${CSB_SYSSTAT_ENV[@]}" pidstat -H -h -u -r -p "${pid}" 1) &&
-    csb_monitor_add client "${mon}" pidstat
-  local rc=0
-  wait "${pid}" || rc=$?
-  csb_untrack_client "${pid}"
-  return "${rc}"
+  csb_load_procs "${name}" "" "${secs}" "${url}"
+  csb_procs_cell "${name}" "loadgen-${name}" "$((secs + 30))" csb_has_loadgen_output "$@"
 }

@@ -1,30 +1,24 @@
 # shellcheck shell=bash
-# lib/lock.sh: one run at a time on a lab, and private directories.
+# lib/lock.sh: one run at a time on each thing a run binds, and private
+# directories.
 #
-# A run holds its lab's lock for its whole life: the netns instance
-# (CSB_LAB_ID), or the server host and port (LAB=ssh), or the loopback port
-# (LAB=local). A second run on the same lab is refused (LAB_LOCK=refuse, the
-# default: exit 7, naming the holder's PID, start time and runner) or waits
-# for it (LAB_LOCK=wait, at most LAB_LOCK_WAIT seconds, logging how long).
-#
-# The lock is flock(1) on <lock dir>/<key>.lock, held by a small holder
-# process (flock running `tail --pid=<runner>`) rather than by a descriptor of
-# the runner, so no process the runner starts (sshd, ssh's master connection,
-# a server) inherits it, and it is released within a second of the runner's
-# end however it ends. <key>.holder names the holder; one left by a run that
-# died (kill -9) is taken over, and the log says so. The netns re-exec keeps
-# the runner's PID, so the lock taken before it stays held inside.
-#
-# Lock directory: /run/lock/csb for root, else $XDG_RUNTIME_DIR/csb-locks
-# (or ~/.cache/csb-locks): created private (0700) and checked like every
-# directory this project writes into (csb_private_dir).
+# A run holds its locks for its whole life: its lab (the netns instance,
+# CSB_LAB_ID; or the server host and SERVER_PORT, LAB=ssh; or the loopback
+# port, LAB=local) and every other port it listens on or range it changes
+# (CSB_LOCK_PORTS, CSB_LOCK_PORT_RANGE). Every account on the machine sees
+# them: `csb lock` (internal/lablock) takes all of them or none, with flock
+# in a sticky directory (/run/lock, else /tmp), and holds them in a small
+# process of its own (no process the runner starts inherits them) until the
+# runner ends, however it ends. A second run is refused (LAB_LOCK=refuse,
+# the default: exit 7, naming the holder's PID, start time and runner) or
+# waits (LAB_LOCK=wait, at most LAB_LOCK_WAIT seconds, saying how long). A
+# holder file a killed run left is taken over, and the log says so. The
+# netns re-exec keeps the runner's PID, so its locks stay held inside.
 
 csb_config_declare LAB_LOCK refuse "enum:refuse|wait" \
   "a run on a lab another run is using: refuse (exit 7, naming it) or wait for it"
 csb_config_declare LAB_LOCK_WAIT 600 posint "LAB_LOCK=wait: the longest wait for the lab, in seconds"
 
-CSB_LOCK_FILE=""
-CSB_LOCK_HOLDER=""
 
 # csb_private_dir DIR: make DIR (mode 0700) if missing, then refuse (return 1,
 # one line on stderr naming it, its owner and mode) unless it is a real
@@ -53,16 +47,8 @@ csb_dir_is_mine() {
   fi
 }
 
-# csb_lock_dir: where this user's lab locks live.
-csb_lock_dir() {
-  if ((EUID == 0)); then
-    echo /run/lock/csb
-  else
-    echo "${XDG_RUNTIME_DIR:-${HOME}/.cache}/csb-locks"
-  fi
-}
-
-# csb_lock_key: the lab this run uses, as a file name.
+# csb_lock_key: the lab this run uses, as a name: the netns instance, or
+# the server host and port (LAB=local: this host's loopback port).
 csb_lock_key() {
   case "${LAB}" in
     netns) printf 'netns-%s\n' "${CSB_LAB_ID}" ;;
@@ -74,155 +60,107 @@ csb_lock_key() {
   esac
 }
 
-# csb_lock_path KEY: the lock file of KEY (its directory made private).
-csb_lock_path() {
-  local dir
-  dir=$(csb_lock_dir)
-  csb_private_dir "${dir}" || exit 2
-  printf '%s/%s.lock\n' "${dir}" "$1"
-}
+# Every other resource the run binds, besides its lab (a runner adds to
+# them before csb_lab_enter): CSB_LOCK_PORTS, the server host's ports it
+# listens on (Phase 0's iperf3 servers); CSB_LOCK_PORT_RANGE=1, the client
+# hosts' ephemeral port range it changes (Phase 4). The netns lab is one
+# key: everything in it is this run's.
+declare -ga CSB_LOCK_PORTS=()
+CSB_LOCK_PORT_RANGE=0
 
-# csb_lock_holder_text LOCK: "PID 123 (runner, started T)" from LOCK's
-# holder file, or "an unknown process".
-csb_lock_holder_text() {
-  local f="${1%.lock}.holder" k v pid="" runner="" started=""
-  if [[ -r "${f}" ]]; then
-    while IFS='=' read -r k v; do
-      case "${k}" in
-        pid) pid=${v} ;;
-        runner) runner=${v} ;;
-        started) started=${v} ;;
-      esac
-    done <"${f}"
-  fi
-  if [[ -n "${pid}" ]]; then
-    printf 'run PID %s (%s, started %s)' "${pid}" "${runner:-unknown runner}" "${started:-at an unknown time}"
-  else
-    printf 'an unknown process (no holder file beside %s)' "$1"
-  fi
-}
-
-# csb_lock_holder_pid LOCK: the PID its holder file names, or nothing.
-csb_lock_holder_pid() {
-  [[ -r "${1%.lock}.holder" ]] || return 0
-  sed -n 's/^pid=\([0-9][0-9]*\)$/\1/p' "${1%.lock}.holder" 2>/dev/null | head -n 1
-}
-
-# csb_lock_try LOCK: try once to take LOCK for this process ($$). Returns 0
-# when held (the holder process runs until $$ ends), 1 when another holds it.
-csb_lock_try() {
-  local lock=$1 line="" rfd
-  # The holder: flock takes the lock or fails at once (-n, exit 75), then
-  # says so and waits for the runner to end. setsid keeps a Ctrl-C sent to
-  # the runner's process group from releasing the lock before the runner's
-  # own cleanup is done.
-  # shellcheck disable=SC2016 # $1 expands in the holder's shell, by design
-  # (In an if, flock's failure is an answer, not an error for the ERR trap.)
-  exec {rfd}< <(
-    if setsid flock -n -E 75 "${lock}" "${BASH}" -c 'echo "locked $$"; exec tail --pid="$1" -f /dev/null >/dev/null' holder "$$" 2>/dev/null </dev/null; then
-      echo "ended 0"
-    else
-      echo "ended $?"
-    fi
-  )
-  read -r -t 10 line <&"${rfd}" || true
-  exec {rfd}<&-
-  if [[ "${line}" =~ ^locked\ ([0-9]+)$ ]]; then
-    # The holder's PID (tail, once sh has exec'd it): csb_lab_unlock stops
-    # it so the lab is free the moment the run ends.
-    CSB_LOCK_HOLDER=${BASH_REMATCH[1]}
-    return 0
-  fi
-  [[ "${line}" == "ended 75" ]] ||
-    die "cannot take the lab lock ${lock}: flock ended with ${line:-no answer} (are flock, setsid and tail installed? util-linux, coreutils)" 1
-  return 1
-}
-
-# csb_lab_lock: take this run's lab lock (refuse or wait, per LAB_LOCK).
-# A no-op inside the netns re-exec, which inherits the lock.
-csb_lab_lock() {
-  if [[ -n "${CSB_LAB_LOCK_PID:-}" && "${CSB_LAB_LOCK_PID}" == "$$" ]]; then
-    CSB_LOCK_FILE=${CSB_LAB_LOCK_FILE}
-    return 0
-  fi
-  local key lock waited=0 limit=${LAB_LOCK_WAIT} waitfile=""
+# csb_lock_keys: every key of this run, its lab's first.
+csb_lock_keys() {
+  local key port k dest
   key=$(csb_lock_key)
-  lock=$(csb_lock_path "${key}") || exit 2
-  local grace=0
-  while ! csb_lock_try "${lock}"; do
-    # A lock without a holder file is a run in its last second (its holder
-    # file is gone, its holder process not yet): give it that second.
-    if [[ ! -e "${lock%.lock}.holder" ]] && ((grace < 3)); then
-      grace=$((grace + 1))
-      sleep 1
-      continue
-    fi
-    if [[ "${LAB_LOCK}" != wait ]]; then
-      die "lab ${key} is in use by $(csb_lock_holder_text "${lock}"); wait for it to end, or set LAB_LOCK=wait to queue behind it" 7
-    fi
-    if [[ -z "${waitfile}" ]]; then
-      waitfile="${lock%.lock}.wait.$$"
-      : >"${waitfile}"
-    fi
-    if ((waited >= limit)); then
-      rm -f "${waitfile}"
-      die "lab ${key} is still in use by $(csb_lock_holder_text "${lock}") after ${waited} s (LAB_LOCK_WAIT=${limit}); try again later" 7
-    fi
-    ((waited % 10 == 0)) && log_info "waiting for lab ${key}, in use by $(csb_lock_holder_text "${lock}"): ${waited} s of at most ${limit} s"
-    sleep 1
-    waited=$((waited + 1))
+  echo "${key}"
+  [[ "${LAB}" != netns ]] || return 0
+  for port in "${CSB_LOCK_PORTS[@]}"; do echo "${key%-*}-${port}"; done
+  ((CSB_LOCK_PORT_RANGE)) || return 0
+  for k in $(csb_clients); do
+    dest=${CSB_H_DEST[k]}
+    [[ "${dest}" != local ]] || dest=$(hostname)
+    dest=${dest#*@}
+    echo "portrange-${dest//[^A-Za-z0-9._-]/_}"
   done
-  [[ -z "${waitfile}" ]] || rm -f "${waitfile}"
-  local old
-  old=$(csb_lock_holder_pid "${lock}")
-  if [[ -n "${old}" && "${old}" != "$$" ]]; then
-    log_warn "lab ${key}: the lock was left by $(csb_lock_holder_text "${lock}"), which is gone; taking it over"
-  fi
-  local holder="${lock%.lock}.holder"
-  printf 'pid=%s\nstarted=%s\nrunner=%s\nuser=%s\nlab=%s\n' "$$" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
-    "${0#"${CSB_ROOT}/"}" "$(id -un)" "${key}" >"${holder}.tmp.$$" && mv -f "${holder}.tmp.$$" "${holder}"
-  CSB_LOCK_FILE=${lock}
-  export CSB_LAB_LOCK_PID=$$ CSB_LAB_LOCK_FILE=${lock} CSB_LAB_LOCK_HOLDER=${CSB_LOCK_HOLDER}
-  if [[ -e "${lock%.lock}.handover" ]]; then
+}
+
+# csb_lab_lock: take every lock of this run (`csb lock`: all or none, seen
+# by every account on the machine), refusing (exit 7, naming the holder) or
+# waiting (LAB_LOCK=wait, at most LAB_LOCK_WAIT seconds) when another run
+# holds one. A no-op inside the netns re-exec, which keeps the runner's PID
+# and so its locks.
+csb_lab_lock() {
+  [[ "${CSB_LAB_LOCK_PID:-}" != "$$" ]] || return 0
+  csb_csb lock -h >/dev/null
+  local wait=0 line rfd
+  [[ "${LAB_LOCK}" != wait ]] || wait=${LAB_LOCK_WAIT}
+  local -a keys
+  mapfile -t keys < <(csb_lock_keys)
+  # The holder: setsid keeps a Ctrl-C sent to the runner's group from
+  # releasing the locks before the runner's own cleanup is done.
+  # (exec: $! is then the holder itself, which csb_lab_unlock stops.)
+  exec {rfd}< <(exec setsid "${CSB_ROOT}/bin/csb" lock -pid "$$" -runner "${0#"${CSB_ROOT}/"}" -user "$(id -un)" \
+    -wait "${wait}" "${keys[@]}" 2> >(while IFS= read -r line; do log_info "${line}"; done) </dev/null)
+  CSB_LOCK_HOLDER=$!
+  line=""
+  while read -r line <&"${rfd}"; do
+    case "${line}" in
+      locked) break ;;
+      "taken-over "*) read -r _ key text <<<"${line}"; log_warn "lab ${key}: the lock was left by ${text}, which is gone; taking it over" ;;
+      "waited "*) log_info "lab ${keys[0]} is free after ${line#waited } s: this run holds its locks" ;;
+      "busy "*)
+        read -r _ key text <<<"${line}"
+        exec {rfd}<&-
+        if ((wait)); then die "lab ${key} is still in use by ${text} after ${wait} s (LAB_LOCK_WAIT=${wait}); try again later" 7; fi
+        die "lab ${key} is in use by ${text}; wait for it to end, or set LAB_LOCK=wait to queue behind it" 7
+        ;;
+      *) exec {rfd}<&-; die "cannot take the lab lock (csb lock: ${line:-no answer})" 1 ;;
+    esac
+  done
+  exec {rfd}<&-
+  [[ "${line}" == locked ]] || die "cannot take the lab lock (csb lock ended without an answer)" 1
+  CSB_LOCK_DIR=$("${CSB_ROOT}/bin/csb" lock -dir)
+  export CSB_LAB_LOCK_PID=$$ CSB_LAB_LOCK_HOLDER=${CSB_LOCK_HOLDER} CSB_LOCK_DIR
+  if [[ -e "${CSB_LOCK_DIR}/csb-${keys[0]}.handover" ]]; then
     # The previous run kept the netns lab up because this one was waiting:
     # it is this run's to take down now.
-    rm -f "${lock%.lock}.handover"
+    rm -f "${CSB_LOCK_DIR}/csb-${keys[0]}.handover"
     export CSB_NETNS_HANDED_OVER=1
   fi
-  ((waited == 0)) || log_info "lab ${key} is free after ${waited} s: this run holds it"
 }
+CSB_LOCK_HOLDER=""
+CSB_LOCK_DIR=""
 
 # csb_lab_waiters: the PIDs of live runs waiting for this run's lab.
 csb_lab_waiters() {
-  [[ -n "${CSB_LOCK_FILE}" ]] || return 0
+  [[ -n "${CSB_LOCK_DIR}" ]] || return 0
   local f pid
-  for f in "${CSB_LOCK_FILE%.lock}".wait.*; do
-    [[ -e "${f}" ]] || continue
+  for f in "${CSB_LOCK_DIR}/csb-$(csb_lock_key).wait."*; do
     pid=${f##*.}
-    if kill -0 "${pid}" 2>/dev/null; then echo "${pid}"; else rm -f "${f}"; fi
+    if [[ -e "${f}" ]] && csb_alive "${pid}"; then echo "${pid}"; fi
   done
 }
 
-# csb_lab_unlock: forget the holder file (the lock itself goes with the
-# runner's PID). Called at the very end of the run.
+# csb_lab_handover: keep the lab for the run that waits for it.
+csb_lab_handover() { : >"${CSB_LOCK_DIR}/csb-$(csb_lock_key).handover"; }
+
+# csb_lab_unlock: let go of the locks now (their holder would within 200 ms
+# of the runner's end), and wait (at most 2 s) until they are free: what
+# the user runs next (lab/netns.sh down) must not find them held. Called
+# at the very end of the run.
 csb_lab_unlock() {
-  [[ -n "${CSB_LOCK_FILE}" ]] || return 0
-  [[ "$(csb_lock_holder_pid "${CSB_LOCK_FILE}")" != "$$" ]] || rm -f "${CSB_LOCK_FILE%.lock}.holder"
-  local h=${CSB_LOCK_HOLDER:-${CSB_LAB_LOCK_HOLDER:-}}
-  if [[ -n "${h}" ]] && { tr '\0' ' ' <"/proc/${h}/cmdline"; } 2>/dev/null | grep -qF -- "tail --pid=$$ -f /dev/null"; then
+  local h=${CSB_LOCK_HOLDER:-${CSB_LAB_LOCK_HOLDER:-}} i
+  if [[ -n "${h}" ]] && { tr '\0' ' ' <"/proc/${h}/cmdline"; } 2>/dev/null | grep -qF -- "lock -pid $$ "; then
     kill -TERM "${h}" 2>/dev/null || true
+    for ((i = 0; i < 40; i++)); do csb_alive "${h}" || break; sleep 0.05; done
   fi
-  CSB_LOCK_FILE=""
+  CSB_LOCK_HOLDER="" CSB_LAB_LOCK_HOLDER=""
 }
 
 # csb_lock_busy_by_other KEY: is KEY's lock held by a run other than
 # CSB_LAB_LOCK_PID? Prints the holder when it is. For lab/netns.sh, which
 # must not tear down or rebuild a lab under a running run.
 csb_lock_busy_by_other() {
-  local lock
-  lock="$(csb_lock_dir)/$1.lock"
-  [[ -e "${lock}" ]] || return 1
-  flock -n -E 75 "${lock}" true 2>/dev/null && return 1
-  [[ -n "${CSB_LAB_LOCK_PID:-}" && "$(csb_lock_holder_pid "${lock}")" == "${CSB_LAB_LOCK_PID}" ]] && return 1
-  csb_lock_holder_text "${lock}"
+  [[ -x "${CSB_ROOT}/bin/csb" ]] || return 1
+  "${CSB_ROOT}/bin/csb" lock -check -not-pid "${CSB_LAB_LOCK_PID:-0}" "$1" 2>/dev/null
 }

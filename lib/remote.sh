@@ -1,69 +1,119 @@
 # shellcheck shell=bash
-# lib/remote.sh: run commands on the server host.
+# lib/remote.sh: run commands on the run's hosts (lib/hosts.sh), one layer
+# for every host.
 #
-# A command is built as an array and quoted for the remote shell exactly once,
-# here, with printf %q; the resulting script is fed to `bash -s` on the server
-# (over ssh) or on this host (LAB=local). So the same quoting runs in every
-# lab, and the server's login shell never re-parses an argument.
-#
-# ssh uses BatchMode (never a password prompt) and one master connection per
-# run (ControlMaster), so a phase pays one handshake, not one per command.
+# A command is built as an array and quoted for the remote shell exactly
+# once, here, with printf %q; the resulting script is fed to `bash -s` on the
+# host (over ssh, or on this host when its destination is "local"). So the
+# same quoting runs in every lab and on every host, and a login shell never
+# re-parses an argument. ssh uses BatchMode (never a password prompt) and one
+# master connection per host and run (ControlMaster). When ssh to a host
+# fails mid-run it is retried for SSH_RETRY seconds; a host that stays lost
+# stops the run (exit 4) naming it, and what the run left there is named and
+# stopped by the next run (lib/workdir.sh).
 
 csb_config_declare SSH_RETRY 20 uint \
-  "seconds to keep trying when ssh to the server host is lost mid-run before the run stops (0: at once)"
+  "seconds to keep trying when ssh to a host is lost mid-run before the run stops (0: at once)"
 
 CSB_SSH_CTL_DIR=""
 
-# Every script sent to the server host starts with this: an ordinary user's
-# PATH lacks the sbin directories that hold sysctl, ss, ip, tc and ethtool.
-# shellcheck disable=SC2016 # expanded by the server's shell
-CSB_REMOTE_PRELUDE='PATH="${PATH:-/usr/bin:/bin}:/usr/local/sbin:/usr/sbin:/sbin"; export PATH'
+# csb_alive PID: is PID running? (Asked instead of kill -0: a process that
+# has exited stays a zombie until its parent reaps it, and init, the parent
+# of what setsid started, may do that only every second or so.)
+csb_alive() {
+  local st
+  { read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+  st=${st##*) }
+  [[ "${st}" != Z* && "${st}" != X* ]]
+}
 
+# Every script sent to a host starts with this: an ordinary user's PATH
+# lacks the sbin directories that hold sysctl, ss, ip, tc and ethtool; and
+# csb_alive.
+# shellcheck disable=SC2016 # expanded by the host's shell
+CSB_REMOTE_PRELUDE='PATH="${PATH:-/usr/bin:/bin}:/usr/local/sbin:/usr/sbin:/sbin"; export PATH'"
+$(declare -f csb_alive)"
+
+# csb_ssh_base H: host H's ssh command line, one word a line.
 csb_ssh_base() {
   local -a opts=(-o BatchMode=yes -o ConnectTimeout=5 -o ServerAliveInterval=5
     -o ServerAliveCountMax=3 -o LogLevel=ERROR)
   if [[ -n "${CSB_SSH_CTL_DIR}" ]]; then
-    opts+=(-o ControlMaster=auto -o "ControlPath=${CSB_SSH_CTL_DIR}/ctl" -o ControlPersist=300)
+    opts+=(-o ControlMaster=auto -o "ControlPath=${CSB_SSH_CTL_DIR}/ctl-$1" -o ControlPersist=300)
   fi
   if [[ "${LAB}" == netns ]]; then
     # The lab's own key and host key; the user's ssh config plays no part.
     opts+=(-F /dev/null -o IdentitiesOnly=yes)
   fi
-  if [[ -n "${SSH_KNOWN_HOSTS}" ]]; then
-    opts+=(-o "UserKnownHostsFile=${SSH_KNOWN_HOSTS}" -o StrictHostKeyChecking=yes)
-  fi
-  if [[ -n "${SSH_KEY}" ]]; then
-    opts+=(-i "${SSH_KEY}")
-  fi
+  # ssh splits a known_hosts path at blanks and expands % in both: each
+  # goes in double quotes, its \ " and % escaped.
+  local kh=${SSH_KNOWN_HOSTS//\\/\\\\} key=${SSH_KEY//\\/\\\\}
+  kh=${kh//\"/\\\"} key=${key//\"/\\\"}
+  kh=${kh//%/%%} key=${key//%/%%}
+  [[ -z "${SSH_KNOWN_HOSTS}" ]] || opts+=(-o "UserKnownHostsFile=\"${kh}\"" -o StrictHostKeyChecking=yes)
+  [[ -z "${SSH_KEY}" ]] || opts+=(-o "IdentityFile=\"${key}\"")
   printf '%s\n' ssh "${opts[@]}"
 }
 
-# csb_ssh_open: start the per-run master connection (a no-op for LAB=local).
-csb_ssh_open() {
-  csb_cpu_pin_self
-  csb_lab_is_remote || return 0
-  CSB_SSH_CTL_DIR="$(mktemp -d /tmp/csb-ssh.XXXXXX)"
-  # A refusal in preflight, before csb_run_begin adds the run's exit step,
-  # must still stop the master connection.
-  csb_exit_add csb_ssh_close
+# csb_ssh_run H ARGS...: ssh to host H (its master connection) with ARGS.
+csb_ssh_run() {
+  local h=$1
+  shift
   local -a ssh
-  mapfile -t ssh < <(csb_ssh_base)
-  if ! "${ssh[@]}" "${SERVER_SSH}" true </dev/null; then
-    rm -rf "${CSB_SSH_CTL_DIR}"
-    CSB_SSH_CTL_DIR=""
-    die "cannot reach the server over ssh as ${SERVER_SSH} (BatchMode: needs key auth). Check: ssh ${SERVER_SSH} true" 4
-  fi
-  csb_clients_open
+  mapfile -t ssh < <(csb_ssh_base "${h}")
+  "${ssh[@]}" "${CSB_H_DEST[h]}" "$@"
 }
 
-# csb_ssh_close: stop the master connection (and the client hosts' ones:
-# the run's end calls this before the exit steps would).
+# csb_ssh_open: pin the runner, then a master connection to every host
+# reached over ssh (exit 4 naming the first that cannot be reached).
+csb_ssh_open() {
+  csb_cpu_pin_self
+  local h
+  for h in $(csb_hosts); do
+    [[ "${CSB_H_DEST[h]}" != local ]] || continue
+    if [[ -z "${CSB_SSH_CTL_DIR}" ]]; then
+      csb_ssh_reap
+      CSB_SSH_CTL_DIR="$(mktemp -d /tmp/csb-ssh.XXXXXX)"
+      echo "$$ $(csb_starttime $$)" >"${CSB_SSH_CTL_DIR}/runner"
+      # A refusal before csb_run_begin must still stop the master connections.
+      csb_exit_add csb_ssh_close
+    fi
+    csb_ssh_run "${h}" true </dev/null ||
+      die "cannot reach $(csb_host_name "${h}") over ssh (BatchMode: needs key auth). Check: ssh ${CSB_H_DEST[h]} true" 4
+  done
+}
+
+# csb_starttime PID: PID's start time (clock ticks since boot), or nothing.
+csb_starttime() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20; }
+
+# csb_ssh_reap: stop the master connections a runner killed outright left
+# (its /tmp/csb-ssh.* of ours whose runner, by PID and start time, is gone).
+csb_ssh_reap() {
+  local f d pid st s m
+  for f in /tmp/csb-ssh.*/runner; do
+    [[ -f "${f}" && ! -L "${f}" && -O "${f}" ]] || continue
+    read -r pid st <"${f}" || continue
+    [[ "$(csb_starttime "${pid}")" != "${st}" ]] || continue
+    d=${f%/runner} m=""
+    for s in "${d}"/ctl-*; do
+      [[ -S "${s}" ]] || continue
+      # (A socket whose master is already gone makes -O check fail.)
+      m+="$({ ssh -F /dev/null -o ControlPath="${s}" -O check _ 2>&1 || :; } | sed -n 's/.*pid=\([0-9]*\).*/PID \1 /p')"
+      ssh -F /dev/null -o ControlPath="${s}" -O exit _ >/dev/null 2>&1 || :
+    done
+    rm -rf -- "${d}"
+    log_info "ssh master connections left by runner PID ${pid}, which is gone (${d}): ${m:-none was running}${m:+stopped}"
+  done
+}
+
+# csb_ssh_close: stop every master connection (the run's end calls this
+# before the exit steps would).
 csb_ssh_close() {
   [[ -n "${CSB_SSH_CTL_DIR}" ]] || return 0
-  csb_clients_close
-  local -a ssh
-  mapfile -t ssh < <(csb_ssh_base)
-  "${ssh[@]}" -O exit "${SERVER_SSH}" </dev/null >/dev/null 2>&1 || true
+  local h
+  for h in $(csb_hosts); do
+    [[ "${CSB_H_DEST[h]}" == local ]] || csb_ssh_run "${h}" -O exit </dev/null >/dev/null 2>&1 || true
+  done
   rm -rf "${CSB_SSH_CTL_DIR}"
   CSB_SSH_CTL_DIR=""
 }
@@ -76,118 +126,136 @@ csb_quote() {
   printf '%s' "${q% }"
 }
 
-# on_server_sh SCRIPT: run a bash script on the server host. Its stdout and
-# stderr come back; its stdin is the script, so it must not read stdin.
-# When ssh itself fails (exit 255) the connection is retried for SSH_RETRY
-# seconds and the script run again; when it stays lost the run stops
-# (csb_ssh_lost). CSB_SSH_ONCE=1 (on_server_bg) never runs a script twice.
-on_server_sh() {
-  local script pin rc=0
-  pin=$(csb_cpu_pin_line "${CSB_CPUS_SERVER}")
+# on_host_sh H SCRIPT: run a bash script on host H. Its stdout and stderr
+# come back; its stdin is the script, so it must not read stdin. When ssh
+# itself fails (exit 255) the connection is retried for SSH_RETRY seconds
+# and the script run again; when it stays lost the run stops
+# (csb_ssh_lost_check). CSB_SSH_ONCE=1 (on_host_bg) never runs a script twice.
+on_host_sh() {
+  local h=$1 script rc=0
   script="${CSB_REMOTE_PRELUDE}
-${pin}
-$1"
-  if ! csb_lab_is_remote; then
+$(csb_cpu_pin_line "$(csb_host_cpus "${h}")")
+$2"
+  if [[ "${CSB_H_DEST[h]}" == local ]]; then
     # (The status is passed on explicitly: a bare return inside an exit
     # step would return the status the shell is exiting with.)
     printf '%s\n' "${script}" | bash -s || rc=$?
     return "${rc}"
   fi
-  csb_ssh_lost_check || return 255
-  local -a ssh
-  mapfile -t ssh < <(csb_ssh_base)
-  printf '%s\n' "${script}" | "${ssh[@]}" "${SERVER_SSH}" bash -s || rc=$?
+  csb_ssh_lost_check "${h}" || return 255
+  printf '%s\n' "${script}" | csb_ssh_run "${h}" bash -s || rc=$?
   ((rc == 255)) || return "${rc}"
-  csb_ssh_recover || return 255
+  csb_ssh_recover "${h}" || return 255
   [[ "${CSB_SSH_ONCE:-0}" != 1 ]] || return 255
   rc=0
-  printf '%s\n' "${script}" | "${ssh[@]}" "${SERVER_SSH}" bash -s || rc=$?
+  printf '%s\n' "${script}" | csb_ssh_run "${h}" bash -s || rc=$?
   return "${rc}"
 }
 
-# csb_ssh_lost_mark / csb_ssh_is_lost: a marker beside the master connection,
-# so subshells ($(on_server_sh ...)) and the runner agree that ssh is gone.
-csb_ssh_lost_mark() { [[ -z "${CSB_SSH_CTL_DIR}" ]] || : >"${CSB_SSH_CTL_DIR}/lost"; }
-csb_ssh_is_lost() { [[ -n "${CSB_SSH_CTL_DIR}" && -e "${CSB_SSH_CTL_DIR}/lost" ]]; }
+# on_host H CMD ARGS...: run one command on host H.
+on_host() {
+  local h=$1
+  shift
+  on_host_sh "${h}" "$(csb_quote "$@")"
+}
 
-# csb_ssh_lost_check: 0 when ssh may be used. Once it is lost, the runner
-# itself (not a subshell) stops the run here; on the way out (CSB_EXITING)
-# one quick reconnection is tried before the server is given up.
+# The server host, by name (host 0).
+on_server_sh() { on_host_sh 0 "$@"; }
+on_server() { on_host 0 "$@"; }
+on_server_bg() { on_host_bg 0 "$@"; }
+
+# csb_cpu_pin_line CPUS: a line of script that pins the shell running it
+# (and so everything it starts) to CPUS; nothing when CPUS is empty.
+csb_cpu_pin_line() {
+  [[ -n "$1" ]] || return 0
+  printf 'taskset -pc %s $$ >/dev/null 2>&1 || echo "warning: could not pin to CPUs %s" >&2\n' "$1" "$1"
+}
+
+# csb_ssh_lost_mark H / csb_ssh_lost H: a marker beside the master
+# connections, so subshells ($(on_host_sh ...)) and the runner agree that
+# ssh to H is gone. csb_ssh_lost_hosts: the hosts that are lost, one a line.
+csb_ssh_lost_mark() { [[ -z "${CSB_SSH_CTL_DIR}" ]] || : >"${CSB_SSH_CTL_DIR}/lost-$1"; }
+csb_ssh_lost() { [[ -n "${CSB_SSH_CTL_DIR}" && -e "${CSB_SSH_CTL_DIR}/lost-$1" ]]; }
+csb_ssh_lost_hosts() { [[ -z "${CSB_SSH_CTL_DIR}" ]] || compgen -G "${CSB_SSH_CTL_DIR}/lost-*" | sed 's#.*/lost-##' || true; }
+
+# csb_ssh_lost_stop: the runner stops the run (exit 4, naming the host) when
+# a subshell or a background job found a host lost; called after each.
+csb_ssh_lost_stop() { local h; for h in $(csb_ssh_lost_hosts); do csb_ssh_lost_check "${h}"; done; }
+
+# csb_wait_jobs PID...: wait for background jobs (one a host), then
+# csb_ssh_lost_stop; 1 when one failed.
+csb_wait_jobs() { local j rc=0; for j in "$@"; do wait "${j}" || rc=1; done; csb_ssh_lost_stop; return "${rc}"; }
+
+# csb_ssh_lost_check H: 0 when ssh to H may be used. Once it is lost, the
+# runner itself (not a subshell) stops the run here; on the way out
+# (CSB_EXITING) one quick reconnection is tried before the host is given up.
 csb_ssh_lost_check() {
-  csb_ssh_is_lost || return 0
+  local h=$1
+  csb_ssh_lost "${h}" || return 0
   if [[ -n "${CSB_EXITING:-}" ]]; then
-    [[ -z "${CSB_SSH_EXIT_TRIED:-}" ]] || return 1
-    CSB_SSH_EXIT_TRIED=1
-    local -a ssh
-    mapfile -t ssh < <(csb_ssh_base)
-    if "${ssh[@]}" "${SERVER_SSH}" true </dev/null >/dev/null 2>&1; then
-      rm -f "${CSB_SSH_CTL_DIR}/lost"
-      log_info "ssh to ${SERVER_SSH} is back: stopping what the run started there"
+    local tried="${CSB_SSH_CTL_DIR}/tried-${h}"
+    [[ ! -e "${tried}" ]] || return 1
+    : >"${tried}"
+    if csb_ssh_run "${h}" true </dev/null >/dev/null 2>&1; then
+      rm -f "${CSB_SSH_CTL_DIR}/lost-${h}"
+      log_info "ssh to $(csb_host_name "${h}") is back: stopping what the run started there"
       return 0
     fi
     return 1
   fi
   if [[ "${BASHPID}" == "$$" ]]; then
     # shellcheck disable=SC2034 # read by lib/rundir.sh (csb_on_exit)
-    CSB_RUN_ERROR="lost ssh to the server host ${SERVER_SSH}"
-    die "lost ssh to the server host ${SERVER_SSH} for ${SSH_RETRY} s; stopping the run (what was measured so far is kept)" 4
+    CSB_RUN_ERROR="lost ssh to $(csb_host_name "${h}")"
+    die "lost ssh to $(csb_host_name "${h}") for ${SSH_RETRY} s; stopping the run (what was measured so far is kept)" 4
   fi
   return 1
 }
 
-# csb_ssh_recover: after ssh failed, try to reconnect for SSH_RETRY seconds,
-# logging the wait. 0 when the server host answers again.
+# csb_ssh_recover H: after ssh to H failed, try to reconnect for SSH_RETRY
+# seconds, logging the wait. 0 when the host answers again.
 csb_ssh_recover() {
-  local -a ssh
-  mapfile -t ssh < <(csb_ssh_base)
-  local start=${SECONDS} waited=0
-  [[ -n "${CSB_EXITING:-}" ]] && return 1
-  log_warn "ssh to ${SERVER_SSH} failed: retrying for up to ${SSH_RETRY} s"
+  local h=$1 who start=${SECONDS} waited=0
+  [[ -z "${CSB_EXITING:-}" ]] || return 1
+  who=$(csb_host_name "${h}")
+  log_warn "ssh to ${who} failed: retrying for up to ${SSH_RETRY} s"
   while ((waited < SSH_RETRY)); do
-    if "${ssh[@]}" "${SERVER_SSH}" true </dev/null >/dev/null 2>&1; then
-      log_info "ssh to ${SERVER_SSH} is back after ${waited} s"
+    if csb_ssh_run "${h}" true </dev/null >/dev/null 2>&1; then
+      log_info "ssh to ${who} is back after ${waited} s"
       return 0
     fi
     sleep 1
     waited=$((SECONDS - start))
-    ((waited % 5 == 0)) && log_warn "ssh to ${SERVER_SSH} still lost: ${waited} s of at most ${SSH_RETRY} s"
+    ((waited % 5 != 0)) || log_warn "ssh to ${who} still lost: ${waited} s of at most ${SSH_RETRY} s"
   done
-  csb_ssh_lost_mark
-  log_error "ssh to ${SERVER_SSH} lost for ${waited} s: giving up"
-  csb_ssh_lost_check
+  csb_ssh_lost_mark "${h}"
+  log_error "ssh to ${who} lost for ${waited} s: giving up"
+  csb_ssh_lost_check "${h}"
   return 1
 }
 
-# on_server CMD ARGS...: run one command on the server host.
-on_server() {
-  on_server_sh "$(csb_quote "$@")"
+# csb_record_line DIR: a line of script that appends "$p START CMD" (the
+# start time from /proc, so a reused PID is never taken for it) to DIR/pids
+# on the host; nothing without DIR. CMD is the rest of the arguments.
+csb_record_line() {
+  local dir=$1
+  shift
+  [[ -n "${dir}" ]] || return 0
+  # shellcheck disable=SC2016 # expanded by the host's shell
+  printf 'st=$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f20); printf "%%s %%s %%s\\n" "$p" "${st:-0}" %s >>%s; ' \
+    "$(csb_quote "$(csb_quote "$@")")" "$(csb_quote "${dir}/pids")"
 }
 
-# on_server_bg LOG CMD ARGS...: start CMD detached on the server, stdin from
-# /dev/null and stdout+stderr to LOG (a server-side path), in its own session
-# so the ssh channel can close. Prints the PID. Inside a run, the PID, its
-# start time and the command are appended to the run's server-side pids
-# file, so a run that loses the server can have them stopped later
-# (csb_reap_leftovers).
-on_server_bg() {
-  local log=$1
-  shift
-  local record=""
-  if [[ -n "${CSB_REMOTE_RUN:-}" ]]; then
-    # shellcheck disable=SC2016 # expanded by the server's shell
-    record='st=$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f20); printf "%s %s %s\n" "$p" "${st:-0}" '"$(csb_quote "$(csb_quote "$@")")"' >>'"$(csb_quote "${CSB_REMOTE_RUN}/pids")"'; '
-  fi
-  local guard=""
-  [[ -z "${CSB_REMOTE_RUN:-}" ]] || guard="$(csb_remote_guard "${CSB_REMOTE_RUN}")"$'\n'
-  CSB_SSH_ONCE=1 on_server_sh "${guard}setsid $(csb_quote "$@") </dev/null >$(csb_quote "${log}") 2>&1 & p=\$!; ${record}echo \$p"
-}
-
-# on_client_bg LOG CMD ARGS...: the same on this host (the client). Prints the PID.
-on_client_bg() {
-  local log=$1
-  shift
-  setsid "$@" </dev/null >"${log}" 2>&1 &
-  echo "$!"
+# on_host_bg H LOG CMD ARGS...: start CMD detached on host H (its own
+# session, stdin from /dev/null, stdout and stderr to LOG, a path there).
+# Inside a run its PID, start time and command go to the host's work
+# directory's pids file first, so a run that loses the host can have them
+# stopped later. Prints the PID.
+on_host_bg() {
+  local h=$1 log=$2
+  shift 2
+  local dir=${CSB_H_WORK[h]:-} guard=""
+  [[ -z "${dir}" ]] || guard="$(csb_remote_guard "${dir}")"$'\n'
+  CSB_SSH_ONCE=1 on_host_sh "${h}" "${guard}setsid $(csb_quote "$@") </dev/null >$(csb_quote "${log}") 2>&1 & p=\$!; $(csb_record_line "${dir}" "$@")echo \$p"
 }
 
 # csb_kill_script PID NAME [GRACE_S] [SIGNAL] [GROUP]: a script that stops
@@ -206,180 +274,50 @@ pid=$(csb_quote "${pid}"); name=$(csb_quote "${name}")
 if [ -r /proc/\$pid/cmdline ] && tr '\\0' ' ' </proc/\$pid/cmdline | grep -qF -- "\$name"; then
   kill -$(csb_quote "${sig}") ${target} 2>/dev/null || true
   i=0
-  while kill -0 "\$pid" 2>/dev/null && [ \$i -lt $((grace * 10)) ]; do sleep 0.1; i=\$((i+1)); done
-  if kill -0 "\$pid" 2>/dev/null; then kill -KILL "\$pid" 2>/dev/null || true; echo "killed \$pid (\$name) with KILL" >&2; fi
+  while csb_alive "\$pid" && [ \$i -lt $((grace * 20)) ]; do sleep 0.05; i=\$((i+1)); done
+  if csb_alive "\$pid"; then kill -KILL "\$pid" 2>/dev/null || true; echo "killed \$pid (\$name) with KILL" >&2; fi
 fi
 EOF
 }
 
-# csb_stop_server_pid PID NAME [GRACE_S] [SIGNAL]
-csb_stop_server_pid() { on_server_sh "$(csb_kill_script "$@")"; }
-
-# csb_stop_client_pid PID NAME [GRACE_S] [SIGNAL]
-csb_stop_client_pid() { bash -c "$(csb_kill_script "$@")"; }
-
-# csb_server_fetch REMOTE_DIR LOCAL_DIR: copy a server-side directory's
-# contents into a local directory (tar over the same channel).
-csb_server_fetch() {
-  local rdir=$1 ldir=$2
-  mkdir -p "${ldir}"
-  on_server_sh "cd $(csb_quote "${rdir}") && tar -cf - --exclude=./bin ." | tar -C "${ldir}" -xf -
+# csb_stop_pid H PID NAME [GRACE_S] [SIGNAL]: stop one process of host H.
+csb_stop_pid() {
+  local h=$1
+  shift
+  on_host_sh "${h}" "$(csb_kill_script "$@")"
 }
 
-# csb_server_put LOCAL_FILE REMOTE_PATH [MODE]: copy one file to the server.
-csb_server_put() {
-  local src=$1 dst=$2 mode=${3:-0644}
-  local script
-  script="$(csb_remote_guard "${CSB_REMOTE_RUN}")
-mkdir -p $(csb_quote "$(dirname "${dst}")") && cat >$(csb_quote "${dst}.tmp") && chmod ${mode} $(csb_quote "${dst}.tmp") && mv -f $(csb_quote "${dst}.tmp") $(csb_quote "${dst}")"
-  if csb_lab_is_remote; then
-    local -a ssh
-    mapfile -t ssh < <(csb_ssh_base)
-    "${ssh[@]}" "${SERVER_SSH}" "${script}" <"${src}"
-  else
-    bash -c "${script}" <"${src}"
-  fi
+# csb_host_fetch H DIR LOCAL_DIR [PATH...]: copy host H's DIR (or the PATHs
+# under it) into LOCAL_DIR, one tar stream; bin/ stays where it is.
+csb_host_fetch() {
+  local h=$1 dir=$2 into=$3
+  shift 3
+  local -a what=("$@")
+  ((${#what[@]})) || what=(.)
+  mkdir -p "${into}"
+  on_host_sh "${h}" "cd $(csb_quote "${dir}") && tar -cf - --exclude=./bin --ignore-failed-read $(csb_quote "${what[@]}") 2>/dev/null" |
+    tar -C "${into}" -xf -
 }
 
-# csb_remote_workdir_script: a script for the server host ($1 = the base,
-# REMOTE_DIR) that checks the base and every directory above it, then makes
-# this run's private work directory in it and prints its path. A directory
-# another user could change (theirs, or writable by others and not sticky,
-# or a symlink of theirs) is refused: exit 2 and one line on stderr.
-csb_remote_workdir_script() {
-  cat <<'EOS'
-base=$1; me=$(id -u)
-refuse() { printf 'csb-refused=%s\n' "$*"; exit 2; }
-check() {
-  q=$1
-  if [ -L "$q" ]; then
-    lu=$(stat -c %u "$q")
-    [ "$lu" = 0 ] || [ "$lu" = "$me" ] ||
-      refuse "REMOTE_DIR: $q on the server host is a symlink owned by $(stat -c %U "$q"): refusing to follow it; set REMOTE_DIR to a directory of your own"
-  fi
-  [ -d "$q" ] || refuse "REMOTE_DIR: $q on the server host is not a directory; set REMOTE_DIR to a directory of your own"
-  set -- $(stat -L -c '%u %a %U' "$q")
-  m=$((0$2))
-  if [ "$1" != 0 ] && [ "$1" != "$me" ]; then
-    refuse "REMOTE_DIR: $q on the server host is owned by $3 with mode $(printf %04o $m): refusing to copy or run anything from it; set REMOTE_DIR to a directory of your own"
-  fi
-  if [ $((m & 022)) -ne 0 ] && [ $((m & 01000)) -eq 0 ]; then
-    refuse "REMOTE_DIR: $q on the server host is owned by $3 with mode $(printf %04o $m): writable by others and not sticky; refusing to use it; set REMOTE_DIR to a directory of your own"
-  fi
-}
-case "$base" in /*) ;; *) refuse "REMOTE_DIR=$base: expected an absolute path on the server host, such as /tmp";; esac
-p=""; rest=${base#/}
-while [ -n "$rest" ]; do
-  c=${rest%%/*}; rest=${rest#"$c"}; rest=${rest#/}
-  [ -n "$c" ] || continue
-  check "${p:-/}"
-  p="$p/$c"
-  if [ ! -e "$p" ] && [ ! -L "$p" ]; then
-    (umask 077 && mkdir "$p") 2>/dev/null || refuse "REMOTE_DIR: cannot create $p on the server host"
-  fi
-done
-check "${p:-/}"
-d=$(mktemp -d "${p%/}/csb-run.XXXXXXXXXX") || refuse "REMOTE_DIR: cannot create a work directory in ${p:-/} on the server host (full disk? see df there)"
-set -- $(stat -c '%u %a' "$d")
-{ [ "$1" = "$me" ] && [ "$2" = 700 ] && [ ! -L "$d" ]; } || refuse "REMOTE_DIR: $d is not a private directory of yours (owner $1, mode $2)"
-mkdir -p "$d/bin" "$d/server" "$d/monitors/server" "$d/env/server" && printf 'csb-workdir=%s\n' "$d"
-EOS
+# csb_host_put H LOCAL_FILE PATH [MODE]: copy one file to host H (into its
+# work directory, checked first), written whole (temp and rename).
+csb_host_put() {
+  local h=$1 src=$2 dst=$3 mode=${4:-0644}
+  csb_host_exec "${h}" "$(csb_remote_guard "${CSB_H_WORK[h]}")
+mkdir -p $(csb_quote "$(dirname "${dst}")") && cat >$(csb_quote "${dst}.tmp") && chmod ${mode} $(csb_quote "${dst}.tmp") && mv -f $(csb_quote "${dst}.tmp") $(csb_quote "${dst}")" <"${src}"
 }
 
-# csb_remote_guard DIR: a line of script that stops (exit 2) unless DIR on
-# the server host is still this user's own, mode 0700, not a symlink: run
-# before anything is copied into it or executed from it.
-csb_remote_guard() {
-  local d
-  d=$(csb_quote "$1")
-  # shellcheck disable=SC2016 # $(stat ...) runs on the server host
-  printf '[ ! -L %s ] && [ -O %s ] && [ "$(stat -c %%a %s)" = 700 ] || { echo "the work directory %s on the server host is no longer private: refusing" >&2; exit 2; }\n' \
-    "${d}" "${d}" "${d}" "$1"
+# csb_host_put_bins H FILE...: the given files of bin/ (and lib/wrk's
+# report.lua) into host H's work directory's bin/, one tar stream.
+csb_host_put_bins() {
+  local h=$1
+  shift
+  tar -cf - -C "${CSB_ROOT}/bin" "$@" -C "${CSB_LIB}/wrk" report.lua | csb_host_exec "${h}" "$(csb_remote_guard "${CSB_H_WORK[h]}")
+cd $(csb_quote "${CSB_H_WORK[h]}/bin") && tar -xf - && chmod 0755 $(csb_quote "$@") && chmod 0644 report.lua"
 }
 
-# csb_remote_workdir: make this run's private work directory on the server
-# host (sets CSB_REMOTE_RUN). csb_remote_workdir_record then writes in it what
-# the run is, so a later run can stop what this one leaves behind
-# (csb_reap_leftovers).
-csb_remote_workdir() {
-  local out rc=0 dir refused
-  out=$(on_server_sh "set -- $(csb_quote "${REMOTE_DIR}")
-$(csb_remote_workdir_script)" 2>&1) || rc=$?
-  refused=$(sed -n 's/^csb-refused=//p' <<<"${out}")
-  dir=$(sed -n 's/^csb-workdir=//p' <<<"${out}")
-  [[ -z "${refused}" ]] || die "${refused}" 2
-  if ((rc != 0)) || [[ "${dir}" != /* ]]; then
-    die "cannot create a work directory under ${REMOTE_DIR} on the server host: $(tail -n 1 <<<"${out}")" 1
-  fi
-  CSB_REMOTE_RUN=${dir}
-  csb_exit_add csb_remote_workdir_abandon
-}
-
-# csb_remote_workdir_abandon: an exit step: a run that stops between making
-# its server-side work directory and its run directory leaves nothing there.
-# (Once the run directory exists, csb_on_exit fetches and removes it.)
-csb_remote_workdir_abandon() {
-  [[ -n "${CSB_REMOTE_RUN}" && -z "${CSB_RUN_DIR}" ]] || return 0
-  on_server rm -rf "${CSB_REMOTE_RUN}" >/dev/null 2>&1 || true
-}
-
-# csb_remote_workdir_record: what the run is, in its server-side directory.
-csb_remote_workdir_record() {
-  on_server_sh "printf '%s\\n' $(csb_quote "lab=$(csb_lock_key)" "controller=$(hostname)" \
-    "runner_pid=$$" "run_dir=${CSB_RUN_DIR:-}" "started=$(date -u +%Y-%m-%dT%H:%M:%SZ)") >$(csb_quote "${CSB_REMOTE_RUN}/run.state")" ||
-    die "cannot write to ${CSB_REMOTE_RUN} on the server host" 1
-}
-
-# csb_reap_leftovers [K]: stop what earlier runs of this lab, from this
-# host, left running on the server host (or on client K >= 2) because they
-# lost it (their runner is gone and their work directory is still there):
-# each PID only when its start time is still the one recorded. Names every
-# one; keeps their files (copied into the old run directory when it is on
-# this host).
-csb_reap_leftovers() {
-  local -a run=(on_server_sh)
-  local host="the server host" keep=${CSB_REMOTE_RUN} into=server-leftovers
-  if [[ -n "${1:-}" ]]; then
-    run=(on_client_sh "$1") host=${CSB_CL_LABEL[$1]} keep=${CSB_CL_WORK[$1]:-none} into=${CSB_CL_LABEL[$1]}-leftovers
-  fi
-  local list
-  # One line per leftover directory of ours: DIR<TAB>state lines joined by ';'.
-  # shellcheck disable=SC2016 # expanded by the server's shell
-  list=$("${run[@]}" 'for s in '"$(csb_quote "${REMOTE_DIR%/}")"'/csb-run.*/run.state; do
-  [ -O "$s" ] || continue; d=${s%/run.state}; [ "$d" = '"$(csb_quote "${keep}")"' ] && continue
-  printf "%s\t%s\n" "$d" "$(tr "\n" ";" <"$s")"; done') || return 0
-  local d state lab controller pid rundir me
-  me=$(hostname)
-  while IFS=$'\t' read -r d state; do
-    [[ -n "${d}" ]] || continue
-    lab=$(sed -n 's/.*\(^\|;\)lab=\([^;]*\).*/\2/p' <<<"${state}")
-    controller=$(sed -n 's/.*;controller=\([^;]*\).*/\1/p' <<<"${state}")
-    pid=$(sed -n 's/.*;runner_pid=\([0-9]*\).*/\1/p' <<<"${state}")
-    rundir=$(sed -n 's/.*;run_dir=\([^;]*\).*/\1/p' <<<"${state}")
-    [[ "${lab}" == "$(csb_lock_key)" && "${controller}" == "${me}" ]] || continue
-    if [[ -n "${pid}" ]] && kill -0 "${pid}" 2>/dev/null; then continue; fi
-    local stopped
-    # shellcheck disable=SC2016 # expanded by the server's shell
-    stopped=$("${run[@]}" 'f='"$(csb_quote "${d}/pids")"'; [ -f "$f" ] || exit 0
-while read -r p st cmd; do
-  now=$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f20)
-  [ -n "$now" ] && [ "$now" = "$st" ] || continue
-  kill -TERM -- "-$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null
-  i=0; while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
-  kill -0 "$p" 2>/dev/null && { kill -KILL -- "-$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; }
-  printf "PID %s (%s); " "$p" "$cmd"
-done <"$f"') || stopped="(could not stop them: see ${d}/pids on ${host})"
-    if [[ -n "${stopped}" ]]; then
-      log_warn "a run that lost ${host} (runner PID ${pid:-?}, ${rundir:-run directory unknown}) left these running there; stopped now: ${stopped% }"
-    else
-      log_info "leftover work directory ${d} of runner PID ${pid:-?} on ${host}: nothing of it was still running"
-    fi
-    if [[ -n "${rundir}" && -d "${rundir}" ]] && mkdir -p "${rundir}/${into}" &&
-      "${run[@]}" "cd $(csb_quote "${d}") && tar -cf - --exclude=./bin ." 2>/dev/null | tar -C "${rundir}/${into}" -xf - 2>/dev/null; then
-      "${run[@]}" "rm -rf $(csb_quote "${d}")" >/dev/null 2>&1 || true
-      log_info "its files on ${host} are now in ${rundir}/${into}"
-    else
-      log_warn "its files stay in ${d} on ${host}"
-    fi
-  done <<<"${list}"
+# csb_host_exec H SCRIPT: SCRIPT as it is (no prelude, no retry) on host
+# H, its stdin passed through: for a stream of data into a file there.
+csb_host_exec() {
+  if [[ "${CSB_H_DEST[$1]}" == local ]]; then bash -c "$2"; else csb_ssh_run "$1" "$2"; fi
 }

@@ -1,32 +1,30 @@
 # shellcheck shell=bash
-# lib/rundir.sh: run directories, cell bookkeeping, process tracking, cleanup.
+# lib/rundir.sh: the run directory, run.env, cells.tsv, and the run's end.
 #
 # A run directory <root>/<YYYY-MM-DD_HHMMSS>_<name> is created with mkdir
 # (never -p on the last part), so an existing one is never reused or
 # overwritten; a second run in the same second gets a -2, -3... suffix.
 # The run id (run.env) is that name and 8 random hex digits.
 #
-#   run.env      what the runner knows: phase, argv, settings, times, status
+#   run.env      what the runner knows: phase, argv, settings, hosts, times,
+#                every process started (started.<host>), status
 #   cells.tsv    one line per cell: name status start end params error
-#   logs/        console.log and each client tool's stdout/stderr
-#   env/{server,client}/      environment captures
-#   monitors/{server,client}/ sar, mpstat, pidstat, nstat, sockstat
-#   server/      the server's own log(s), fetched from the server host
-#   raw/         each cell's raw tool output, verbatim
+#   logs/        console.log; logs/<host>/ each tool's stderr
+#   env/<host>/  environment captures      monitors/<host>/ sar, mpstat,
+#   server/      the server's own log(s)   pidstat, nstat, sockstat
+#   raw/<host>/  each cell's raw tool output per client host, verbatim
 #
 # At exit (csb_on_exit, a step in lib/exit.sh's registry; INT/TERM/HUP too)
-# everything the run started on either host is stopped by PID, the server
-# side's files are fetched, the status (ok/partial/failed) and reason are
-# recorded, the summary and report are generated from what exists, and the
-# last line printed is "results: <dir>".
+# everything the run started on every host is stopped by PID, the hosts'
+# files are fetched, the status (ok/partial/failed) and reason are recorded,
+# the summary and report are generated from what exists, and the last line
+# printed is "results: <dir>".
 
 CSB_RUN_DIR=""
 CSB_RUN_ID=""
-CSB_REMOTE_RUN=""
 CSB_RUN_ERROR=""
 CSB_CELLS_FAILED=0
 CSB_CELLS_BEGUN=0
-declare -ga CSB_CLIENT_PIDS=() CSB_SERVER_PIDS=()
 CSB_ARGV=""
 
 # csb_results_root PHASE: where this phase's runs go.
@@ -38,8 +36,9 @@ csb_results_root() {
   fi
 }
 
-# csb_run_begin PHASE NAME ARGV...: create the run directory, record the run,
-# install the traps and create the server-side work directory. Call it after
+# csb_run_begin PHASE NAME ARGV...: the hosts' work directories, then the
+# run directory and run.env, the exit step, what earlier runs left on every
+# host, and csb (and report.lua) on every client host. Call it after
 # csb_ssh_open and the preflight checks, so a refused run leaves nothing.
 csb_run_begin() {
   local phase=$1 name=$2
@@ -49,9 +48,9 @@ csb_run_begin() {
   local root stamp dir n=1
   root="$(csb_results_root "${phase}")"
   csb_results_root_check "${root}"
-  # The server side next: a base directory that is not safe is refused
-  # before anything is recorded here.
-  csb_remote_workdir
+  # The hosts next: a base directory that is not safe is refused before
+  # anything is recorded here.
+  csb_workdirs_make
   mkdir -p "${root}" || die "cannot create results root ${root}" 1
   stamp="$(date -u +%Y-%m-%d_%H%M%S)"
   dir="${root}/${stamp}_${name}"
@@ -65,14 +64,13 @@ csb_run_begin() {
   # in the same second under different results roots (or labs) never share
   # one, whatever they are keyed by.
   CSB_RUN_ID="$(basename "${CSB_RUN_DIR}").$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-  mkdir -p "${CSB_RUN_DIR}"/{logs,env/server,monitors/server,server,raw} \
-    "${CSB_RUN_DIR}/env/${CSB_CLIENT_LABEL}" "${CSB_RUN_DIR}/monitors/${CSB_CLIENT_LABEL}"
+  mkdir -p "${CSB_RUN_DIR}"/{logs,server,raw}
   CSB_CONSOLE_LOG="${CSB_RUN_DIR}/logs/console.log"
   : >"${CSB_CONSOLE_LOG}"
   printf 'name\tstatus\tstart\tend\tparams\terror\n' >"${CSB_RUN_DIR}/cells.tsv"
   {
     echo "# Written by the runner; read by: csb summarize. One KEY=VALUE per line, last one wins."
-    echo "schema_version=1"
+    echo "schema_version=2"
     echo "phase=${phase}"
     echo "run_id=${CSB_RUN_ID}"
     echo "lab_lock=$(csb_lock_key)"
@@ -92,11 +90,18 @@ csb_run_begin() {
   csb_exit_add csb_on_exit
   log_info "run ${CSB_RUN_ID} (${phase}, LAB=${LAB}, PROFILE=${PROFILE}) in ${CSB_RUN_DIR}"
   log_info "argv: ${CSB_ARGV}"
-  csb_run_set server_workdir "${CSB_REMOTE_RUN}"
-  csb_remote_workdir_record
-  csb_reap_leftovers
-  csb_clients_begin
+  csb_hosts_record
+  csb_workdirs_record
+  local k
+  for k in $(csb_clients); do
+    csb_host_put_bins "${k}" "${CSB_CLIENT_BINS[@]}" ||
+      die "could not copy ${CSB_CLIENT_BINS[*]} and report.lua to ${CSB_H_WORK[k]}/bin on $(csb_host_name "${k}")" 1
+  done
 }
+
+# The commands every client host gets in its work directory's bin/ (a
+# runner that needs more adds to it before csb_run_begin).
+declare -ga CSB_CLIENT_BINS=(csb)
 
 # csb_results_root_check DIR: refuse (exit 2) a results directory, or the
 # nearest existing directory above it, that someone other than its owner
@@ -121,64 +126,6 @@ csb_run_set() {
     csb_disk_stop "${CSB_RUN_DIR}/run.env"
 }
 
-# A full disk. A run whose results directory or server-side work directory
-# fills stops with "disk full: no space left on MOUNT (writing PATH)", status
-# partial (failed before the first cell), exit 1. So that the status and the
-# summary can still be written, each run keeps CSB_DISK_RESERVE_KB of zeros
-# in <run>/.disk-reserve from its first cell on and removes it at exit.
-# A filesystem with less than CSB_DISK_MIN_KB free counts as full: a tool's
-# write to it (a raw output, a monitor) may have failed already.
-CSB_DISK_RESERVE_KB=512
-CSB_DISK_MIN_KB=64
-
-# csb_disk_full_where DIR [server]: print "MOUNT" and succeed when DIR's
-# filesystem (on the server host with "server") has less than
-# CSB_DISK_MIN_KB free; fail otherwise, or when df cannot tell.
-csb_disk_full_where() {
-  local dir=$1 out avail mount
-  if [[ "${2:-}" == server ]]; then
-    out=$(on_server df -k --output=avail,target "${dir}" 2>/dev/null) || return 1
-  else
-    out=$(df -k --output=avail,target "${dir}" 2>/dev/null) || return 1
-  fi
-  read -r avail mount <<<"${out##*$'\n'}"
-  [[ "${avail}" =~ ^[0-9]+$ ]] && ((avail < CSB_DISK_MIN_KB)) || return 1
-  printf '%s\n' "${mount}"
-}
-
-# csb_disk_note PATH [server]: a write to PATH failed or its disk filled:
-# record why as the run's error (the first such reason wins) and free the
-# reserve, so the cell's line, the status and the summary still fit.
-csb_disk_note() {
-  local path=$1 where=${2:-} mount
-  mount=$(csb_disk_full_where "$(dirname "${path}")" "${where}") || mount="$(dirname "${path}")"
-  [[ "${CSB_RUN_ERROR}" == "disk full:"* ]] ||
-    CSB_RUN_ERROR="disk full: no space left on ${mount}${where:+ on the ${where} host} (writing ${path})"
-  [[ -z "${CSB_RUN_DIR}" ]] || rm -f "${CSB_RUN_DIR}/.disk-reserve"
-}
-
-# csb_disk_stop PATH [server]: csb_disk_note, then stop the run (outside the
-# exit path, which records the status next).
-csb_disk_stop() {
-  csb_disk_note "$@"
-  [[ -n "${CSB_EXITING:-}" ]] && return 1
-  die "${CSB_RUN_ERROR}; free space there and run again (what was measured so far is kept)" 1
-}
-
-# csb_disk_check: fail (after csb_disk_note) when the results directory or
-# the server's work directory is full.
-csb_disk_check() {
-  [[ -n "${CSB_RUN_DIR}" ]] || return 0
-  if csb_disk_full_where "${CSB_RUN_DIR}" >/dev/null; then
-    csb_disk_note "${CSB_RUN_DIR}/raw/"
-    return 1
-  fi
-  if [[ -n "${CSB_REMOTE_RUN}" ]] && csb_disk_full_where "${CSB_REMOTE_RUN}" server >/dev/null; then
-    csb_disk_note "${CSB_REMOTE_RUN}/" server
-    return 1
-  fi
-}
-
 csb_epoch_ms() {
   local t
   t=${EPOCHREALTIME/./}
@@ -188,27 +135,36 @@ csb_epoch_ms() {
 CSB_CELL_NAME=""
 CSB_CELL_START=""
 CSB_CELL_PARAMS=""
+CSB_PLAN=() # each cell's planned seconds, in order: its start logs `cell k/n`, time left
+
+# csb_cells_shuffle ARRAY SECONDS: the cells of ARRAY, of SECONDS each, planned
+# (CSB_PLAN); with REPEAT > 1 in a shuffled order (so a drift of the machine
+# spreads over every cell), logged.
+csb_cells_shuffle() {
+  local -n _cells=$1
+  CSB_PLAN+=("${_cells[@]/*/$2}")
+  ((REPEAT > 1)) || return 0
+  mapfile -t _cells < <(printf '%s\n' "${_cells[@]}" | shuf)
+  log_info "REPEAT=${REPEAT}: ${#_cells[@]} cells in shuffled order (cells.tsv keeps it)"
+}
 
 # csb_cell_begin NAME KEY=VALUE...: a measured cell starts now.
 csb_cell_begin() {
   CSB_CELL_NAME=$1
   shift
-  CSB_CELL_PARAMS="$(
-    IFS=';'
-    echo "$*"
-  )"
-  csb_check_name "${CSB_CELL_NAME}" || die "internal: bad cell name ${CSB_CELL_NAME}"
-  if ((CSB_CELLS_BEGUN == 0)) && [[ -n "${CSB_RUN_DIR}" ]]; then
-    head -c "$((CSB_DISK_RESERVE_KB * 1024))" /dev/zero 2>/dev/null >"${CSB_RUN_DIR}/.disk-reserve" ||
-      { rm -f "${CSB_RUN_DIR}/.disk-reserve"; csb_disk_stop "${CSB_RUN_DIR}/.disk-reserve"; }
-  fi
+  CSB_CELL_PARAMS="$(IFS=';' && echo "$*")"
+  [[ "${CSB_CELL_NAME}" =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$ ]] || die "internal: bad cell name ${CSB_CELL_NAME}"
+  ((CSB_CELLS_BEGUN > 0)) || csb_disk_reserve
   csb_snapshot_counters "${CSB_CELL_NAME}" before
   CSB_CELL_START="$(csb_epoch_ms)"
   CSB_CELLS_BEGUN=$((CSB_CELLS_BEGUN + 1))
-  log_info "cell ${CSB_CELL_NAME} (${CSB_CELL_PARAMS}) starts"
+  ((CSB_CELLS_BEGUN > 1)) || CSB_PLAN_FIRST=${SECONDS}
+  log_info "$("${CSB_ROOT}/bin/csb" progress -k "${CSB_CELLS_BEGUN}" -in "${SECONDS}" -first "${CSB_PLAN_FIRST}" \
+    -name "${CSB_CELL_NAME} (${CSB_CELL_PARAMS}) starts" -- "${CSB_PLAN[@]:--1}")"
 }
 
-# csb_cell_end STATUS [ERROR]: the cell ends; STATUS is ok, failed or refused.
+# csb_cell_end STATUS [ERROR]: the cell ends; STATUS is ok, failed, refused
+# or errors (its output was read, with errors: logged as failed).
 csb_cell_end() {
   local status=$1 err=${2:-}
   local end dead=""
@@ -231,11 +187,20 @@ csb_cell_end() {
     status=failed
     err="${CSB_RUN_ERROR}${err:+; ${err}}"
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "${CSB_CELL_NAME}" "${status}" "${CSB_CELL_START}" "${end}" \
-    "${CSB_CELL_PARAMS}" "${err}" 2>/dev/null >>"${CSB_RUN_DIR}/cells.tsv" ||
-    { csb_disk_note "${CSB_RUN_DIR}/cells.tsv"; full=1; }
+  # The row is written whole: cells.tsv and the row into a temporary file,
+  # renamed over it, so a full disk leaves the old file, never half a row.
+  local row tsv="${CSB_RUN_DIR}/cells.tsv" tmp="${CSB_RUN_DIR}/.cells.tsv.tmp"
+  # A cell cut short before it started (its begin failed) has no start.
+  printf -v row '%s\t%s\t%s\t%s\t%s\t%s\n' "${CSB_CELL_NAME}" "${status}" "${CSB_CELL_START}" "${end}" \
+    "${CSB_CELL_PARAMS}" "${err}"
+  if ! { { cat -- "${tsv}" && printf '%s' "${row}"; } 2>/dev/null >"${tmp}" && mv -f -- "${tmp}" "${tsv}"; }; then
+    rm -f -- "${tmp}"
+    csb_disk_note "${tsv}"
+    full=1
+  fi
+  CSB_CELL_START=""
   [[ "${status}" == ok ]] || CSB_CELLS_FAILED=$((CSB_CELLS_FAILED + 1))
-  log_info "cell ${CSB_CELL_NAME} ${status}${err:+: ${err}}"
+  log_info "cell ${CSB_CELL_NAME} ${status/#errors/failed}${err:+: ${err}}"
   CSB_CELL_NAME=""
   if [[ -n "${full}" && -z "${CSB_EXITING:-}" ]]; then
     die "${CSB_RUN_ERROR}; free space there and run again (what was measured so far is kept)" 1
@@ -246,95 +211,34 @@ csb_cell_end() {
   fi
 }
 
-# Process tracking: "PID NAME" per entry; NAME is matched against the
-# process's command line before it is signalled.
-# Every tracked PID is also recorded in run.env (started.server / .client).
-csb_track_client() {
-  CSB_CLIENT_PIDS+=("$1 $2")
-  [[ -z "${CSB_RUN_DIR}" ]] || csb_run_set started.client "$1 $2"
-}
-csb_track_server() {
-  CSB_SERVER_PIDS+=("$1 $2")
-  [[ -z "${CSB_RUN_DIR}" ]] || csb_run_set started.server "$1 $2"
-}
-csb_untrack_client() { csb_untrack CSB_CLIENT_PIDS "$1"; }
-csb_untrack_server() { csb_untrack CSB_SERVER_PIDS "$1"; }
-csb_untrack() {
-  local -n arr=$1
-  local pid=$2 e keep=()
-  for e in "${arr[@]}"; do
-    [[ "${e%% *}" == "${pid}" ]] || keep+=("${e}")
-  done
-  arr=("${keep[@]}")
-}
-
-# csb_client_run LOG CMD ARGS...: run a client-side tool to completion in the
-# background (so a signal is handled at once), tracked by PID. Returns its
-# exit status.
-csb_client_run() {
-  local log=$1
-  shift
-  log_cmd "$@"
-  "$@" </dev/null >"${log}" 2>&1 &
-  local pid=$!
-  csb_track_client "${pid}" "$1"
-  local rc=0
-  wait "${pid}" || rc=$?
-  csb_untrack_client "${pid}"
-  return "${rc}"
-}
-
 # csb_on_exit_hook FUNC: call FUNC at exit, after every tracked process is
 # stopped and before the summary (for what a runner changed on a host and
 # must undo, such as an address it added).
 declare -ga CSB_EXIT_HOOKS=()
 csb_on_exit_hook() { CSB_EXIT_HOOKS+=("$1"); }
 
-csb_stop_all() {
-  local e
-  for e in "${CSB_CLIENT_PIDS[@]}"; do
-    log_info "stopping client process ${e}"
-    csb_stop_client_pid "${e%% *}" "${e#* }" 5 >/dev/null 2>&1 || true
-  done
-  CSB_CLIENT_PIDS=()
-  for e in "${CSB_SERVER_PIDS[@]}"; do
-    log_info "stopping server process ${e}"
-    # shellcheck disable=SC2086 # ${e} is "PID NAME", two words by design
-    csb_stop_server_pid ${e} 10 || log_warn "could not stop server process ${e}; stop it by hand"
-  done
-  CSB_SERVER_PIDS=()
-}
-
 csb_on_exit() {
   local rc=$?
   set +e
   CSB_EXITING=1
   [[ -n "${CSB_SIGNAL}" ]] && CSB_RUN_ERROR="interrupted by SIG${CSB_SIGNAL}"
-  if csb_ssh_is_lost; then
-    # However the runner noticed (a subshell's failed command), a lost
-    # server host ends the run with its own reason and status 4.
-    [[ -n "${CSB_RUN_ERROR}" ]] || CSB_RUN_ERROR="lost ssh to the server host ${SERVER_SSH}"
+  local lost
+  lost=$(csb_ssh_lost_hosts)
+  if [[ -n "${lost}" ]]; then
+    # However the runner noticed (a subshell's failed command), a lost host
+    # ends the run with its own reason and status 4.
+    [[ -n "${CSB_RUN_ERROR}" ]] || CSB_RUN_ERROR="lost ssh to $(csb_host_name "${lost%%$'\n'*}")"
     ((rc == 130 || rc == 143)) || rc=4
   fi
-  csb_server_unreachable_report
+  csb_hosts_unreachable_report
   csb_monitors_stop
   csb_stop_all
-  csb_clients_stop_all
   local hook
   for hook in "${CSB_EXIT_HOOKS[@]}"; do
     "${hook}" || log_warn "exit hook ${hook} failed"
   done
-  if [[ -n "${CSB_CELL_NAME}" ]]; then
-    csb_cell_end failed "${CSB_RUN_ERROR:-interrupted}"
-  fi
-  if [[ -n "${CSB_REMOTE_RUN}" ]] && ! csb_ssh_is_lost; then
-    if csb_server_fetch "${CSB_REMOTE_RUN}" "${CSB_RUN_DIR}"; then
-      on_server rm -rf "${CSB_REMOTE_RUN}" >/dev/null 2>&1
-    else
-      log_warn "could not fetch ${CSB_REMOTE_RUN} from the server; it stays there"
-    fi
-  fi
-  csb_clients_finish
+  [[ -z "${CSB_CELL_NAME}" ]] || csb_cell_end failed "${CSB_RUN_ERROR:-interrupted}"
+  csb_workdirs_finish
   # A full results or server disk (found now, or by a write that failed
   # before) makes the run partial or failed, whatever else went right.
   csb_disk_check || ((rc != 0)) || rc=1
@@ -364,32 +268,6 @@ csb_on_exit() {
   printf 'results: %s\n' "${CSB_RUN_DIR}"
   # shellcheck disable=SC2034 # read by lib/exit.sh: the status the shell exits with
   CSB_EXIT_STATUS=${rc}
-}
-
-# csb_server_unreachable_report: on the way out with ssh lost (and one more
-# try failed), name everything the run leaves running on the server host and
-# forget it here: the next run against that host stops it (csb_reap_leftovers).
-csb_server_unreachable_report() {
-  csb_ssh_is_lost || return 0
-  csb_ssh_lost_check && return 0
-  local e host pid name left=()
-  for e in "${CSB_MONITORS[@]}"; do
-    read -r host pid name <<<"${e}"
-    [[ "${host}" == server ]] && left+=("PID ${pid} (${name})")
-  done
-  for e in "${CSB_SERVER_PIDS[@]}"; do
-    left+=("PID ${e%% *} (${e#* })")
-  done
-  local list
-  list=$(printf '%s, ' "${left[@]}")
-  log_error "the server host ${SERVER_SSH} is unreachable: left running there, to be stopped by the next run against it (recorded in ${CSB_REMOTE_RUN}/pids): ${list%, }"
-  csb_run_set server_leftovers "${list%, }"
-  local -a keep=()
-  for e in "${CSB_MONITORS[@]}"; do
-    [[ "${e%% *}" == server ]] || keep+=("${e}")
-  done
-  CSB_MONITORS=("${keep[@]}")
-  CSB_SERVER_PIDS=()
 }
 
 # csb_summarize DIR: regenerate summary.json, summary.csv and the report;

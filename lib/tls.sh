@@ -9,8 +9,9 @@
 # into the run directory, and the work directory is removed at the end of
 # the run, key included; the key is copied nowhere else. The CA and the
 # certificate (not the key) are kept in env/server/tls-ca.pem and
-# env/server/tls-cert.pem; the client trusts that CA (curl --cacert,
-# connclient -tls-ca, csb tls-probe). wrk and oha verify nothing.
+# env/server/tls-cert.pem; every client host gets the CA in its work
+# directory's bin/ and trusts it (curl --cacert, connclient -tls-ca, csb
+# tls-probe). wrk and oha verify nothing.
 # TLS_CERT, TLS_KEY and TLS_CA bring your own material instead (all three):
 # checked with `csb cert -check` before anything starts, the key copied into
 # the same private directory (0600) and removed with it.
@@ -31,47 +32,13 @@ csb_config_declare TLS_KEY "" path_or_empty \
 csb_config_declare TLS_CA "" path_or_empty \
   "SCHEME=https: the CA certificate (PEM) that signed TLS_CERT, which the clients trust"
 
-# What the other modules pass on, set by csb_tls_deploy (empty with http).
-# shellcheck disable=SC2034 # read by lib/server.sh, lib/loadgen.sh, lib/c10k.sh
-declare -ga CSB_TLS_SERVER_FLAGS=() CSB_TLS_CLIENT_FLAGS=() CSB_CURL_TLS=()
+# What the other modules pass on, set by csb_tls_deploy (empty with http);
+# a client host's connclient flags are csb_tls_client_flags K.
+# shellcheck disable=SC2034 # read by lib/server.sh, lib/loadgen.sh
+declare -ga CSB_TLS_SERVER_FLAGS=() CSB_CURL_TLS=()
 CSB_TLS_DIR=""
 CSB_TLS_CA_LOCAL=""
 CSB_TLS_SOURCE=""
-
-# csb_tls_settings_check: what the key checks cannot see alone (before
-# anything starts). Prints the error, returns 1.
-csb_tls_settings_check() {
-  local e="" k n=0
-  for k in TLS_CERT TLS_KEY TLS_CA; do
-    [[ -z "${!k}" ]] || n=$((n + 1))
-  done
-  if [[ "${SCHEME}" == http ]]; then
-    for k in TLS_CERT TLS_KEY TLS_CA; do
-      [[ -z "${!k}" ]] || e="${k} is set but SCHEME=http: set SCHEME=https to use it, or unset ${k}"
-    done
-  elif [[ "${SERVER}" == cmd || "${SERVER}" == url ]]; then
-    e="SCHEME=https is supported with SERVER=csb or SERVER=nginx (the runner gives them the certificate); SERVER=${SERVER} is not yet: use SCHEME=http"
-  elif ((n != 0 && n != 3)); then
-    e="TLS_CERT, TLS_KEY and TLS_CA go together (your certificate, its key, the CA that signed it): set all three, or none for the lab's own"
-  else
-    for k in TLS_CERT TLS_KEY TLS_CA; do
-      [[ -z "${!k}" ]] && continue
-      if [[ ! -e "${!k}" ]]; then
-        e="${k}=${!k}: no such file on this host; give the path of the PEM file"
-      elif [[ ! -f "${!k}" || ! -r "${!k}" ]]; then
-        e="${k}=${!k} is not a readable file; give a PEM file you can read"
-      fi
-      [[ -z "${e}" ]] || break
-    done
-  fi
-  if [[ -z "${e}" && "${SCHEME}" == https && -n "${TLS_CERT}" ]]; then
-    csb_tls_material_check || return 1
-  fi
-  [[ -z "${e}" ]] && return 0
-  printf 'error: %s\n' "${e}" >&2
-  return 1
-}
-CSB_CONFIG_CHECKS+=(csb_tls_settings_check)
 
 # (SCHEME may be unset where a test sources the library without a config.)
 csb_tls_on() { [[ "${SCHEME:-http}" == https ]]; }
@@ -86,8 +53,7 @@ csb_tls_material_check() {
   # checks; here in a subshell, changing nothing).
   ip=$(csb_lab_defaults && printf '%s' "${SERVER_IP}")
   [[ -n "${ip}" ]] || { printf 'error: SCHEME=https with TLS_CERT needs SERVER_IP (the address the certificate must name)\n' >&2; return 1; }
-  csb_build csb cmd/csb >&2
-  out=$("${CSB_ROOT}/bin/csb" cert -check -ip "${ip}" -cert "${TLS_CERT}" -key "${TLS_KEY}" -ca "${TLS_CA}" 2>&1) && return 0
+  out=$(csb_csb cert -check -ip "${ip}" -cert "${TLS_CERT}" -key "${TLS_KEY}" -ca "${TLS_CA}" 2>&1) && return 0
   printf 'error: %s\n' "${out#error: }" >&2
   return 1
 }
@@ -97,25 +63,25 @@ csb_tls_material_check() {
 # env/server/, and the flags the server, curl and connclient get. Records
 # tls.* in run.env.
 csb_tls_deploy() {
-  CSB_TLS_SERVER_FLAGS=() CSB_TLS_CLIENT_FLAGS=() CSB_CURL_TLS=()
+  CSB_TLS_SERVER_FLAGS=() CSB_CURL_TLS=()
   csb_run_set tls.scheme "${SCHEME}"
   csb_tls_on || return 0
-  local dir="${CSB_REMOTE_RUN}/bin/tls" out
+  local dir="${CSB_H_WORK[0]}/bin/tls" out
   # shellcheck disable=SC2034 # read by lib/server.sh (nginx's ssl_certificate)
   CSB_TLS_DIR=${dir}
-  on_server_sh "$(csb_remote_guard "${CSB_REMOTE_RUN}")
+  on_server_sh "$(csb_remote_guard "${CSB_H_WORK[0]}")
 mkdir -p -m 0700 $(csb_quote "${dir}") && chmod 0700 $(csb_quote "${dir}")" ||
     die "could not make ${dir} on the server host" 1
   if [[ -n "${TLS_CERT}" ]]; then
-    if ! { csb_server_put "${TLS_KEY}" "${dir}/key.pem" 0600 && csb_server_put "${TLS_CERT}" "${dir}/cert.pem" 0644 &&
-      csb_server_put "${TLS_CA}" "${dir}/ca.pem" 0644; }; then
+    if ! { csb_host_put 0 "${TLS_KEY}" "${dir}/key.pem" 0600 && csb_host_put 0 "${TLS_CERT}" "${dir}/cert.pem" 0644 &&
+      csb_host_put 0 "${TLS_CA}" "${dir}/ca.pem" 0644; }; then
       die "could not copy TLS_CERT, TLS_KEY, TLS_CA into ${dir} on the server host" 1
     fi
     CSB_TLS_SOURCE=user
   else
-    csb_server_put "${CSB_ROOT}/bin/csb" "${CSB_REMOTE_RUN}/bin/csb" 0755 ||
-      die "could not copy bin/csb to ${CSB_REMOTE_RUN}/bin on the server host" 1
-    local -a cmd=("${CSB_REMOTE_RUN}/bin/csb" cert -ip "${SERVER_IP}" -key-type "${TLS_KEY_TYPE}" -dir "${dir}")
+    csb_host_put 0 "${CSB_ROOT}/bin/csb" "${CSB_H_WORK[0]}/bin/csb" 0755 ||
+      die "could not copy bin/csb to ${CSB_H_WORK[0]}/bin on the server host" 1
+    local -a cmd=("${CSB_H_WORK[0]}/bin/csb" cert -ip "${SERVER_IP}" -key-type "${TLS_KEY_TYPE}" -dir "${dir}")
     log_cmd "${cmd[@]}"
     out=$(on_server_sh "$(csb_quote "${cmd[@]}") 2>&1") ||
       die "csb cert failed on the server host: ${out}" 1
@@ -131,16 +97,25 @@ mkdir -p -m 0700 $(csb_quote "${dir}") && chmod 0700 $(csb_quote "${dir}")" ||
     fi
   done
   CSB_TLS_CA_LOCAL="${CSB_RUN_DIR}/env/server/tls-ca.pem"
+  local k
+  for k in $(csb_clients); do
+    csb_host_put "${k}" "${CSB_TLS_CA_LOCAL}" "$(csb_client_bin "${k}")/tls-ca.pem" 0644 ||
+      die "could not copy the run's CA to $(csb_host_name "${k}")" 1
+  done
   csb_run_set tls.key_type "${TLS_KEY_TYPE}"
   csb_run_set tls.tickets "${TLS_TICKETS}"
   CSB_TLS_SERVER_FLAGS=(-tls-cert "${dir}/cert.pem" -tls-key "${dir}/key.pem")
   ((TLS_TICKETS)) || CSB_TLS_SERVER_FLAGS+=(-tls-tickets=false)
-  # shellcheck disable=SC2034 # read by lib/c10k.sh (connclient)
-  CSB_TLS_CLIENT_FLAGS=(-tls-ca "${CSB_TLS_CA_LOCAL}")
   # shellcheck disable=SC2034 # read by lib/server.sh and lib/loadgen.sh (curl)
   CSB_CURL_TLS=(--cacert "${CSB_TLS_CA_LOCAL}")
   log_info "TLS: ${TLS_KEY_TYPE} certificate for ${SERVER_IP} (${CSB_TLS_SOURCE} material), key in the server's private ${dir} (0600, removed with it); CA kept in env/server/tls-ca.pem; tickets $( ((TLS_TICKETS)) && echo on || echo off)"
   log_info "TLS: wrk and oha do not verify the certificate (they have no option to); curl, connclient and csb tls-probe trust only the run's CA"
+}
+
+# csb_tls_client_flags K: connclient's TLS flags on client K (nothing with
+# http): trust the run's CA, in the host's bin/.
+csb_tls_client_flags() {
+  ! csb_tls_on || printf '%s\n' -tls-ca "$(csb_client_bin "$1")/tls-ca.pem"
 }
 
 # csb_tls_probe: what a client's first connection negotiates (version,

@@ -7,10 +7,10 @@
 #   CGO_ENABLED=0 go build -trimpath -o bin/csb-server ./server
 #   CGO_ENABLED=0 go build -trimpath -o bin/connclient ./cmd/connclient
 # CGO_ENABLED=0 makes static binaries: the server host needs no Go, step 03
-# copies bin/csb-server there. Needs Go >= 1.22 on PATH. Exit status: 0 ok,
+# copies bin/csb-server there. Needs Go >= 1.24 on PATH. Exit status: 0 ok,
 # 1 the build failed, 2 bad usage, 3 no Go.
 #
-# Requires: Go >= 1.22. Loads: rehearsal/lib.sh (lib/init.sh).
+# Requires: Go >= 1.24. Loads: rehearsal/lib.sh (lib/init.sh).
 #
 # Example:
 #   PATH=$PATH:/usr/local/go/bin rehearsal/02_build.sh

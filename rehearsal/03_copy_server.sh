@@ -35,7 +35,7 @@ main() {
   if csb_lab_is_remote; then
     # One ssh hop, the file on stdin: the same options every runner uses.
     local -a cmd
-    mapfile -t cmd < <(csb_ssh_base)
+    mapfile -t cmd < <(csb_ssh_base 0)
     local tmp dst_q
     tmp=$(csb_quote "${dst}.tmp") dst_q=$(csb_quote "${dst}")
     cmd+=("${SERVER_SSH}" "cat >${tmp} && chmod 0755 ${tmp} && mv -f ${tmp} ${dst_q}")

@@ -39,7 +39,8 @@ main() {
 
   rh_say "wrk: ${conns} connections on /payload/${size} for ${secs} s"
   local -a cmd
-  csb_wrk_cmd cmd 2 "${conns}" "${secs}" "$(csb_payload_url "${size}")"
+  # The runners' wrk: the repo's done() hook prints one CSB_WRK_JSON line.
+  cmd=(wrk -t "$((conns < 2 ? conns : 2))" -c "${conns}" -d "${secs}s" --latency -s "${CSB_LIB}/wrk/report.lua" "$(csb_payload_url "${size}")")
   rh_run "${cmd[@]}" | tee "${REHEARSAL_DIR}/client/wrk-${size}-c${conns}.txt"
 }
 

@@ -50,7 +50,9 @@ main() {
   else
     tool=wrk
     echo "note: oha is not installed on this host: wrk stands in for it (so does the Phase 2 runner)"
-    csb_wrk_cmd cmd "$(nproc)" "${conc}" "${secs}" "${url}"
+    local t
+    t=$(nproc)
+    cmd=(wrk -t "$((conc < t ? conc : t))" -c "${conc}" -d "${secs}s" --latency -s "${CSB_LIB}/wrk/report.lua" "${url}")
   fi
   rh_say "${tool}: ${conc} connections on /payload/${size} for ${secs} s"
   rh_run "${cmd[@]}" | tee "${REHEARSAL_DIR}/client/matrix-${size}-c${conc}.txt"

@@ -31,7 +31,7 @@ main() {
   rh_init "$@"
   rh_args_max 1
   local max=${RH_ARGS[0]:-}
-  [[ -z "${max}" ]] || csb_check_uint "${max}" || usage_error "MAX=${max}: expected a whole number"
+  [[ "${max}" =~ ^[0-9]{0,9}$ ]] || usage_error "MAX=${max}: expected a whole number"
   rh_enter
   rh_connect
 

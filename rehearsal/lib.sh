@@ -153,9 +153,9 @@ rh_stop_tracked() {
   for e in "${RH_PIDS[@]}"; do
     read -r host pid name <<<"${e}"
     if [[ "${host}" == server ]]; then
-      csb_stop_server_pid "${pid}" "${name}" 5 || true
+      csb_stop_pid 0 "${pid}" "${name}" 5 || true
     else
-      csb_stop_client_pid "${pid}" "${name}" 5 || true
+      csb_stop_pid 1 "${pid}" "${name}" 5 || true
     fi
   done
   RH_PIDS=()
@@ -182,5 +182,5 @@ rh_check_size() {
 
 # rh_check_posint NAME VALUE
 rh_check_posint() {
-  csb_check_posint "$2" || usage_error "$1=$2: expected a positive integer"
+  [[ "$2" =~ ^[0-9]{0,8}[1-9][0-9]{0,8}$ && ${#2} -le 9 ]] || usage_error "$1=$2: expected a positive integer"
 }

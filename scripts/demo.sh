@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # scripts/demo.sh: run every phase once, in order, and say where the reports are.
 #
-# Usage: [LAB=netns|local] [PROFILE=quick] [RESULTS_ROOT=DIR] bash scripts/demo.sh [-h]
+# Usage: [LAB=netns|local] [PROFILE=quick] [RESULTS_ROOT=DIR] [PHASES=0,1,2,3,4] bash scripts/demo.sh [-h]
 #
 # What `make demo` runs. LAB=netns (the default; root) builds the netns lab
 # once, runs every phase (0 to 4) across it, and takes it down at the end even when a
 # phase fails; LAB=local needs no root. A phase that fails is reported and the
 # demo goes on with the next one; the exit status says whether all succeeded.
 # LAB=local skips Phase 4, which changes sysctls (the netns lab's are its own).
-# Then `bin/csb report` rebuilds report/README.md from the runs just made
-# (RESULTS_ROOT/report/README.md when RESULTS_ROOT is set).
+# PHASES picks phases (default all). Before each phase it logs `phase k/n`
+# with the time left, planned from how long each phase's newest run with
+# the same lab and profile took (the committed reference runs for netns and
+# quick, else your own; else one on another lab); each runner logs `cell
+# k/n` with its own.
+# Then `bin/csb report` builds the cross-phase report from the runs just made
+# into report/local/README.md, which git ignores (RESULTS_ROOT/report/ when
+# RESULTS_ROOT is set): the committed report/README.md, made from the
+# committed reference runs, is never touched, so `make test` passes after it.
 #
 # Examples:
 #   sudo make demo
@@ -44,8 +51,8 @@ main() {
     *) usage_error "unexpected argument: $1" ;;
   esac
   export LAB="${LAB:-netns}" PROFILE="${PROFILE:-quick}"
-  csb_check LAB "${LAB}" || exit 2
-  csb_check PROFILE "${PROFILE}" || exit 2
+  csb_config_validate LAB PROFILE || exit 2
+  [[ "${PHASES:=0,1,2,3,4}" =~ ^[0-4](,[0-4])*$ ]] || usage_error "PHASES=${PHASES}: expected phase numbers 0 to 4, comma-separated (e.g. 0,1)"
   if [[ "${LAB}" == netns ]]; then
     [[ ${EUID} -eq 0 ]] || die "make demo runs on the netns lab, which needs root: sudo make demo (or: make demo LAB=local)" 2
     if ! "${CSB_ROOT}/lab/netns.sh" status >/dev/null 2>&1; then
@@ -54,16 +61,34 @@ main() {
     fi
     csb_exit_add demo_cleanup
   fi
-  local runner failed=() results=() out line
+  local runner failed=() results=() out line runs=() plan=() dirs=() took dir k=0 first=${SECONDS}
   for runner in "${RUNNERS[@]}"; do
-    [[ -f "${CSB_ROOT}/${runner}" ]] || continue
+    [[ -f "${CSB_ROOT}/${runner}" && ",${PHASES}," == *",${runner:1:1},"* ]] || continue
     if [[ "${runner}" == 04-* && "${LAB}" != netns ]]; then
       # Phase 4 changes sysctls (somaxconn, the port range): the netns lab's
       # are its own; a real host's only with APPLY_SYSCTLS=1, never by a demo.
       log_info "demo: ${runner} skipped on LAB=${LAB}: it changes sysctls; run it on LAB=netns, or by hand with APPLY_SYSCTLS=1 on a host you may change"
       continue
     fi
-    log_info "demo: ${runner} (LAB=${LAB} PROFILE=${PROFILE})"
+    runs+=("${runner}")
+    dirs+=(-dir "${CSB_ROOT}/${runner%%/*}/results")
+    [[ -z "${RESULTS_ROOT:-}" ]] || dirs+=(-dir "${RESULTS_ROOT}/${runner%%/*}")
+  done
+  # Each phase is planned to take as long as its newest run with the same
+  # lab and profile took (the committed reference runs, or your own).
+  local from lab
+  while read -r took from lab dir; do
+    plan+=("${took}")
+    if ((took < 0)); then
+      log_info "demo: plan ${runs[${#plan[@]} - 1]}: no earlier ${LAB}/${PROFILE} run to go by"
+    else
+      log_info "demo: plan ${runs[${#plan[@]} - 1]}: ${took} s, as ${dir#"${CSB_ROOT}"/} took$([[ "${lab}" == "${LAB}" ]] || echo " on LAB=${lab}, no ${LAB}/${PROFILE} run yet")$( ((from == 0)) || echo " (its REPEAT=${from} cells scaled to REPEAT=${REPEAT:-1})")"
+    fi
+  done < <("${CSB_ROOT}/bin/csb" progress -took -lab "${LAB}" -profile "${PROFILE}" -repeat "${REPEAT:-1}" "${dirs[@]}" "${runs[@]}")
+  for runner in "${runs[@]}"; do
+    k=$((k + 1))
+    log_info "demo: $("${CSB_ROOT}/bin/csb" progress -what phase -k "${k}" -in "${SECONDS}" -first "${first}" \
+      -name "${runner} (LAB=${LAB} PROFILE=${PROFILE})" -- "${plan[@]}")"
     out="$(mktemp)"
     if ! bash "${CSB_ROOT}/${runner}" 2>&1 | tee "${out}"; then
       failed+=("${runner}")
@@ -72,14 +97,15 @@ main() {
     rm -f "${out}"
     [[ -n "${line}" ]] && results+=("${line#results: }")
   done
-  # The cross-phase report: report/README.md for the repo's results, or
-  # RESULTS_ROOT/report when the runs went there.
-  local -a report=("${CSB_ROOT}/bin/csb" report)
+  # The cross-phase report of these runs, where git ignores it.
+  local -a report=("${CSB_ROOT}/bin/csb" report -out "${CSB_ROOT}/report/local")
   if [[ -n "${RESULTS_ROOT:-}" ]]; then
-    report+=(-root "${RESULTS_ROOT}" -out "${RESULTS_ROOT}/report")
+    report=("${CSB_ROOT}/bin/csb" report -root "${RESULTS_ROOT}" -out "${RESULTS_ROOT}/report")
   fi
   (cd "${CSB_ROOT}" && "${report[@]}") || failed+=("csb report")
   echo
+  log_info "demo: ${#runs[@]} phases in $((SECONDS - first)) s"
+  echo "Cross-phase report of these runs: ${report[-1]}/README.md"
   echo "Reports:"
   local r
   for r in "${results[@]}"; do

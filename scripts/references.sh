@@ -23,8 +23,8 @@
 # compare -roots writes its README.md. All groups take about 50 minutes;
 # run them on a quiet machine (the reports mark disturbed cells). The new
 # runs go beside the old ones: remove the old directories (git rm) and
-# update README.md's "Results at a glance" before committing (git add -f:
-# results/ is ignored for test runs).
+# update README.md's "Results at a glance" and docs/results.md before
+# committing (git add -f: results/ is ignored for test runs).
 #
 # Requires root (the netns lab), nginx (make setup). Loads lib/init.sh.
 #

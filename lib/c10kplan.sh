@@ -1,0 +1,130 @@
+# shellcheck shell=bash
+# lib/c10kplan.sh: Phase 3's plan, computed by `csb c10k-plan`
+# (internal/c10kplan) and carried out here, never recomputed.
+#
+# Every host's facts (fd limits, CPUs, sysctls, MemAvailable, files open:
+# csb_facts_read, lib/scenario.sh; kept in raw/limits.<label>.env) and,
+# before each scenario, each client host's sockets toward the server and the
+# addresses on its NIC (lib/sources.sh) go to the planner, which answers how
+# many server processes share the port (SO_REUSEPORT), which source
+# addresses on which client host carry how many connections (and wrk's
+# threads in the active scenario), which addresses to add, how long the ramp
+# may take, or why the scenario cannot work: a code (fd_limit,
+# ephemeral_ports, time_wait, listen_backlog, memory, file_max,
+# rps_below_processes), a sentence and the setting to change. The plan
+# document is raw/<cell>.plan.json; the report reads its code. Preflight
+# refuses the run (exit 6) on a refusal; before a scenario the plan waits
+# once for TIME_WAIT to drain when it asks (TW_WAIT_MAX at most). The
+# arithmetic and its constants are in internal/c10kplan (doc comments).
+
+# C10K_PLAN: the KEY=VALUE answer of the last `csb c10k-plan` (ok, code,
+# refusal, retry_after_time_wait, server_procs, sources, add, share_conns,
+# share_rate, share_rps, share_threads, source_hosts, ramp_bound_s, note,
+# limits).
+declare -gA C10K_PLAN=()
+
+# c10k_plan_run KIND CONNS RPS FACTS_DIR [CELL] [FLAG...]: run `csb
+# c10k-plan` for one scenario over every client host (its facts in
+# FACTS_DIR; with CELL its sockets and addresses, and the plan document in
+# raw/CELL.plan.json) and read its answer into C10K_PLAN.
+c10k_plan_run() {
+  local kind=$1 conns=$2 rps=$3 dir=$4 cell=${5:-} out k spec first extra label
+  shift 4
+  (($# == 0)) || shift
+  local -a cmd=("${CSB_ROOT}/bin/csb" c10k-plan -kind "${kind}" -conns "${conns}" -rps "${rps}"
+    -connect-rate "${C10K_CONNECT_RATE}" -lab "${LAB}" -server-ip "${SERVER_IP}" -server-port "${SERVER_PORT}"
+    -tw-threshold "${TW_THRESHOLD}" -server-facts "${dir}/limits.server.env")
+  for k in $(csb_clients); do
+    label=${CSB_H_LABEL[k]} first=${CSB_H_ADDRS[k]%%,*} extra=""
+    [[ "${CSB_H_ADDRS[k]}" != *,* ]] || extra=${CSB_H_ADDRS[k]#*,}
+    ((k > 1)) || [[ -z "${CLIENT_EXTRA_IPS}" ]] || extra=${extra:+${extra},}${CLIENT_EXTRA_IPS}
+    spec="name=${label},ip=${first},nic=${CSB_H_NIC[k]},facts=${dir}/limits.${label}.env"
+    [[ -z "${extra}" ]] || spec+=",extra=${extra//,/+}"
+    [[ -z "${cell}" ]] || spec+=",sockets=${CSB_RUN_DIR}/raw/${cell}.${label}.ports.txt,addrs=${CSB_RUN_DIR}/raw/${cell}.${label}.addrs.json"
+    cmd+=(-client-host "${spec}")
+  done
+  [[ -z "${cell}" ]] || cmd+=(-out "${CSB_RUN_DIR}/raw/${cell}.plan.json")
+  out=$("${cmd[@]}" "$@") || die "csb c10k-plan failed (see above): $(csb_quote "${cmd[@]}" "$@")" 1
+  csb_kv_into C10K_PLAN "${out}"
+}
+
+# c10k_preflight SCENARIO...: refuse the run (exit 6) before anything
+# starts when a scenario ("KIND CONNS RPS") cannot work on these hosts.
+c10k_preflight() {
+  local sc kind conns rps bad=0 tmp
+  # The run directory does not exist yet: the hosts' facts in files here.
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/csb-c10k-facts.XXXXXX")
+  csb_facts_read "${tmp}/limits." .env
+  for sc in "$@"; do
+    read -r kind conns rps <<<"${sc}"
+    c10k_plan_run "${kind}" "${conns}" "${rps}" "${tmp}"
+    if ((!C10K_PLAN[ok])); then
+      printf 'error: %s %s: %s\n' "${kind}" "${conns}" "${C10K_PLAN[refusal]}" >&2
+      bad=1
+    fi
+  done
+  C10K_FACTS_TMP=${tmp}
+  log_info "limits: ${C10K_PLAN[limits]}"
+  if ((bad)); then
+    rm -rf "${tmp}"
+    die "a Phase 3 scenario cannot work on these hosts (see above); nothing was started" 6
+  fi
+  log_info "preflight: every scenario fits the fd limits, backlog, memory and files of every host${C10K_PLAN[note]:+ (${C10K_PLAN[note]})}"
+}
+C10K_FACTS_TMP=""
+
+# c10k_record_facts: the facts read in preflight, kept in raw/; the plans
+# from here on read these files.
+c10k_record_facts() {
+  cp "${C10K_FACTS_TMP}"/limits.*.env "${CSB_RUN_DIR}/raw/"
+  rm -rf "${C10K_FACTS_TMP}"
+  csb_run_set sysctls_changed none
+}
+
+# c10k_plan CELL KIND CONNS RPS: plan the scenario (raw/CELL.plan.json) and
+# carry the plan out: wait for TIME_WAIT to drain once when the plan asks,
+# add the addresses it lists on their hosts. On success the C10K_SRC_*
+# arrays describe the sources (host, address, shares); else C10K_REFUSAL
+# says why (for people; the plan has the code).
+declare -ga C10K_SRC_HOST=() C10K_SRC_IP=() C10K_SRC_CONNS=() C10K_SRC_RATE=() C10K_SRC_RPS=() C10K_SRC_THREADS=()
+C10K_REFUSAL=""
+c10k_plan() {
+  local cell=$1 kind=$2 conns=$3 rps=${4:-0} dir="${CSB_RUN_DIR}/raw" i ip
+  C10K_REFUSAL=""
+  csb_sockets_scan "${cell}"
+  c10k_plan_run "${kind}" "${conns}" "${rps}" "${dir}" "${cell}"
+  if ((!C10K_PLAN[ok] && C10K_PLAN[retry_after_time_wait])); then
+    # wrk cannot choose its source: only the hosts' first addresses matter.
+    ip=""
+    [[ "${kind}" != active ]] || ip=${CLIENT_IP}
+    csb_tw_wait "${dir}/${cell}.tw-wait.tsv" ${ip:+"${ip}"} || true
+    csb_sockets_scan "${cell}"
+    c10k_plan_run "${kind}" "${conns}" "${rps}" "${dir}" "${cell}" -tw-waited
+  fi
+  if ((!C10K_PLAN[ok])); then
+    C10K_REFUSAL=${C10K_PLAN[refusal]}
+    log_warn "scenario ${cell} refused (${C10K_PLAN[code]}): ${C10K_REFUSAL}"
+    return 1
+  fi
+  local -a hosts add=()
+  IFS=, read -r -a C10K_SRC_IP <<<"${C10K_PLAN[sources]}"
+  IFS=, read -r -a hosts <<<"${C10K_PLAN[source_hosts]}"
+  # shellcheck disable=SC2034 # the shares are read by lib/c10k.sh (c10k_procs)
+  {
+    IFS=, read -r -a C10K_SRC_CONNS <<<"${C10K_PLAN[share_conns]}"
+    IFS=, read -r -a C10K_SRC_RATE <<<"${C10K_PLAN[share_rate]}"
+    IFS=, read -r -a C10K_SRC_RPS <<<"${C10K_PLAN[share_rps]}"
+    IFS=, read -r -a C10K_SRC_THREADS <<<"${C10K_PLAN[share_threads]}"
+  }
+  C10K_SRC_HOST=()
+  for i in "${!hosts[@]}"; do
+    C10K_SRC_HOST[i]=$(csb_host_of "${hosts[i]}") || die "internal: the plan names a client host ${hosts[i]} this run does not have" 1
+  done
+  [[ -z "${C10K_PLAN[add]}" ]] || IFS=, read -r -a add <<<"${C10K_PLAN[add]}"
+  for ip in "${add[@]}"; do
+    for i in "${!C10K_SRC_IP[@]}"; do
+      [[ "${C10K_SRC_IP[i]}" != "${ip}" ]] || csb_addr_add "${C10K_SRC_HOST[i]}" "${ip}"
+    done
+  done
+  log_info "plan ${cell}: ${C10K_PLAN[server_procs]} server process(es), ${#C10K_SRC_IP[@]} client process(es) from ${C10K_SRC_IP[*]} on ${C10K_PLAN[source_hosts]//,/ }${C10K_PLAN[note]:+; ${C10K_PLAN[note]}}"
+}

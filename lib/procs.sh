@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# lib/procs.sh: every process the run starts, on every host, remembered and
+# stopped by PID.
+#
+# CSB_PIDS holds "H PID NAME" per process (H the host, lib/hosts.sh; NAME a
+# word of its command line, checked before it is signalled, so a reused PID
+# is never hit); each is recorded in run.env as started.<host label> too,
+# and in the host's work directory's pids file by the script that started
+# it (lib/remote.sh on_host_bg). Monitors are kept apart (lib/monitor.sh):
+# they are stopped first, gently.
+
+declare -ga CSB_PIDS=()
+
+# csb_track H PID NAME: remember a process of host H.
+csb_track() {
+  CSB_PIDS+=("$1 $2 $3")
+  csb_run_set "started.${CSB_H_LABEL[$1]}" "$2 $3"
+}
+
+# csb_untrack H PID: forget a process of host H that has ended.
+csb_untrack() {
+  local e keep=()
+  for e in "${CSB_PIDS[@]}"; do
+    [[ "${e}" == "$1 $2 "* ]] || keep+=("${e}")
+  done
+  CSB_PIDS=("${keep[@]}")
+}
+
+# csb_stop_all: stop every remembered process, one script per host (client
+# hosts first: the load goes before the server does).
+csb_stop_all() {
+  local h e eh pid name script
+  for h in $(csb_clients) 0; do
+    script=""
+    for e in "${CSB_PIDS[@]}"; do
+      read -r eh pid name <<<"${e}"
+      ((eh == h)) || continue
+      log_info "stopping ${CSB_H_LABEL[h]} process ${pid} ${name}"
+      script+="( $(csb_kill_script "${pid}" "${name}" 10)
+) & "
+    done
+    [[ -n "${script}" ]] || continue
+    on_host_sh "${h}" "${script} wait" >/dev/null 2>&1 ||
+      log_warn "could not stop every process of $(csb_host_name "${h}"): $(csb_pids_of "${h}"); stop them by hand"
+  done
+  CSB_PIDS=()
+}
+
+# csb_pids_of H: "PID (NAME), ..." of host H's remembered processes and
+# monitors.
+csb_pids_of() {
+  local e eh pid name out=()
+  for e in "${CSB_PIDS[@]}" "${CSB_MONITORS[@]}"; do
+    read -r eh pid name <<<"${e}"
+    ((eh == $1)) && out+=("PID ${pid} (${name})")
+  done
+  local IFS=,
+  printf '%s' "${out[*]}"
+}
+
+# csb_hosts_unreachable_report: on the way out with ssh to a host lost (and
+# one more try failed), name everything the run leaves running there and
+# forget it here: the next run against that host stops it (lib/workdir.sh).
+csb_hosts_unreachable_report() {
+  local h list e keep
+  for h in $(csb_ssh_lost_hosts); do
+    csb_ssh_lost_check "${h}" && continue
+    list=$(csb_pids_of "${h}")
+    log_error "$(csb_host_name "${h}") is unreachable: left running there, to be stopped by the next run against it (recorded in ${CSB_H_WORK[h]}/pids): ${list:-nothing known}"
+    csb_run_set "${CSB_H_LABEL[h]}_leftovers" "${list}"
+    keep=()
+    for e in "${CSB_PIDS[@]}"; do [[ "${e}" == "${h} "* ]] || keep+=("${e}"); done
+    CSB_PIDS=("${keep[@]}")
+    keep=()
+    for e in "${CSB_MONITORS[@]}"; do [[ "${e}" == "${h} "* ]] || keep+=("${e}"); done
+    CSB_MONITORS=("${keep[@]}")
+  done
+}
