@@ -56,13 +56,17 @@ bash_files() { git ls-files 'lib/*.sh' '0*/*.sh' 'lab/*.sh' 'rehearsal/*.sh' 'sc
   [ "$status" -eq 0 ]
   [[ "${lines[*]}" == *"C10K_FD_MARGIN=64"* ]]
   # No Phase 3 planning constant, fd margin or size unit defined in bash.
-  run grep -nE '^[[:space:]]*(declare -[gA]+ )?(C10K_[A-Z_]*(MARGIN|SLACK|KB_PER_CONN)|CSB_FD_MARGIN|CSB_SIZE_[KM]|CSB_WRK_JSON_PREFIX)=' \
-    lib/c10k.sh lib/loadgen.sh 03-c10k/*.sh
+  # No size parser, payload pattern or event name copied into bash either.
+  local f files=()
+  for f in lib/*.sh 0*/*.sh; do [[ "${f}" == lib/constants.sh ]] || files+=("${f}"); done
+  run grep -nE '^[[:space:]]*(declare -[gA]+ )?(C10K_[A-Z_]*(MARGIN|SLACK|KB_PER_CONN)|CSB_FD_MARGIN|CSB_SIZE_[KM]|CSB_SIZE_MAX_BYTES|CSB_PAYLOAD_LINE|CSB_WRK_JSON_PREFIX)=|^csb_size_(bytes|name)\(\)|"listening"' \
+    "${files[@]}"
   [ "$status" -eq 1 ]
   # shellcheck source=lib/constants.sh
   source lib/constants.sh
   [ "${CSB_WRK_JSON_PREFIX}" = "CSB_WRK_JSON " ]
-  [ "${CSB_SIZE_K}" -eq 1024 ]
+  [ "${CSB_SERVER_EVENT_LISTENING}" = listening ]
+  [ "${#CSB_PAYLOAD_LINE}" -eq 63 ]
 }
 
 @test "csb c10k-plan: codes for people and machines; unreadable facts are not 0; bad usage exits 2" {

@@ -60,15 +60,68 @@ wait_for() {
   return 1
 }
 
+# alive PID: is PID running? A process that has exited but that init has
+# not reaped yet (a zombie: what setsid started is init's child) is not
+# (lib/remote.sh csb_alive).
+alive() {
+  local st
+  { read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+  st=${st##*) }
+  [[ "${st}" != Z* && "${st}" != X* ]]
+}
+
 # pids_gone DIR: every process the run recorded as started (run.env's
 # started.server / started.client, both hosts share this PID space in the
 # local and netns labs) has exited.
 pids_gone() {
   local pid_name
   while read -r pid_name; do
-    if kill -0 "${pid_name%% *}" 2>/dev/null; then
+    if alive "${pid_name%% *}"; then
       echo "still running: ${pid_name}" >&2
       return 1
     fi
-  done < <(sed -n 's/^started\.\(server\|client\)=//p' "$1/run.env")
+  done < <(sed -n 's/^started\.[a-z0-9]*=//p' "$1/run.env")
+}
+
+# p99 of the buckets of every process's histogram summed, by connclient's
+# rule (nearest rank, the bucket's midpoint clamped to the exact min and max),
+# computed here in jq from raw/<cell>.client-N.json only.
+merged_p99() {
+  jq -s --arg h "$1" '
+    def bucket(i): if i < 256 then [i, 1] else (((i / 128) | floor) - 1) as $s
+      | [(i - $s * 128) * pow(2; $s), pow(2; $s)] end;
+    [.[] | .[$h]] as $d
+    | ($d | map(.count) | add) as $n
+    | ($d | map(.min_us) | min) as $lo | ($d | map(.max_us) | max) as $hi
+    | ([$d[].buckets[]] | group_by(.[0]) | map([.[0][0], (map(.[1]) | add)])) as $b
+    | (0.99 * $n | ceil) as $rank
+    | (reduce $b[] as $x ({seen: 0, v: null};
+        if .v == null then .seen += $x[1] | if .seen >= $rank then .v = $x[0] else . end else . end)) as $r
+    | bucket($r.v) as $k | ($k[0] + ($k[1] - 1) / 2) as $mid
+    | ([[$mid, $lo] | max, $hi] | min) / 1000 | . * 1000 | round / 1000' "${@:2}"
+}
+
+# merged_wrk_check DIR CELL [RPS_KEY] [P99_KEY]: the cell's merged figures
+# are the sum of the clients' raw wrk figures and the percentile of their
+# merged distributions, recomputed here from raw/client<k>/CELL.txt (wrk's
+# rule: the first value whose cumulative count reaches round(p/100 x count)).
+merged_wrk_check() {
+  local dir=$1 cell=$2 s="$1/summary.json" k rps_sum=0 r rk=${3:-rps} pk=${4:-latency_p99_ms}
+  for k in 1 2; do
+    r=$(sed -n 's/^CSB_WRK_JSON //p' "${dir}/raw/client${k}/${cell}.txt" | jq '.requests / .duration_us * 1e6')
+    rps_sum=$(jq -n "${rps_sum} + ${r}")
+  done
+  jq -e --arg c "${cell}" --argjson sum "${rps_sum}" --arg rk "${rk}" \
+    '.cells[] | select(.name == $c) | (.metrics[$rk] - $sum | fabs) < 0.2' "$s"
+  local p99_us
+  p99_us=$(sed -n 's/^CSB_WRK_DIST //p' "${dir}/raw/client1/${cell}.txt" "${dir}/raw/client2/${cell}.txt" |
+    jq -s '[.[].values[]] | group_by(.[0]) | map([.[0][0], (map(.[1]) | add)]) as $v
+      | ($v | map(.[1]) | add) as $n | (($n * 0.99) + 0.5 | floor) as $r
+      | [($r - 1, $r, $r + 1) as $rank
+        | reduce $v[] as $p ({c: 0, x: null}; if .x == null then (.c += $p[1] | if .c >= $rank then .x = $p[0] else . end) else . end) | .x]')
+  # (A rank either side: jq's doubles may round p/100 x count other than
+  # wrk's long doubles.)
+  jq -e --arg c "${cell}" --argjson us "${p99_us}" --arg pk "${pk}" \
+    '.cells[] | select(.name == $c) | (.metrics[$pk] * 1000) as $m | any($us[]; ($m - . | fabs) < 0.5)' "$s" ||
+    { echo "p99 at ranks r-1, r, r+1 of the merged distribution: ${p99_us}"; return 1; }
 }

@@ -72,11 +72,13 @@ wait_log() { wait_for "$1" "$2" 60; }
   sleep 0 &
   local dead=$!
   wait "${dead}"
-  printf 'pid=%s\nstarted=2026-01-01T00:00:00Z\nrunner=killed.sh\n' "${dead}" >"/run/lock/csb/netns-${LAB_ID}.holder"
+  local holder
+  holder="$(bin/csb lock -dir)/csb-netns-${LAB_ID}.$(id -u).holder"
+  printf 'pid=%s\nstarted=2026-01-01T00:00:00Z\nrunner=killed.sh\n' "${dead}" >"${holder}"
   run phase1_quick
   [ "$status" -eq 0 ]
   [[ "$output" == *"the lock was left by run PID ${dead} (killed.sh, started 2026-01-01T00:00:00Z), which is gone; taking it over"* ]]
-  [ ! -e "/run/lock/csb/netns-${LAB_ID}.holder" ]
+  [ ! -e "${holder}" ]
 }
 
 # own_pidstat FILE RUN_DIR: every process in a pidstat file is one the run
@@ -94,11 +96,37 @@ every_phase() {
   local log=$1
   shift
   {
-    bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke "$@" &&
-      bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k,100k -s WARMUP=0 "$@" &&
-      bash 02-http-matrix/run_http_matrix.sh -l netns -p smoke -s PAYLOADS=1k -s CONCURRENCY=16,64 -s LOADGEN=wrk "$@" &&
-      bash 03-c10k/run_c10k.sh -l netns -p smoke -s CONNS=2000 -s RPS=500 -s SCENARIOS=idle,lowrate "$@"
+    bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s DURATION=1 "$@" &&
+      bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k,100k -s WARMUP=0 -s DURATION=1 "$@" &&
+      bash 02-http-matrix/run_http_matrix.sh -l netns -p smoke -s PAYLOADS=1k -s CONCURRENCY=16,64 -s LOADGEN=wrk \
+        -s WARMUP=0 -s DURATION=1 "$@" &&
+      bash 03-c10k/run_c10k.sh -l netns -p smoke -s CONNS=2000 -s RPS=500 -s SCENARIOS=idle,lowrate -s DURATION=1 -s HOLD=1 "$@"
   } >"${log}" 2>&1
+}
+
+@test "locks: a Phase 0 on a taken iperf3 port is refused whatever its SERVER_PORT; another account sees the same locks" {
+  local log="${RESULTS_ROOT}/first.log" first
+  bash 00-iperf3/run_iperf3_baseline.sh -l local -p smoke -s DURATION=3 -s SERVER_PORT=18771 -s IPERF_PORT=15771 >"${log}" 2>&1 &
+  first=$!
+  wait_log "${log}" 'INFO run .* in '
+  # Another SERVER_PORT, the same iperf3 port: refused before anything starts.
+  run bash 00-iperf3/run_iperf3_baseline.sh -l local -p smoke -s SERVER_PORT=18772 -s IPERF_PORT=15771 -r "${RESULTS_ROOT}/second"
+  [ "$status" -eq 7 ] || { echo "$output"; return 1; }
+  [[ "$output" == *"lab local-15771 is in use by run PID ${first} (00-iperf3/run_iperf3_baseline.sh, started "* ]]
+  [ ! -e "${RESULTS_ROOT}/second" ]
+  # An ordinary account asking for the same port, or the same server port, is told who holds it.
+  local bin
+  bin=$(mktemp -d /tmp/csb-lockbin.XXXXXX)
+  BASE_DIR=${bin}
+  cp bin/csb "${bin}/" && chmod 0755 "${bin}" "${bin}/csb"
+  local key
+  for key in local-15771 local-18771; do
+    run su -s /bin/bash "${TUSER}" -c "${bin}/csb lock -pid \$\$ -runner other.sh -user ${TUSER} -wait 0 ${key}" </dev/null
+    [ "$status" -eq 7 ] || { echo "${key}: $status $output"; return 1; }
+    [[ "$output" == "busy ${key} run PID ${first} (00-iperf3/run_iperf3_baseline.sh, started "* ]]
+  done
+  wait "${first}"
+  grep -qx 'status=ok' "$(results_line "$(cat "${log}")")/run.env"
 }
 
 @test "two labs at once: every phase in both (one as an ordinary user on its server), both ok, monitors clean; down of one spares the other" {
@@ -227,7 +255,7 @@ CASES
   bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k,10k -s WARMUP=0 -s DURATION=5 \
     -s SSH_RETRY=3 >"${log}" 2>&1 &
   local runner=$!
-  wait_log "${log}" 'cell 1k .* starts'
+  wait_log "${log}" 'cell [0-9]+/[0-9]+ 1k .* starts'
   # Every sshd of this lab: the listener and the run's session.
   local p
   for p in $(ip netns pids "${LAB_ID}-srv"); do
@@ -243,7 +271,7 @@ CASES
   grep -qx 'status=partial' "${dir}/run.env"
   server=$(sed -n 's/^server_pids\.csb-server=//p' "${dir}/run.env")
   grep -q "left running there, to be stopped by the next run against it .*PID ${server} (csb-server)" "${log}"
-  kill -0 "${server}"
+  alive "${server}"
   # The lab's sshd back (restarted alone: the leftovers stay), the next run
   # stops them by PID and says so.
   run lab/netns.sh status
@@ -252,7 +280,7 @@ CASES
   run phase1_quick
   [ "$status" -eq 0 ]
   [[ "$output" == *"left these running there; stopped now: "*"PID ${server} ("*"csb-server"* ]]
-  run kill -0 "${server}"
+  run alive "${server}"
   [ "$status" -ne 0 ]
   [ -d "${dir}/server-leftovers" ]
 }

@@ -69,7 +69,6 @@ PROFILE|huge|one of: smoke quick full
 LAB|docker|one of: local netns ssh
 LINK_RATE|1gbit;ls|a tc rate
 RUN_NAME|x/../../etc|a name of letters
-RESULTS_ROOT|/tmp/a b|a path without spaces
 DURATION|ten|a whole number
 CASES
   [ ! -e /tmp/csb-x ]
@@ -130,7 +129,7 @@ CASES
   done
   run env PATH="${bin}" bash 00-iperf3/run_iperf3_baseline.sh -l local -p smoke
   [ "$status" -eq 3 ]
-  [[ "$output" == *"missing on the client host: iperf3; install: iperf3;"* ]]
+  [[ "$output" == *"missing on client (this host): iperf3; install there: iperf3;"* ]]
   # Refused before the run began: no run directory, nothing recorded.
   [ ! -e "${RESULTS_ROOT}/00-iperf3" ]
 }
@@ -199,7 +198,7 @@ csb-server' ]
     source lib/init.sh
     usage() { :; }
     csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
-    csb_route_check "[{\"dst\":\"198.18.0.1\",\"gateway\":\"192.168.51.1\",\"dev\":\"wlp2s0\",\"prefsrc\":\"192.168.51.199\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
+    csb_route_check 1 "[{\"dst\":\"198.18.0.1\",\"gateway\":\"192.168.51.1\",\"dev\":\"wlp2s0\",\"prefsrc\":\"192.168.51.199\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
   '
   [ "$status" -eq 1 ]
   [[ "$output" == *"would leave through wlp2s0, not CLIENT_NIC=enp86s0"* ]]
@@ -207,7 +206,7 @@ csb-server' ]
     source lib/init.sh
     usage() { :; }
     csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
-    csb_route_check "[{\"dst\":\"198.18.0.1\",\"dev\":\"enp86s0\",\"prefsrc\":\"198.18.0.9\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
+    csb_route_check 1 "[{\"dst\":\"198.18.0.1\",\"dev\":\"enp86s0\",\"prefsrc\":\"198.18.0.9\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
   '
   [ "$status" -eq 1 ]
   [[ "$output" == *"would come from 198.18.0.9 on enp86s0, not CLIENT_IP=198.18.0.2"* ]]
@@ -215,7 +214,7 @@ csb-server' ]
     source lib/init.sh
     usage() { :; }
     csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
-    csb_route_check "[{\"dst\":\"198.18.0.1\",\"dev\":\"enp86s0\",\"prefsrc\":\"198.18.0.2\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
+    csb_route_check 1 "[{\"dst\":\"198.18.0.1\",\"dev\":\"enp86s0\",\"prefsrc\":\"198.18.0.2\",\"flags\":[],\"uid\":0,\"cache\":[]}]"
   '
   [ "$status" -eq 0 ]  # ip -j route get prints nothing on stdout when there is no route; its
   # error text is passed on and named.
@@ -223,10 +222,10 @@ csb-server' ]
     source lib/init.sh
     usage() { :; }
     csb_config_load -l ssh -s SERVER_SSH=h -s SERVER_IP=198.18.0.1 -s CLIENT_IP=198.18.0.2 -s CLIENT_NIC=enp86s0
-    csb_route_check "(none: RTNETLINK answers: Network is unreachable)"
+    csb_route_check 1 "(none: RTNETLINK answers: Network is unreachable)"
   '
   [ "$status" -eq 1 ]
-  [[ "$output" == *"no route to SERVER_IP=198.18.0.1 from this host (ip route get: (none: RTNETLINK answers: Network is unreachable))"* ]]
+  [[ "$output" == *"on client (this host), no route to SERVER_IP=198.18.0.1 (ip route get: (none: RTNETLINK answers: Network is unreachable))"* ]]
 }
 
 @test "route guard on the netns lab: wrong client or server NIC is refused, nothing measured" {
@@ -251,7 +250,7 @@ csb-server' ]
     SSH_KEY="/tmp/${LAB_ID}-netns/id_ed25519" SSH_KNOWN_HOSTS="/tmp/${LAB_ID}-netns/known_hosts" PROFILE=smoke bash 00-iperf3/run_iperf3_baseline.sh
   ((was_up)) || lab/netns.sh down
   [ "$status" -eq 4 ]
-  [[ "$output" == *"cannot reach the server over ssh as root@198.18.0.9"* ]]
+  [[ "$output" == *"cannot reach the server host (root@198.18.0.9) over ssh"* ]]
 }
 
 @test "netns lab: up is idempotent, down removes everything it made" {
@@ -269,7 +268,7 @@ csb-server' ]
   run lab_is_up
   [ "$status" -ne 0 ]
   [ ! -e "/tmp/${LAB_ID}-netns" ]
-  run kill -0 "${sshd_pid}"
+  run alive "${sshd_pid}"
   [ "$status" -ne 0 ]
 }
 
@@ -314,7 +313,7 @@ csb-server' ]
   bash 01-http-baseline/run_http_baseline.sh -l local -p smoke -s SERVER_PORT=18182 -s PAYLOADS=1k,10k \
     -s DURATION=4 -s WARMUP=0 >"${out}" 2>&1 &
   local runner=$! pid=""
-  wait_for "${out}" 'cell 1k \(' 30
+  wait_for "${out}" 'cell [0-9]+/[0-9]+ 1k \(' 30
   # The server's PID, as the run recorded it.
   local env_file
   env_file=$(sed -n 's/^.*INFO run .* in \(.*\)$/\1/p' "${out}" | head -n 1)/run.env
@@ -329,7 +328,7 @@ csb-server' ]
   local dir
   dir=$(results_line "$(cat "${out}")")
   jq -e '.status == "partial" and (.error | test("server died")) and .cells[0].status == "failed" and (.cells | length == 1)' "${dir}/summary.json"
-  [ -s "${dir}/raw/1k.txt" ]
+  [ -s "${dir}/raw/client/1k.txt" ]
   pids_gone "${dir}"
 }
 
@@ -356,6 +355,20 @@ csb-server' ]
   [ "$status" -eq 143 ]
   [ "$(grep -c "step ran" <<<"$output")" -eq 1 ]
   [[ "$output" == *"caught SIGTERM"* ]]
+  # Signals that come while the steps run (a second Ctrl-C, the TERM the
+  # process group gets with it) neither cut them short nor run them again;
+  # a subshell forked as the first came undoes nothing.
+  run bash -c '
+    source lib/init.sh
+    step() { echo "step began in ${BASHPID}"; kill -INT $$; kill -TERM $$; kill -HUP $$; sleep 0.5; echo "step ended"; }
+    csb_exit_add step
+    kill -TERM $$ & x=$(sleep 0.2; echo forked)
+    sleep 5
+  '
+  [ "$status" -eq 143 ]
+  [ "$(grep -c "step began" <<<"$output")" -eq 1 ]
+  [ "$(grep -c "step ended" <<<"$output")" -eq 1 ]
+  [ "$(grep -c "caught SIG" <<<"$output")" -eq 1 ]
   # A step may set the exit status (csb_on_exit does).
   run bash -c '
     source lib/init.sh
@@ -391,4 +404,18 @@ SCRIPT
   run bash -c 'source lib/init.sh; die "the sky fell" 6'
   [ "$status" -eq 6 ]
   [ "$output" = "error: the sky fell" ]
+}
+
+@test "ssh reaper: a gone runner's control socket whose master is gone too is removed, the run goes on" {
+  d=$(mktemp -d /tmp/csb-ssh.XXXXXX)
+  bash -c 'exit 0' &
+  gone=$!
+  wait "${gone}"
+  echo "${gone} 1" >"${d}/runner"
+  python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "${d}/ctl-0"
+  [ -S "${d}/ctl-0" ]
+  run bash -c 'source lib/init.sh; csb_ssh_reap; echo reaped'
+  [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+  [[ "$output" == *reaped ]]
+  [ ! -e "${d}" ]
 }

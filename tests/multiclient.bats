@@ -79,44 +79,7 @@ check_clients_run() {
   local wd
   wd=$(sed -n 's/^client\.2\.workdir=//p' "${dir}/run.env")
   [[ "${wd}" == /tmp/csb-run.* && ! -e "${wd}" ]]
-  pids_gone_all "${dir}"
-}
-
-# merged_wrk_check DIR CELL: the cell's merged figures are the sum of the
-# clients' raw wrk figures and the percentile of their merged distributions,
-# recomputed here from raw/client<k>/CELL.txt (wrk's rule: the first value
-# whose cumulative count reaches round(p/100 x count)).
-merged_wrk_check() {
-  local dir=$1 cell=$2 s="$1/summary.json" k rps_sum=0 r
-  for k in 1 2; do
-    r=$(sed -n 's/^CSB_WRK_JSON //p' "${dir}/raw/client${k}/${cell}.txt" | jq '.requests / .duration_us * 1e6')
-    rps_sum=$(jq -n "${rps_sum} + ${r}")
-  done
-  jq -e --arg c "${cell}" --argjson sum "${rps_sum}" \
-    '.cells[] | select(.name == $c) | (.metrics.rps - $sum | fabs) < 0.2 and .latency_merge == "exact"' "$s"
-  local p99_us
-  p99_us=$(sed -n 's/^CSB_WRK_DIST //p' "${dir}/raw/client1/${cell}.txt" "${dir}/raw/client2/${cell}.txt" |
-    jq -s '[.[].values[]] | group_by(.[0]) | map([.[0][0], (map(.[1]) | add)]) as $v
-      | ($v | map(.[1]) | add) as $n | (($n * 0.99) + 0.5 | floor) as $r
-      | [($r - 1, $r, $r + 1) as $rank
-        | reduce $v[] as $p ({c: 0, x: null}; if .x == null then (.c += $p[1] | if .c >= $rank then .x = $p[0] else . end) else . end) | .x]')
-  # (A rank either side: jq's doubles may round p/100 x count other than
-  # wrk's long doubles.)
-  jq -e --arg c "${cell}" --argjson us "${p99_us}" \
-    '.cells[] | select(.name == $c) | (.metrics.latency_p99_ms * 1000) as $m | any($us[]; ($m - . | fabs) < 0.5)' "$s" ||
-    { echo "p99 at ranks r-1, r, r+1 of the merged distribution: ${p99_us}"; return 1; }
-}
-
-# pids_gone_all DIR: every process recorded on any host has exited (the
-# netns lab's hosts share this PID space).
-pids_gone_all() {
-  local pid_name
-  while read -r pid_name; do
-    if kill -0 "${pid_name%% *}" 2>/dev/null; then
-      echo "still running: ${pid_name}" >&2
-      return 1
-    fi
-  done < <(sed -n 's/^started\.\(server\|client[0-9]*\)=//p' "$1/run.env")
+  pids_gone "${dir}"
 }
 
 @test "multiclient: CLIENTS and CLIENT_HOSTS refused when they cannot work" {
@@ -146,7 +109,7 @@ pids_gone_all() {
   # shellcheck disable=SC2016 # expanded by the inner bash
   run env -u CLIENTS CLIENT_HOSTS="local/198.19.0.2/eth0 me@c2/198.19.0.3+198.19.0.4/eth1" bash -c 'source lib/init.sh
 csb_config_load -l ssh -s SERVER_SSH=root@198.19.0.1 -s SERVER_IP=198.19.0.1
-echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_CL_LABEL[1]} ${CSB_CL_SSH[2]} ${CSB_CL_ADDRS[2]} ${CSB_CL_NIC[2]} ${CSB_CL_LABEL[2]} ${CSB_CPUS_SERVER:-unpinned}"'
+echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H_ADDRS[2]} ${CSB_H_NIC[2]} ${CSB_H_LABEL[2]} ${CSB_CPUS_SERVER:-unpinned}"'
   [ "$status" -eq 0 ]
   [ "$output" = "2 198.19.0.2 eth0 client1 me@c2 198.19.0.3,198.19.0.4 eth1 client2 unpinned" ]
 }
@@ -187,6 +150,7 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_CL_LABEL[1]} ${CSB_CL_SSH[2]} ${CSB_
   grep -q '^CSB_WRK_JSON ' "${dir}/raw/client2/100k.txt"
   [ -s "${dir}/monitors/client2/pidstat-loadgen-100k.txt" ]
   merged_wrk_check "${dir}" 100k
+  jq -e '.cells[] | select(.name == "100k") | .latency_merge == "exact"' "${dir}/summary.json"
 }
 
 @test "multiclient phase 2 (netns, smoke, CLIENTS=2): each cell's concurrency split" {
@@ -197,8 +161,69 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_CL_LABEL[1]} ${CSB_CL_SSH[2]} ${CSB_
   local dir
   dir=$(results_line "$output")
   check_clients_run "${dir}" 1k-c16
-  grep -qP 'client1\.connections=8;client2\.connections=8' "${dir}/cells.tsv"
+  grep -qP 'client1\.connections=8;client1\.threads=[0-9]+;client2\.connections=8' "${dir}/cells.tsv"
   merged_wrk_check "${dir}" 1k-c16
+  jq -e '.cells[] | select(.name == "1k-c16") | .latency_merge == "exact"' "${dir}/summary.json"
+}
+
+@test "multiclient: Phase 3, every scenario from both hosts: active split, one hold instant, merged from each host's raw files" {
+  need_root
+  run bash 03-c10k/run_c10k.sh -l netns -p smoke -s SERVER_PORT=18384 -s CONNS=2000 -s RPS=500 -s HOLD=2 -s DURATION=3
+  echo "$output" | grep -v ' CMD ' | tail -n 15
+  [ "$status" -eq 0 ]
+  local dir s f
+  dir=$(results_line "$output")
+  s="${dir}/summary.json"
+  jq -e '.status == "ok" and ([.cells[].name] == ["active-2k-1k", "idle-2k", "lowrate-2k-500rps"]) and all(.cells[]; .status == "ok")' "$s"
+  # The active scenario: one wrk per host with its share, merged.
+  grep -qP '^active-2k-1k\tok\t.*clients=2' "${dir}/cells.tsv"
+  merged_wrk_check "${dir}" active-2k-1k rps_achieved latency_p99_ms
+  jq -e '.cells[0] | .details.latency_merge == "exact" and .metrics.connections_established == 2000' "$s"
+  # Idle: every process of both hosts held its connections over one instant.
+  local files=("${dir}/raw/idle-2k".client-*.json)
+  jq -s -e 'map(.hold_end_agreed_at_ms) | unique | length == 1' "${files[@]}"
+  jq -s -e '(map(.hold_began_at_ms) | max) <= .[0].hold_end_agreed_at_ms and .[0].hold_end_agreed_at_ms <= (map(.hold_ended_at_ms) | min)' "${files[@]}"
+  jq -e '.cells[1].metrics | .connections_established == 2000 and .server_established == 2000 and .client_established == 2000' "$s"
+  jq -e '[.sources[].host] | unique == ["client1", "client2"]' "${dir}/raw/idle-2k.plan.json"
+  # Low rate: the p99 of both hosts' merged histograms, recomputed here.
+  files=("${dir}/raw/lowrate-2k-500rps".client-*.json)
+  f=$(merged_p99 latency_histogram "${files[@]}")
+  [ "$(jq '.cells[2].metrics.latency_p99_ms' "$s")" = "${f}" ]
+  pids_gone "${dir}"
+}
+
+@test "multiclient: Phase 3 over https from both hosts: each trusts the run's CA, handshakes timed" {
+  need_root
+  run bash 03-c10k/run_c10k.sh -l netns -p smoke -s SERVER_PORT=18385 -s SCHEME=https -s SCENARIOS=idle,lowrate \
+    -s CONNS=600 -s RPS=200 -s HOLD=2 -s DURATION=3
+  echo "$output" | grep -v ' CMD ' | tail -n 15
+  [ "$status" -eq 0 ]
+  local dir
+  dir=$(results_line "$output")
+  jq -e '.status == "ok" and all(.cells[]; .status == "ok") and .cells[0].metrics.connections_established == 600' "${dir}/summary.json"
+  jq -s -e 'all(.[]; .tls.handshakes_full > 0 and .tls.first.version == "TLS 1.3")' "${dir}/raw/idle-600".client-*.json
+  grep -q 'client2: .*/bin/connclient idle .* -tls-ca /tmp/csb-run\.[^ ]*/bin/tls-ca.pem' "${dir}/logs/console.log"
+  pids_gone "${dir}"
+}
+
+@test "multiclient: Phase 4 from both hosts at one due time: bursts and churn split, merged" {
+  need_root
+  run bash 04-connections/run_connections.sh -l netns -p smoke -s SERVER_PORT=18386 -s SCENARIOS=backlog,churn \
+    -s BACKLOGS=4096 -s BURST=1000 -s CHURN_CLOSE=server -s CHURN_RATES=500
+  echo "$output" | grep -v ' CMD ' | tail -n 15
+  [ "$status" -eq 0 ]
+  local dir s
+  dir=$(results_line "$output")
+  s="${dir}/summary.json"
+  check_clients_run "${dir}" backlog-4096 churn-server-500
+  grep -qP 'client1\.connections=500;client1\.threads=1;client2\.connections=500' "${dir}/cells.tsv"
+  # The cell's counts are the sums of the hosts' raw results.
+  local c
+  for c in backlog-4096 churn-server-500; do
+    jq -s -e --slurpfile sum "$s" --arg c "$c" '(map(.connections_completed) | add) as $n
+      | $sum[0].cells[] | select(.name == $c) | .metrics.connections_completed == $n' "${dir}/raw/client1/$c.json" "${dir}/raw/client2/$c.json"
+  done
+  grep -q 'prediction churn-server-500 on client2: ' "${dir}/logs/console.log"
 }
 
 @test "multiclient: Ctrl-C mid-cell stops everything on the server and both clients" {
@@ -220,12 +245,58 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_CL_LABEL[1]} ${CSB_CL_SSH[2]} ${CSB_
   grep -qx 'status=partial' "${dir}/run.env"
   grep -q '^started\.client2=[0-9]* start-at$' "${dir}/run.env"
   grep -q 'stopping client2 process [0-9]* start-at' "${log}"
-  pids_gone_all "${dir}"
+  pids_gone "${dir}"
   local wd
   wd=$(sed -n 's/^client\.2\.workdir=//p' "${dir}/run.env")
   [[ -n "${wd}" && ! -e "${wd}" ]]
   # What client 2 measured until then was copied back with its timing.
   [ -e "${dir}/raw/client2/1k.timing.json" ]
+}
+
+@test "multiclient: a runner killed outright, then a client host lost: each next run stops what was left, on every host, by name" {
+  need_root
+  local log1="${BATS_TEST_TMPDIR}/killed.log" log2="${BATS_TEST_TMPDIR}/lost.log" runner dir1 dir2 h p rc=0
+  # 1. SIGKILL mid-cell: no trap runs; monitors keep running on all three hosts.
+  bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k -s DURATION=3 >"${log1}" 2>&1 &
+  runner=$!
+  wait_for "${log1}" 'cell [0-9]+/[0-9]+ 1k .* starts' 60
+  kill -KILL "${runner}"
+  wait "${runner}" || true
+  dir1=$(sed -n 's/^.* INFO run .* in \(.*\)$/\1/p' "${log1}" | head -n 1)
+  for h in server client1 client2; do
+    grep -q "^started\.${h}=[0-9]* sar$" "${dir1}/run.env" || { echo "no sar on ${h}"; return 1; }
+  done
+  # 2. The next run stops them on every host, filed by host; then client2's sshd dies mid-cell.
+  bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k -s DURATION=4 -s SSH_RETRY=2 \
+    -s LAB_LOCK=wait -s LAB_LOCK_WAIT=60 >"${log2}" 2>&1 &
+  runner=$!
+  wait_for "${log2}" 'cell [0-9]+/[0-9]+ 1k .* starts' 120 || { grep -v ' CMD ' "${log2}"; return 1; }
+  for p in $(ip netns pids "${LAB_ID}-cli2"); do
+    [ "$(cat "/proc/${p}/comm" 2>/dev/null)" = sshd ] && kill -KILL "${p}"
+  done
+  wait "${runner}" || rc=$?
+  grep -v ' CMD ' "${log2}" | tail -n 12
+  for h in "the server host" client1 client2; do
+    grep -q "a run that lost or never cleaned up ${h} .*(runner PID [0-9]*, ${dir1}) left these running there; stopped now: .* sar -o " "${log2}" ||
+      { echo "${h}: not reaped"; grep -v ' CMD ' "${log2}" | head -n 30; return 1; }
+  done
+  for h in server client1 client2; do [ -d "${dir1}/${h}-leftovers" ]; done
+  grep -q "ssh master connections left by runner PID [0-9]*, which is gone .*: PID [0-9]* PID [0-9]* stopped" "${log2}"
+  pids_gone "${dir1}"
+  [ "${rc}" -eq 4 ]
+  grep -q 'lost ssh to client2.* for 2 s; stopping the run' "${log2}"
+  run grep -q 'could not start' "${log2}"
+  [ "$status" -ne 0 ]
+  grep -q 'client2.* is unreachable: left running there, to be stopped by the next run against it .*: PID [0-9]* (sar)' "${log2}"
+  dir2=$(results_line "$(cat "${log2}")")
+  grep -qx 'status=partial' "${dir2}/run.env"
+  # 3. Its sshd back, the next run stops what client2 kept running and files it under client2.
+  lab/netns.sh up >/dev/null
+  run bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k -s DURATION=1
+  [ "$status" -eq 0 ] || { echo "$output" | tail -n 20; return 1; }
+  [[ "$output" == *"a run that lost or never cleaned up client2"*"${dir2}) left these running there; stopped now: "*" sar -o "* ]]
+  [ -d "${dir2}/client2-leftovers" ]
+  pids_gone "${dir2}"
 }
 
 @test "multiclient: a client whose clock is off is refused, named" {

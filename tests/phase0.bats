@@ -22,7 +22,7 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   dir=$(results_line "$output")
   [[ "${dir}" == "${RESULTS_ROOT}/00-iperf3/"* && -f "${dir}/run.env" ]]
   for cell in c2s-1 c2s-4 s2c-1 s2c-4; do
-    jq -e '.end.sum_received.bits_per_second > 0' "${dir}/raw/${cell}.json" >/dev/null
+    jq -e '.end.sum_received.bits_per_second > 0' "${dir}/raw/client/${cell}.json" >/dev/null
     [ -s "${dir}/monitors/client/counters/${cell}.after.nstat.json" ]
     [ -s "${dir}/monitors/server/counters/${cell}.after.sockstat" ]
   done
@@ -35,8 +35,8 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   done
   grep -q 'hostname=csb-server' "${dir}/env/server/facts.env"
   [ -s "${dir}/monitors/server/pidstat-iperf3.txt" ]
-  [ -s "${dir}/server/iperf3-server.log" ]
-  grep -q 'CMD iperf3 --client 198.18.0.1' "${dir}/logs/console.log"
+  [ -s "${dir}/server/iperf3-server-client.log" ]
+  grep -q 'CMD client: .*/bin/csb start-at -due [0-9]* -- iperf3 --client 198.18.0.1' "${dir}/logs/console.log"
 
   jq -e '.schema_version == 1 and .phase == "00-iperf3" and .status == "ok" and .error == null and .lab == "netns"' "${dir}/summary.json"
   jq -e '[.cells[].name] == ["c2s-1","c2s-4","s2c-1","s2c-4"]' "${dir}/summary.json"
@@ -105,7 +105,7 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   env --default-signal=INT bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s DURATION=6 >"${out}" 2>&1 &
   local pid=$!
   # Interrupt during the second cell.
-  wait_for "${out}" 'cell c2s-4 \(' 30
+  wait_for "${out}" 'cell [0-9]+/[0-9]+ c2s-4 \(' 30
   sleep 2
   kill -INT "${pid}"
   local rc=0
@@ -116,8 +116,8 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   dir=$(results_line "$(cat "${out}")")
   jq -e '.status == "partial" and (.error | test("SIGINT"))' "${dir}/summary.json"
   jq -e '.cells[0].status == "ok" and .cells[1].status == "failed"' "${dir}/summary.json"
-  [ -s "${dir}/raw/c2s-1.json" ]
-  [ -e "${dir}/raw/c2s-4.json" ]
+  [ -s "${dir}/raw/client/c2s-1.json" ]
+  [ -e "${dir}/raw/client/c2s-4.json" ]
   grep -q '^status=partial' "${dir}/run.env"
   [ -z "$(leftovers "${dir}")" ]
   pids_gone "${dir}"

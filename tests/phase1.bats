@@ -47,7 +47,7 @@ CASES
 
 @test "phase 1 end to end (netns, smoke): wrk cells, summary against Phase 0, report" {
   need_root
-  run bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s IPERF_PORT=15281
+  run bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s IPERF_PORT=15281 -s DURATION=1
   [ "$status" -eq 0 ]
   local p0
   p0=$(results_line "$output")
@@ -64,15 +64,15 @@ CASES
   # one response's headers, pidstat on wrk and on the server.
   local size
   for size in 1k 10k 100k; do
-    grep -q '^Running 2s test @ http://198.18.0.1:18181/payload/'"${size}"'$' "${dir}/raw/${size}.txt"
-    grep -q '^CSB_WRK_JSON {"schema":1,' "${dir}/raw/${size}.txt"
-    grep -q '^CSB_WRK_JSON ' "${dir}/raw/warmup/${size}.txt"
+    grep -q '^Running 2s test @ http://198.18.0.1:18181/payload/'"${size}"'$' "${dir}/raw/client/${size}.txt"
+    grep -q '^CSB_WRK_JSON {"schema":1,' "${dir}/raw/client/${size}.txt"
+    grep -q '^CSB_WRK_JSON ' "${dir}/raw/warmup/client/${size}.txt"
     grep -q '^HTTP/1.1 200 OK' "${dir}/raw/headers/${size}.txt"
     [ -s "${dir}/monitors/client/pidstat-loadgen-${size}.txt" ]
   done
   [ -s "${dir}/monitors/server/pidstat-csb-server.txt" ]
   [ "$(grep -c $'\tok\t' "${dir}/cells.tsv")" -eq 3 ]
-  grep -q 'wrk -t 2 -c 16 -d 2s --latency -s .*/lib/wrk/report.lua http://198.18.0.1:18181/payload/1k' "${dir}/logs/console.log"
+  grep -q 'wrk -t 2 -c 16 -d 2s --latency -s .*/report.lua http://198.18.0.1:18181/payload/1k' "${dir}/logs/console.log"
 
   # summary.json: the contract's fields, every cell measured.
   local s="${dir}/summary.json"

@@ -97,11 +97,17 @@ printf "%s\n" "${cmd[*]}"'
 }
 
 # shellcheck disable=SC2016 # expanded by the bash that runs the snippet
-@test "loadgen: wrk's command, never more threads than connections" {
+@test "loadgen: wrk's command on a client host, never more threads than connections (csb load-plan)" {
   run loadgen_lib '
-csb_wrk_cmd cmd 4 2 5 "$(csb_payload_url 1k)"
+CSB_H_WORK[1]=/w
+csb_wrk_cmd cmd 1 2 2 5 "$(csb_payload_url 1k)"
 printf "%s\n" "${cmd[*]}"'
-  [ "$output" = "wrk -t 2 -c 2 -d 5s --latency -s ${REPO}/lib/wrk/report.lua http://198.18.0.1:8080/payload/1k" ]
+  [ "$output" = "wrk -t 2 -c 2 -d 5s --latency -s /w/bin/report.lua http://198.18.0.1:8080/payload/1k" ]
+  make -s build >/dev/null
+  run bin/csb load-plan -conns 2 -threads 4 -host client:8:0
+  [[ "${lines[*]}" == *"client.connections=2 client.threads=2"* ]]
+  run bin/csb load-plan -conns 5 -threads 0 -host client1:1:0 -host client2:4:0
+  [[ "${lines[*]}" == *"client1.connections=3 client1.threads=1 client2.connections=2 client2.threads=2"* ]]
 }
 
 @test "phase 2 end to end (netns, smoke): wrk stands in for oha, plateau and charts" {
@@ -117,8 +123,8 @@ printf "%s\n" "${cmd[*]}"'
   local cell
   for cell in 1k-c16 1k-c64 4k-c16 4k-c64; do
     grep -q "^${cell}"$'\tok\t' "${dir}/cells.tsv" || { echo "cell ${cell}"; return 1; }
-    grep -q '^CSB_WRK_JSON ' "${dir}/raw/${cell}.txt"
-    grep -q '^CSB_WRK_JSON ' "${dir}/raw/warmup/${cell}.txt"
+    grep -q '^CSB_WRK_JSON ' "${dir}/raw/client/${cell}.txt"
+    grep -q '^CSB_WRK_JSON ' "${dir}/raw/warmup/client/${cell}.txt"
   done
   # wrk gets one thread per CPU the client host has: 1 when the netns lab
   # pins it (CPU_PIN), the machine's otherwise.
@@ -169,11 +175,11 @@ printf "%s\n" "${cmd[*]}"'
   dir=$(results_line "$output")
   grep -q '^1k-c16-r1'$'\tok\t' "${dir}/cells.tsv"
   grep -q '^1k-c16-r2'$'\tok\t' "${dir}/cells.tsv"
-  grep -q '^1k-c64-r1'$'\trefused\t.*fd limit: concurrency 64 needs 128 fds (+64 spare), the client allows 100 (hard 100)' "${dir}/cells.tsv"
+  grep -q '^1k-c64-r1'$'\trefused\t.*fd limit: concurrency 64 needs 128 fds (+64 spare) on client, whose hard limit is 100' "${dir}/cells.tsv"
   grep -q '^1k-c64-r2'$'\trefused\t' "${dir}/cells.tsv"
   # Refused means not run: no raw output, no warm-up.
-  [ ! -e "${dir}/raw/1k-c64-r1.txt" ] && [ ! -e "${dir}/raw/1k-c64-r2.txt" ]
-  grep -q '^fd_hard=100$' "${dir}/run.env"
+  [ ! -e "${dir}/raw/client/1k-c64-r1.txt" ] && [ ! -e "${dir}/raw/client/1k-c64-r2.txt" ]
+  grep -q '^client.1.fd_hard=100$' "${dir}/run.env"
 
   local s="${dir}/summary.json"
   [ "$(jq -r .status "$s")" = partial ]

@@ -74,7 +74,7 @@ lab_checks() {
     and has("server_cpu_pct") and has("server_retrans_segs") and has("server_estab_resets")) and .verdict.evidence != "")' "${sum}"
   [ -s "${dir}/raw/idle-10k.client-1.json" ]
   jq -e '.schema_version == 1 and .document == "c10k-plan" and .ok and (.sources | length) == 1' "${dir}/raw/idle-10k.plan.json"
-  grep -q '^CSB_WRK_JSON ' "${dir}/raw/active-10k-1k.wrk.txt"
+  grep -q '^CSB_WRK_JSON ' "${dir}/raw/client/active-10k-1k.txt"
   [ -s "${dir}/monitors/server/c10k/idle-10k.before.status" ]
   [ -s "${dir}/monitors/server/pidstat-csb-server-idle-10k.txt" ]
   grep -q 'CMD .*/bin/connclient idle -target 198.18.0.1:8080 -conns 10000' "${dir}/logs/console.log"
@@ -233,7 +233,7 @@ lab_checks() {
   # env --default-signal gives the runner the SIGINT a terminal would.
   env --default-signal=INT bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s SCENARIOS=idle -s HOLD=60 >"${out}" 2>&1 &
   local pid=$!
-  wait_for "${out}" 'cell idle-20k \(' 60
+  wait_for "${out}" 'cell [0-9]+/[0-9]+ idle-20k \(' 60
   sleep 6
   kill -INT "${pid}"
   local rc=0

@@ -51,8 +51,8 @@ setup() {
   jq -e 'all(.cells[]; .status == "ok" and .verdict.bound != null)' "${SUM}"
   [ -s "${DIR}/Report_04-connections.md" ]
   grep -q '^## Churn: new connections per second' "${DIR}/Report_04-connections.md"
-  grep -q 'prediction churn-client-500: wall=ephemeral_ports' "${P4_OUT}"
-  jq -e '.schema_version == 1 and .mode == "churn" and (.histograms.latency.buckets | length) > 0' "${DIR}/raw/churn-server-500.json"
+  grep -q 'prediction churn-client-500 on client: wall=ephemeral_ports' "${P4_OUT}"
+  jq -e '.schema_version == 1 and .mode == "churn" and (.histograms.latency.buckets | length) > 0' "${DIR}/raw/client/churn-server-500.json"
 }
 
 @test "phase 4: the churn cell predicted to hit EADDRNOTAVAIL hits it, and the report says it was predicted" {
@@ -92,7 +92,7 @@ setup() {
   CSB_CONFIG=/dev/null RESULTS_ROOT="${P4_ROOT}" env --default-signal=INT bash 04-connections/run_connections.sh -l netns -p smoke \
     -s SCENARIOS=churn -s CHURN_CLOSE=linger0 -s CHURN_RATES=200 -s DURATION=30 -s CLIENT_PORT_RANGE=40000-40999 >"${out}" 2>&1 &
   local pid=$!
-  wait_for "${out}" 'cell churn-linger0-200 \(' 60
+  wait_for "${out}" 'cell [0-9]+/[0-9]+ churn-linger0-200 \(' 60
   [ "$(ip netns exec "${LAB_ID}-cli" sysctl -n net.ipv4.ip_local_port_range | tr -s '\t ' ' ')" == "40000 40999" ]
   sleep 1
   kill -INT "${pid}"
@@ -110,7 +110,7 @@ setup() {
 
 @test "phase 4 on a real host: a sysctl it may not change refuses the run with the commands, nothing started" {
   local root="${BATS_TEST_TMPDIR}/res"
-  run env CSB_CONFIG=/dev/null RESULTS_ROOT="${root}" bash 04-connections/run_connections.sh -l local -p smoke -s SCENARIOS=backlog
+  run env CSB_CONFIG=/dev/null RESULTS_ROOT="${root}" bash 04-connections/run_connections.sh -l local -p smoke -s SCENARIOS=backlog -s SERVER_PORT=18911
   echo "$output" | tail -n 6
   [ "$status" -eq 6 ]
   [[ "$output" == *"APPLY_SYSCTLS is not 1"* ]]

@@ -205,7 +205,8 @@ step() {
 
   step 12_stop_server.sh
   [[ "${output}" == *'"event":"shutdown"'*"stopped: PID ${spid}"* ]]
-  [ ! -e "/proc/${spid}" ]
+  run alive "${spid}"
+  [ "$status" -ne 0 ]
   step 13_cleanup.sh
   [[ "${output}" == *"clean"* ]]
   [ ! -e "${REHEARSAL_DIR}" ]

@@ -24,7 +24,7 @@ teardown() { common_teardown; }
 nothing_left() {
   local dir=$1 pid name work
   while read -r pid name; do
-    ! kill -0 "${pid}" 2>/dev/null || { echo "left running: ${pid} ${name}"; return 1; }
+    ! alive "${pid}" || { echo "left running: ${pid} ${name}"; return 1; }
   done < <(sed -n 's/^started\.server=//p' "${dir}/run.env")
   work=$(sed -n 's/^server_workdir=//p' "${dir}/run.env")
   [ -n "${work}" ]
@@ -110,7 +110,16 @@ need_nginx() {
   local a b
   a=$(rps "${ref}" 1k) b=$(rps "${dir}" 1k)
   echo "rps csb ${a}, cmd ${b}"
-  awk -v a="${a}" -v b="${b}" 'BEGIN { exit !(a > 0 && b > a / 2 && b < a * 2) }'
+  within() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > 0 && b > a / 2 && b < a * 2) }'; }
+  within "${a}" "${b}" && return 0
+  # A shared machine can halve one 2 s cell: once more, the best of two each.
+  run bash "${P1}" -l netns -p smoke -s PAYLOADS=1k -n ref2
+  a=$(printf '%s\n' "${a}" "$(rps "$(results_line "$output")" 1k)" | sort -g | tail -n 1)
+  run bash "${P1}" -l netns -p smoke -s PAYLOADS=1k -n cmd2 -s SERVER=cmd -s SERVER_BIN=bin/csb-server \
+    -s 'SERVER_CMD={bin} -addr {ip} -port {port} -sizes 1k'
+  b=$(printf '%s\n' "${b}" "$(rps "$(results_line "$output")" 1k)" | sort -g | tail -n 1)
+  echo "best of two: rps csb ${a}, cmd ${b}"
+  within "${a}" "${b}"
 }
 
 @test "server: SERVER=url measures a server the test started, and leaves it running" {
@@ -200,6 +209,7 @@ need_nginx() {
   # HEALTH_PATH: nginx serves it, the idle clients ask for it.
   [ "$(jq -r '.status_codes["200"]' "${dir}/raw/idle-200.client-1.json")" = 200 ]
   jq -e '.argv | index("/ping")' "${dir}/raw/idle-200.client-1.json" >/dev/null
+  jq -c ".cells[0].verdict, .cells[0].metrics" "${dir}/summary.json"
   [ "$(jq -r '.cells[0].verdict.bound' "${dir}/summary.json")" = "the server under test closes idle connections" ]
   grep -q 'closed by the server under test before the 3 s hold ended' "${dir}/Report_03-c10k.md"
   nothing_left "${dir}"

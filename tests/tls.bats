@@ -60,7 +60,7 @@ run_of() { results_line "$(cat "${TLS_ROOT}/$1")"; }
 # both hosts share this filesystem, so this covers both.
 no_key_left() {
   local dir=$1 work
-  ! grep -rl 'PRIVATE KEY' "${dir}"
+  if grep -rl 'PRIVATE KEY' "${dir}"; then return 1; fi
   work=$(sed -n 's/^server_workdir=//p' "${dir}/run.env" | tail -n 1)
   [ -n "${work}" ]
   [ ! -e "${work}" ]
@@ -108,7 +108,7 @@ no_key_left() {
   dir=$(run_of p3.log)
   [ -n "${dir}" ] || { cat "${TLS_ROOT}/p3.log"; return 1; }
   grep -qx 'status=ok' "${dir}/run.env" || { tail -n 20 "${TLS_ROOT}/p3.log"; return 1; }
-  grep -q -- '-tls-ca .*/env/server/tls-ca.pem' "${dir}/logs/console.log"
+  grep -q -- '-tls-ca /tmp/csb-run\.[^ ]*/bin/tls-ca.pem' "${dir}/logs/console.log"
   run jq -r '[.connections_established, .tls.handshakes_full, .tls.first.version] | @tsv' "${dir}/raw/idle-200.client-1.json"
   [ "$output" = $'200\t200\tTLS 1.3' ]
   run jq -r '.tls.handshake_full_p50_ms > 0' "${dir}/raw/idle-200.client-1.json"
@@ -129,13 +129,13 @@ no_key_left() {
   [ "$output" = "backlog-128:ok accept-full-400:ok accept-resumed-400:ok churn-client-200:ok" ]
   # The burst stayed cleartext; every rate cell did its handshakes, full
   # and resumed counted apart.
-  run jq -r '.tls == null' "${dir}/raw/backlog-128.json"
+  run jq -r '.tls == null' "${dir}/raw/client/backlog-128.json"
   [ "$output" = true ]
-  run jq -r '[.connections_completed, .tls.handshakes_full, .tls.handshakes_resumed, .tls.first.key_type] | @tsv' "${dir}/raw/accept-full-400.json"
+  run jq -r '[.connections_completed, .tls.handshakes_full, .tls.handshakes_resumed, .tls.first.key_type] | @tsv' "${dir}/raw/client/accept-full-400.json"
   [ "$output" = $'800\t800\t0\tecdsa-p256' ]
-  run jq -r '[.tls.resume, .tls.handshakes_resumed > 700, .histograms.tls_resumed != null] | @tsv' "${dir}/raw/accept-resumed-400.json"
+  run jq -r '[.tls.resume, .tls.handshakes_resumed > 700, .histograms.tls_resumed != null] | @tsv' "${dir}/raw/client/accept-resumed-400.json"
   [ "$output" = $'true\ttrue\ttrue' ]
-  run jq -r '.tls.handshakes_full' "${dir}/raw/churn-client-200.json"
+  run jq -r '.tls.handshakes_full' "${dir}/raw/client/churn-client-200.json"
   [ "$output" = 400 ]
   run jq -r '.cells[] | select(.name | startswith("accept-")) | .metrics | [.tls_handshake_full_p50_ms > 0, .server_cpu_us_per_handshake > 0] | @tsv' "${dir}/summary.json"
   [ "${lines[0]}" = $'true\ttrue' ]
@@ -144,7 +144,7 @@ no_key_left() {
   [ "$output" = true ]
   local r="${dir}/Report_04-connections.md"
   grep -q '^## TLS: handshakes per second, CPU per handshake, the churn wall' "${r}"
-  grep -q '^\*\*Sustained with the ecdsa-p256 server key: full handshakes .*; resumed handshakes ' "${r}"
+  grep -Eq '^\*\*Sustained with the ecdsa-p256 server key: full handshakes[ :].*; resumed handshakes[ :]' "${r}"
   grep -Eq '^\*\*The churn wall over TLS: the port prediction (held|did not hold)' "${r}"
   grep -q 'The backlog bursts stay cleartext with SCHEME=https' "${r}"
   no_key_left "${dir}"
@@ -164,7 +164,7 @@ refused() {
   [ "${rc}" -eq 2 ] || { echo "exit ${rc}: ${REFUSAL}"; return 1; }
   [ ! -e "${BATS_TEST_TMPDIR}/r" ]
   if ((was_up == 0)); then
-    ! lab_is_up
+    if lab_is_up; then return 1; fi
   fi
 }
 

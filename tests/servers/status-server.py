@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""A server of known errors for the fault tests: python3 status-server.py IP
+PORT EVERY serves /healthz and /payload/<n>k (n KiB of 'x', Content-Length,
+keep-alive), and answers every EVERY-th request for a payload with 500
+(EVERY=1: every one after the first 20, which the runner's path check reads).
+"""
+import http.server
+import sys
+import threading
+
+ip, port, every = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+lock = threading.Lock()
+count = 0
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        global count
+        status, body = 404, b""
+        if self.path == "/healthz":
+            status, body = 200, b"ok\n"
+        elif self.path.startswith("/payload/") and self.path.endswith("k"):
+            with lock:
+                count += 1
+                n = count
+            status, body = 200, b"x" * (1024 * int(self.path[len("/payload/"):-1]))
+            if (every == 1 and n > 20) or (every > 1 and n % every == 0):
+                status, body = 500, b"error\n"
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class Server(http.server.ThreadingHTTPServer):
+    # socketserver's default backlog of 5 drops the SYNs of wrk's 16
+    # connections opening at once (retransmits, timeouts, few requests).
+    request_queue_size = 128
+
+
+Server((ip, port), Handler).serve_forever()
