@@ -3,11 +3,16 @@
 // It binds one IP literal of this host and serves /healthz and
 // /payload/<size> (by default 1k, 4k, 10k and 100k) from bodies built once at
 // start, prints one JSON line on stdout when it is listening and one when it
-// has shut down, and shuts down gracefully on SIGINT or SIGTERM.
+// has shut down, and shuts down gracefully on SIGINT or SIGTERM. It speaks
+// HTTP/1.1, and HTTP/2 with -http (h2 over TLS, h2c with prior knowledge).
+// With -service-time and -slots it is a queue of known capacity (slots /
+// service time), the ground truth of a capacity search, and reports the
+// service time it really gave at /stats and in its shutdown line.
 //
 // Usage:
 //
-//	server -addr 198.18.0.1 [-port 8080] [-sizes 1k,4k,10k,100k] [-reuseport] ...
+//	server -addr 198.18.0.1 [-port 8080] [-sizes 1k,4k,10k,100k] [-reuseport]
+//	       [-http 1.1|2|1.1,2] [-service-time 10ms -slots 40] ...
 //
 // Run "server -h" for every flag. The logic lives in csbench/internal/server.
 package main
