@@ -25,6 +25,7 @@
 //	csb check-paths     check the server under test's paths before a run
 //	csb check-settings  check a runner's settings before anything starts
 //	csb hosts           the run's host table and CPU sets from its settings
+//	csb capacity-next   Phase 5's search: the next step's rate, or the capacity
 //	csb progress        a step's k/n and time left; how long earlier runs took
 //	csb -h              usage: every subcommand, its forms and what it does
 //

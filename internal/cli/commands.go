@@ -63,6 +63,8 @@ var commands = []command{
 		"Each value against the kind it was declared with, then the rules across settings; one line per finding, exit 2 (-h).", runCheckSettings},
 	{"hosts", "the run's host table and CPU sets from its settings", []string{"hosts -lab LAB -clients N [flags]"},
 		"Host 0 the server host, 1..N the client hosts, each with its ssh destination, addresses and NIC; the CPUs each side is pinned to; KEY=VALUE lines, or one line and exit 2 for settings that cannot work (-h).", noStderr(runHosts)},
+	{"capacity-next", "Phase 5's search: the next step's rate, or the capacity", []string{"capacity-next [SLO flags] [-dir RUN -step NAME...]"},
+		"From the steps measured so far (each step's connclient lowrate results of every client host, merged): the next rate (up, down, bisect) or the highest rate that kept the SLO, its bracket and what bounded it; KEY=VALUE lines; bad SLO settings one line, exit 2 (-h).", noStderr(runCapacityNext)},
 	{"progress", "a step's k/n and time left; how long earlier runs took", []string{"progress [-what WORD] [-name TEXT] -k K -in S -first S PLAN_S...", "progress -took -lab LAB -profile P -dir DIR... RUNNER..."},
 		"Time left: the plan's rest, stretched by how far the steps run so far overran theirs; -took: the newest like run of each runner, for make demo's plan (-h).", noStderr(runProgress)},
 }

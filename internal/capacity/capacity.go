@@ -1,0 +1,205 @@
+// Package capacity is Phase 5's search: the highest offered rate at which
+// a server keeps its SLO (a percentile of the latency from the due time
+// within a bound, few errors, the rate delivered), found step by step with
+// an open-model client (connclient lowrate).
+//
+// The search is a pure function of the steps measured so far: Next reads
+// them and says what to do, one more step at a rate or done, with the
+// capacity, its bracket and what bounded it. The runner runs the step it
+// is given and asks again. Rules:
+//
+//   - A step passes when achieved ≥ AchievedMin × offered, its errors are
+//     at most ErrorsPct % of its requests, and the latency at Percentile is
+//     at most LatencyMs. A client-bound step (the client's CPU or sender
+//     lag, not the server, limited it) neither passes nor fails: it ends
+//     the search, naming the client's ceiling, since a rate the client
+//     could not offer says nothing of the server. Only a step that broke
+//     the SLO is judged so: one that kept it was offered well enough (a
+//     lag hiccup of a shared machine does not end a search).
+//   - Up: from StartRPS, each passing step multiplies the rate by Growth
+//     until one fails. Down: a first step that fails divides it by Growth
+//     until one passes (below MinRPS the SLO is never met).
+//   - Then bisection between the highest passing rate (lo) and the lowest
+//     failing rate above it (hi) until hi − lo ≤ ResolutionPct % of lo; the
+//     capacity is lo, the bracket lo–hi.
+//   - A disturbed step (the trust rules) is repeated once at its rate; the
+//     repetition counts, disturbed or not.
+//   - MaxSteps bounds the search; reaching it ends with what is known.
+package capacity
+
+import (
+	"fmt"
+	"math"
+)
+
+// SchemaVersion of the decision's KEY=VALUE lines and of Step documents.
+const SchemaVersion = 1
+
+// SLO is the objective a step must keep.
+type SLO struct {
+	Percentile  float64 // e.g. 99 (p99) of the latency from the due time
+	LatencyMs   float64 // bound of that percentile
+	ErrorsPct   float64 // errors as a share of the requests, in %
+	AchievedMin float64 // achieved/offered at least this (0.99)
+}
+
+// Search is the search's settings.
+type Search struct {
+	SLO           SLO
+	StartRPS      float64
+	MinRPS        float64 // below it the search gives up going down (default 1)
+	Growth        float64 // factor per coarse step (default 2)
+	ResolutionPct float64 // bisection ends when hi − lo ≤ this % of lo
+	MaxSteps      int
+}
+
+// Step is one measured step.
+type Step struct {
+	OfferedRPS  float64
+	AchievedRPS float64
+	Requests    float64 // requests scheduled
+	Errors      float64 // failed requests: an error, or a status other than 2xx
+	LatencyMs   float64 // at the SLO's percentile, from the due time; NaN unreadable
+	ClientBound bool
+	ClientWhy   string // why it is client-bound (a sentence)
+	Disturbed   bool
+}
+
+// Outcome codes of one step.
+const (
+	Pass        = "pass"
+	FailLatency = "latency"
+	FailErrors  = "errors"
+	FailRate    = "achieved"
+	FailNoData  = "unreadable"
+	ClientBound = "client_bound"
+)
+
+// Judge is one step's outcome code and a sentence saying why.
+func (s Search) Judge(st Step) (code, why string) {
+	code, why = s.judgeSLO(st)
+	if code != Pass && st.ClientBound {
+		return ClientBound, "client-bound: " + st.ClientWhy + " (" + why + ")"
+	}
+	return code, why
+}
+
+// judgeSLO is the step against the SLO alone.
+func (s Search) judgeSLO(st Step) (code, why string) {
+	slo := s.SLO
+	switch {
+	case math.IsNaN(st.LatencyMs) || st.Requests <= 0:
+		return FailNoData, "no latency could be read"
+	case st.Errors > slo.ErrorsPct/100*st.Requests:
+		return FailErrors, fmt.Sprintf("errors %.3g%% > %.3g%%", 100*st.Errors/st.Requests, slo.ErrorsPct)
+	case st.AchievedRPS < slo.AchievedMin*st.OfferedRPS:
+		return FailRate, fmt.Sprintf("achieved %.0f of %.0f req/s (%.1f%% < %.0f%%)", st.AchievedRPS, st.OfferedRPS, 100*st.AchievedRPS/st.OfferedRPS, 100*slo.AchievedMin)
+	case st.LatencyMs > slo.LatencyMs:
+		return FailLatency, fmt.Sprintf("p%g %.2f ms > %g ms", slo.Percentile, st.LatencyMs, slo.LatencyMs)
+	}
+	return Pass, fmt.Sprintf("p%g %.2f ms ≤ %g ms, achieved %.0f of %.0f req/s", slo.Percentile, st.LatencyMs, slo.LatencyMs, st.AchievedRPS, st.OfferedRPS)
+}
+
+// Decision is what to do next.
+type Decision struct {
+	Done   bool
+	RPS    int    // the next step's offered rate (not Done)
+	Reason string // up | down | bisect | repeat_disturbed | first (not Done)
+	// Done: the capacity (NaN when no step passed), its bracket (High NaN
+	// when no step failed) and what ended the search.
+	CapacityRPS, LowRPS, HighRPS float64
+	Bound                        string // a step outcome code, client_bound, max_steps, never_met
+	Says                         string // one sentence for the log and the report
+}
+
+// Next is the decision after steps (in the order they ran).
+func (s Search) Next(steps []Step) Decision {
+	if s.Growth <= 1 {
+		s.Growth = 2
+	}
+	if s.MinRPS <= 0 {
+		s.MinRPS = 1
+	}
+	if len(steps) == 0 {
+		return Decision{RPS: roundRate(s.StartRPS), Reason: "first"}
+	}
+	last := steps[len(steps)-1]
+	code, why := s.Judge(last)
+	if code == ClientBound {
+		lo, hi := s.bracket(steps)
+		return done(lo, hi, ClientBound, fmt.Sprintf("the client's ceiling (%.0f req/s achieved at %.0f offered) is below the server's capacity: %s", last.AchievedRPS, last.OfferedRPS, why))
+	}
+	if last.Disturbed && !(len(steps) >= 2 && steps[len(steps)-2].OfferedRPS == last.OfferedRPS) {
+		if len(steps) < s.MaxSteps {
+			return Decision{RPS: roundRate(last.OfferedRPS), Reason: "repeat_disturbed"}
+		}
+	}
+	lo, hi := s.bracket(steps)
+	bound := ""
+	if !math.IsNaN(hi) {
+		bound = s.failAt(steps, hi)
+	}
+	var next Decision
+	switch {
+	case math.IsNaN(lo) && math.IsNaN(hi):
+		next = Decision{RPS: roundRate(s.StartRPS), Reason: "first"}
+	case math.IsNaN(hi):
+		next = Decision{RPS: roundRate(lo * s.Growth), Reason: "up"}
+	case math.IsNaN(lo):
+		r := hi / s.Growth
+		if r < s.MinRPS {
+			return done(lo, hi, "never_met", fmt.Sprintf("the SLO was not met even at %.0f req/s (%s)", hi, bound))
+		}
+		next = Decision{RPS: roundRate(r), Reason: "down"}
+	case hi-lo <= s.ResolutionPct/100*lo || roundRate((lo+hi)/2) <= roundRate(lo) || roundRate((lo+hi)/2) >= roundRate(hi):
+		return done(lo, hi, bound, fmt.Sprintf("capacity %.0f req/s (bracket %.0f–%.0f, within %g%%): the next rate up failed on %s", lo, lo, hi, s.ResolutionPct, bound))
+	default:
+		next = Decision{RPS: roundRate((lo + hi) / 2), Reason: "bisect"}
+	}
+	if len(steps) >= s.MaxSteps {
+		return done(lo, hi, "max_steps", fmt.Sprintf("SEARCH_MAX_STEPS=%d reached before the bracket was within %g%%", s.MaxSteps, s.ResolutionPct))
+	}
+	return next
+}
+
+// bracket is the highest passing rate and the lowest failing rate above it
+// (NaN for none). Of steps at one rate, the last counts (a disturbed step's
+// repetition replaces it).
+func (s Search) bracket(steps []Step) (lo, hi float64) {
+	at := map[float64]string{}
+	for _, st := range steps {
+		if c, _ := s.Judge(st); c != ClientBound {
+			at[st.OfferedRPS] = c
+		}
+	}
+	lo, hi = math.NaN(), math.NaN()
+	for r, c := range at {
+		if c == Pass && (math.IsNaN(lo) || r > lo) {
+			lo = r
+		}
+	}
+	for r, c := range at {
+		if c != Pass && (math.IsNaN(lo) || r > lo) && (math.IsNaN(hi) || r < hi) {
+			hi = r
+		}
+	}
+	return lo, hi
+}
+
+// failAt is the outcome code of the last step at rate r.
+func (s Search) failAt(steps []Step, r float64) string {
+	code := ""
+	for _, st := range steps {
+		if st.OfferedRPS == r {
+			code, _ = s.Judge(st)
+		}
+	}
+	return code
+}
+
+func done(lo, hi float64, bound, text string) Decision {
+	return Decision{Done: true, CapacityRPS: lo, LowRPS: lo, HighRPS: hi, Bound: bound, Says: text}
+}
+
+// roundRate is a rate as a whole number of requests per second, at least 1.
+func roundRate(r float64) int { return max(1, int(math.Round(r))) }

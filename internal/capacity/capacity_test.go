@@ -1,0 +1,128 @@
+package capacity
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func search(start float64) Search {
+	return Search{SLO: SLO{Percentile: 99, LatencyMs: 10, ErrorsPct: 0.1, AchievedMin: 0.99},
+		StartRPS: start, ResolutionPct: 2, MaxSteps: 20}
+}
+
+// server of capacity c: below it the p99 is 2 ms and every request is
+// delivered; above, the queue grows: the rate is capped and the p99 large.
+func server(c float64) func(r float64) Step {
+	return func(r float64) Step {
+		st := Step{OfferedRPS: r, AchievedRPS: r, Requests: r * 5, LatencyMs: 2}
+		if r > c {
+			st.AchievedRPS, st.LatencyMs = c, 500
+		}
+		return st
+	}
+}
+
+// run drives the search against measure and returns its decision and steps.
+func run(t *testing.T, s Search, measure func(float64) Step) (Decision, []Step) {
+	t.Helper()
+	var steps []Step
+	for i := 0; i < 100; i++ {
+		d := s.Next(steps)
+		if d.Done {
+			return d, steps
+		}
+		steps = append(steps, measure(float64(d.RPS)))
+	}
+	t.Fatal("the search did not end")
+	return Decision{}, nil
+}
+
+// A server of known capacity is found within the resolution, from a start
+// below it and above it.
+func TestFindsKnownCapacity(t *testing.T) {
+	for _, tc := range []struct{ c, start float64 }{{4000, 1000}, {4000, 30000}, {61500, 50000}, {4000, 4000}, {123, 7}} {
+		d, steps := run(t, search(tc.start), server(tc.c))
+		if (d.Bound != FailRate && d.Bound != FailLatency) || d.LowRPS > tc.c || d.HighRPS <= tc.c || (d.HighRPS-d.LowRPS) > 0.02*d.LowRPS+1 {
+			t.Errorf("capacity %v from %v: %+v after %d steps", tc.c, tc.start, d, len(steps))
+		}
+		if len(steps) > 12 {
+			t.Errorf("capacity %v from %v: %d steps", tc.c, tc.start, len(steps))
+		}
+	}
+}
+
+// The bound is the first SLO term that broke: latency before the rate is
+// capped, or errors.
+func TestBoundNamesTheBrokenTerm(t *testing.T) {
+	lat := func(r float64) Step {
+		st := Step{OfferedRPS: r, AchievedRPS: r, Requests: r * 5, LatencyMs: r / 100} // 10 ms at 1000/s
+		return st
+	}
+	d, _ := run(t, search(100), lat)
+	if d.Bound != FailLatency || d.LowRPS > 1000 || d.HighRPS <= 1000 || !strings.Contains(d.Says, "latency") {
+		t.Errorf("latency-bound: %+v", d)
+	}
+	errs := func(r float64) Step {
+		st := Step{OfferedRPS: r, AchievedRPS: r, Requests: r * 5, LatencyMs: 1}
+		if r > 2000 {
+			st.Errors = st.Requests / 100 // 1 % > 0.1 %
+		}
+		return st
+	}
+	d, _ = run(t, search(100), errs)
+	if d.Bound != FailErrors || d.LowRPS > 2000 || d.HighRPS <= 2000 {
+		t.Errorf("error-bound: %+v", d)
+	}
+}
+
+// A client-bound step ends the search and is never the capacity.
+func TestClientBoundEndsTheSearch(t *testing.T) {
+	srv := server(100000)
+	measure := func(r float64) Step {
+		st := srv(r)
+		if r > 5000 {
+			st.AchievedRPS, st.ClientBound, st.ClientWhy = 5000, true, "client CPU 100% ≥ 90%"
+		}
+		return st
+	}
+	d, steps := run(t, search(1000), measure)
+	if d.Bound != ClientBound || d.CapacityRPS != 4000 || !math.IsNaN(d.HighRPS) || !strings.Contains(d.Says, "the client's ceiling (5000 req/s achieved at 8000 offered) is below the server's capacity") {
+		t.Errorf("client-bound: %+v after %d steps", d, len(steps))
+	}
+}
+
+// A disturbed step is repeated once at its rate; the repetition counts.
+func TestDisturbedRepeatedOnce(t *testing.T) {
+	s := search(1000)
+	steps := []Step{{OfferedRPS: 1000, AchievedRPS: 1000, Requests: 5000, LatencyMs: 1, Disturbed: true}}
+	if d := s.Next(steps); d.Done || d.RPS != 1000 || d.Reason != "repeat_disturbed" {
+		t.Errorf("after a disturbed step: %+v", d)
+	}
+	steps = append(steps, steps[0])
+	if d := s.Next(steps); d.Done || d.RPS != 2000 || d.Reason != "up" {
+		t.Errorf("after its disturbed repetition: %+v", d)
+	}
+}
+
+// The step bound and a server that never meets the SLO end the search,
+// named.
+func TestSearchBounds(t *testing.T) {
+	s := search(1000)
+	s.MaxSteps = 3
+	d, steps := run(t, s, server(50000))
+	if d.Bound != "max_steps" || len(steps) != 3 || d.CapacityRPS != 4000 || !strings.Contains(d.Says, "SEARCH_MAX_STEPS=3") {
+		t.Errorf("max steps: %+v after %d", d, len(steps))
+	}
+	never := func(r float64) Step { return Step{OfferedRPS: r, AchievedRPS: r, Requests: r * 5, LatencyMs: 50} }
+	s = search(1000)
+	s.MinRPS = 10
+	d, _ = run(t, s, never)
+	if d.Bound != "never_met" || !math.IsNaN(d.CapacityRPS) {
+		t.Errorf("never met: %+v", d)
+	}
+	unreadable := func(r float64) Step { return Step{OfferedRPS: r, Requests: r, LatencyMs: math.NaN()} }
+	if c, _ := search(1).Judge(unreadable(5)); c != FailNoData {
+		t.Errorf("unreadable step judged %s", c)
+	}
+}

@@ -1,0 +1,90 @@
+package capacity
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"csbench/internal/connclient"
+)
+
+// ClientCPUBusy: a client whose event loops were busy this share of their
+// time (CPU seconds over elapsed × loops) bounded the step itself.
+const ClientCPUBusy = 0.9
+
+// ReadStep merges one step's connclient lowrate results (one file per
+// client process, on every client host) into a Step: rates and counts
+// summed, the latency at the SLO's percentile and the engine's own lag
+// from the histograms merged bucket by bucket. The step is client-bound
+// when the loops were busy ClientCPUBusy of their time or the engine's lag
+// p99 exceeded lagMaxMs (the schedule, not the server, fell behind).
+func ReadStep(files []string, percentile, lagMaxMs float64) (Step, error) {
+	st := Step{LatencyMs: math.NaN()}
+	var lat, lag []*connclient.HistDump
+	var cpuS, loopS float64
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return st, err
+		}
+		r, err := connclient.DecodeResult(f, b)
+		if err != nil {
+			return st, err
+		}
+		l := r.Lowrate
+		if l == nil {
+			return st, fmt.Errorf("%s: connclient mode is not lowrate", f)
+		}
+		st.OfferedRPS += float64(l.RPSTarget)
+		if l.RPSAchieved != nil {
+			st.AchievedRPS += *l.RPSAchieved
+		}
+		st.Requests += float64(l.RequestsScheduled)
+		// Failed: an error or a status other than 2xx. Requests never
+		// answered (unsent) are the queue, seen in the achieved rate.
+		st.Errors += float64(l.RequestsFailed)
+		lat = append(lat, l.LatencyHist)
+		lag = append(lag, l.EngineLagHist)
+		if l.EventLoopsCPUS != nil && l.EventLoops != nil && l.ElapsedS != nil {
+			cpuS += *l.EventLoopsCPUS
+			loopS += float64(*l.EventLoops) * *l.ElapsedS
+		}
+	}
+	if v, ok, err := connclient.MergedQuantilesMs(lat, percentile/100); err != nil {
+		return st, err
+	} else if ok && v[0] != nil {
+		st.LatencyMs = *v[0]
+	}
+	if loopS > 0 && cpuS/loopS >= ClientCPUBusy {
+		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its event loops were busy %.0f%% of their time (≥ %.0f%%)", 100*cpuS/loopS, 100*ClientCPUBusy)
+	}
+	if v, ok, err := connclient.MergedQuantilesMs(lag, 0.99); err != nil {
+		return st, err
+	} else if ok && v[0] != nil && *v[0] > lagMaxMs && !st.ClientBound {
+		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its sender lag p99 (idle connection found) was %.2f ms > %g ms", *v[0], lagMaxMs)
+	}
+	return st, nil
+}
+
+// StepFiles is step name's results in run directory dir: raw/<label>/
+// <name>.json of every client host's directory that has one, in the order
+// of the labels (the directory is listed, never globbed: a user's path is
+// data). None is an error naming where they were looked for.
+func StepFiles(dir, name string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, "raw"))
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range ents {
+		f := filepath.Join(dir, "raw", e.Name(), name+".json")
+		if fi, err := os.Stat(f); e.IsDir() && err == nil && fi.Mode().IsRegular() {
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no raw/<client>/%s.json", dir, name)
+	}
+	return files, nil
+}

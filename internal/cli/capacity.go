@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"csbench/internal/capacity"
+)
+
+const capacityNextUsage = `Usage: csb capacity-next [SLO and search flags] [-dir RUN -step NAME...]
+
+Phase 5's search (internal/capacity): reads the steps measured so far, in
+order (-step NAME: the step's connclient lowrate results in the run
+directory RUN, raw/<client>/NAME.json of every client host, merged
+exactly) and prints what to do next
+as KEY=VALUE lines:
+  schema_version=1  steps=N
+  last_code=pass|latency|errors|achieved|unreadable|client_bound  last_text=…
+  done=0  rps=R  reason=first|up|down|bisect|repeat_disturbed
+  done=1  capacity_rps=R|unreadable  low_rps  high_rps  bound=CODE  text=…
+  (bound: the outcome code of the failing step above the capacity, or
+  client_bound, max_steps, never_met)
+Without -step it checks the settings and prints the first step. Settings
+that cannot work are one line, exit 2.
+
+Flags:
+  -percentile P       the SLO's percentile of the latency from the due time (99)
+  -latency-ms MS      its bound (10)
+  -errors-pct E       failed requests at most E % (0.1)
+  -achieved-min F     achieved at least F × offered (0.99)
+  -start R            the first step's rate, req/s
+  -growth G           factor per coarse step (2)
+  -resolution-pct D   bisect until the bracket is within D % (2)
+  -max-steps N        at most N steps (12)
+  -lag-max-ms MS      a step whose engine lag p99 exceeds it is client-bound (1)
+  -disturbed K        step K (1-based) is disturbed (trust marks); repeatable
+`
+
+func runCapacityNext(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("capacity-next", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	pct := fs.Float64("percentile", 99, "")
+	lat := fs.Float64("latency-ms", 10, "")
+	errs := fs.Float64("errors-pct", 0.1, "")
+	ach := fs.Float64("achieved-min", 0.99, "")
+	start := fs.Float64("start", 0, "")
+	growth := fs.Float64("growth", 2, "")
+	res := fs.Float64("resolution-pct", 2, "")
+	maxSteps := fs.Int("max-steps", 12, "")
+	lagMax := fs.Float64("lag-max-ms", 1, "")
+	dir := fs.String("dir", "", "")
+	var names []string
+	fs.Func("step", "", func(v string) error {
+		names = append(names, v)
+		return nil
+	})
+	disturbed := map[int]bool{}
+	fs.Func("disturbed", "", func(v string) error {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 {
+			return fmt.Errorf("-disturbed %q: a step number from 1", v)
+		}
+		disturbed[k] = true
+		return nil
+	})
+	help := fs.Bool("h", false, "")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: capacity-next: %v", errUsage, err)
+	}
+	if *help {
+		fmt.Fprint(stdout, capacityNextUsage)
+		return nil
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: capacity-next: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", errBadInput, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case !(*pct > 0 && *pct < 100):
+		return bad("SLO_PERCENTILE=%g: a percentile above 0 and below 100, e.g. 99 or 99.9", *pct)
+	case !(*lat > 0) || math.IsInf(*lat, 0):
+		return bad("SLO_LATENCY_MS=%g: a latency bound above 0 ms, e.g. 10", *lat)
+	case !(*errs >= 0 && *errs <= 100):
+		return bad("SLO_ERRORS_PCT=%g: a share of the requests from 0 to 100 %%, e.g. 0.1", *errs)
+	case !(*ach > 0 && *ach <= 1):
+		return bad("-achieved-min %g: a fraction above 0, at most 1", *ach)
+	case !(*start >= 1) || math.IsInf(*start, 0):
+		return bad("START_RPS=%g: the first step's rate, at least 1 req/s", *start)
+	case !(*growth > 1) || math.IsInf(*growth, 0):
+		return bad("-growth %g: a factor above 1", *growth)
+	case !(*res > 0 && *res < 100):
+		return bad("SEARCH_RESOLUTION_PCT=%g: above 0 and below 100, e.g. 2", *res)
+	case *maxSteps < 2:
+		return bad("SEARCH_MAX_STEPS=%d: at least 2 steps (one that passes, one that fails)", *maxSteps)
+	case !(*lagMax > 0):
+		return bad("-lag-max-ms %g: above 0", *lagMax)
+	}
+	s := capacity.Search{SLO: capacity.SLO{Percentile: *pct, LatencyMs: *lat, ErrorsPct: *errs, AchievedMin: *ach},
+		StartRPS: *start, Growth: *growth, ResolutionPct: *res, MaxSteps: *maxSteps}
+	if len(names) > 0 && *dir == "" {
+		return fmt.Errorf("%w: capacity-next: -step needs -dir RUN", errUsage)
+	}
+	steps := make([]capacity.Step, len(names))
+	for i, name := range names {
+		files, err := capacity.StepFiles(*dir, name)
+		if err != nil {
+			return fmt.Errorf("step %d: %w", i+1, err)
+		}
+		st, err := capacity.ReadStep(files, *pct, *lagMax)
+		if err != nil {
+			return fmt.Errorf("step %d: %w", i+1, err)
+		}
+		st.Disturbed = disturbed[i+1]
+		steps[i] = st
+	}
+	kv := [][2]string{{"schema_version", strconv.Itoa(capacity.SchemaVersion)}, {"steps", strconv.Itoa(len(steps))}}
+	if len(steps) > 0 {
+		code, why := s.Judge(steps[len(steps)-1])
+		kv = append(kv, [2]string{"last_code", code}, [2]string{"last_text", why})
+	}
+	d := s.Next(steps)
+	if d.Done {
+		kv = append(kv, [2]string{"done", "1"}, [2]string{"capacity_rps", rateText(d.CapacityRPS)},
+			[2]string{"low_rps", rateText(d.LowRPS)}, [2]string{"high_rps", rateText(d.HighRPS)},
+			[2]string{"bound", d.Bound}, [2]string{"text", d.Says})
+	} else {
+		kv = append(kv, [2]string{"done", "0"}, [2]string{"rps", strconv.Itoa(d.RPS)}, [2]string{"reason", d.Reason})
+	}
+	var b strings.Builder
+	for _, p := range kv {
+		fmt.Fprintf(&b, "%s=%s\n", p[0], strings.ReplaceAll(p[1], "\n", " "))
+	}
+	_, err := io.WriteString(stdout, b.String())
+	return err
+}
+
+// rateText is a rate in whole req/s, or "unreadable" for none.
+func rateText(r float64) string {
+	if math.IsNaN(r) {
+		return "unreadable"
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64)
+}
