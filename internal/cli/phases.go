@@ -13,6 +13,7 @@ import (
 	"csbench/internal/phase2"
 	"csbench/internal/phase3"
 	"csbench/internal/phase4"
+	"csbench/internal/phase5"
 )
 
 func init() {
@@ -25,6 +26,7 @@ func init() {
 	Phases["02-http-matrix"] = phase2.Phase{}
 	Phases["03-c10k"] = phase3.Phase{}
 	Phases["04-connections"] = phase4.Phase{}
+	Phases["05-capacity"] = phase5.Phase{}
 }
 
 // checkJSON fails unless r holds exactly one well-formed JSON document (a

@@ -71,6 +71,36 @@ type Summary struct {
 	// Pin is set when the hosts were pinned to CPU sets of their own.
 	Pin   *Pin   `json:"cpu_pin,omitempty"`
 	Cells []Cell `json:"cells"`
+	// Capacity is Phase 5's result per payload (absent in other phases).
+	Capacity []Capacity `json:"capacity,omitempty"`
+}
+
+// Capacity is one payload's search (Phase 5): the highest offered rate
+// that kept the SLO, the bracket around it, what bounded it; with the
+// ground-truth server its true capacity (slots / the hold it measured).
+type Capacity struct {
+	Payload       string   `json:"payload"`
+	Done          bool     `json:"done"`
+	Steps         int      `json:"steps"`
+	SLOPercentile float64  `json:"slo_percentile"`
+	SLOLatencyMs  float64  `json:"slo_latency_ms"`
+	SLOErrorsPct  float64  `json:"slo_errors_pct"`
+	CapacityRPS   *float64 `json:"capacity_rps"`
+	LowRPS        *float64 `json:"capacity_bracket_low_rps"`
+	HighRPS       *float64 `json:"capacity_bracket_high_rps"`
+	// Bound is a code: latency, errors, achieved, unreadable (the SLO
+	// term the step above the capacity broke), client_bound, max_steps,
+	// never_met, cut_short.
+	Bound string `json:"bound"`
+	Says  string `json:"text"`
+	// LittleInFlight is the capacity × the median latency from the due
+	// time of the last step at the capacity: about the requests in flight
+	// there (Little's law, the median for the mean).
+	LittleInFlight *float64 `json:"littles_law_in_flight,omitempty"`
+
+	TruthRPS        *float64 `json:"truth_capacity_rps,omitempty"`
+	TruthHoldMeanMs *float64 `json:"truth_hold_mean_ms,omitempty"`
+	TruthErrorPct   *float64 `json:"capacity_vs_truth_pct,omitempty"`
 }
 
 // Clients is the client hosts of an N-client run, from run.env.

@@ -49,6 +49,8 @@ var nonNegativeMetrics = []metricRule{
 	{"suffix", "_mbps", "a throughput"},
 	{"suffix", "_pps", "a packet rate"},
 	{"suffix", "_per_s", "a rate"},
+	{"suffix", "_rps", "a request rate"},
+	{"exact", "client_bound", "a flag (0 or 1)"},
 	{"exact", "rps", "a request rate"},
 	{"prefix", "rps_", "a request rate"},
 	{"suffix", "_pct", "a percentage"},

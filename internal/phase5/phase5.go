@@ -1,0 +1,255 @@
+// Package phase5 summarizes and reports Phase 5 (05-capacity): per payload
+// the steps of the open-model search (one cell each), the search replayed
+// from their raw files (internal/capacity, as the runner asked it), the
+// capacity found and, with the ground-truth server, its truth.
+package phase5
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"csbench/internal/capacity"
+	"csbench/internal/connclient"
+	"csbench/internal/decimal"
+	"csbench/internal/hostdata"
+	"csbench/internal/rundir"
+	"csbench/internal/summary"
+	"csbench/internal/trust"
+)
+
+// Phase implements cli.Phase for 05-capacity.
+type Phase struct{}
+
+// LagMaxMs is the engine lag p99 above which a step is client-bound (the
+// runner's csb capacity-next uses the same default).
+const LagMaxMs = 1.0
+
+// Summarize fills one cell per step and the run's capacity per payload.
+func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
+	hosts := hostdata.Load(r.Dir)
+	for _, p := range hosts.Problems {
+		s.Notes = append(s.Notes, "monitor data: "+p)
+	}
+	search, err := searchOf(r)
+	if err != nil {
+		s.Notes = append(s.Notes, "the search cannot be replayed: "+err.Error())
+	}
+	byPayload := map[string][]capacity.Step{}
+	var order []string
+	for _, rc := range r.Cells {
+		c := summary.NewCell(rc)
+		size := rc.Params["payload"]
+		st, ok := measure(r, hosts, rc, search, &c)
+		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
+		if ok {
+			if _, seen := byPayload[size]; !seen {
+				order = append(order, size)
+			}
+			byPayload[size] = append(byPayload[size], st)
+		}
+		s.Cells = append(s.Cells, c)
+	}
+	if err != nil {
+		return nil
+	}
+	truth := readTruth(r.Dir)
+	for _, size := range order {
+		d := search.Next(byPayload[size])
+		res := summary.Capacity{Payload: size, Steps: len(byPayload[size]), SLOPercentile: search.SLO.Percentile,
+			SLOLatencyMs: search.SLO.LatencyMs, SLOErrorsPct: search.SLO.ErrorsPct, Done: d.Done}
+		if d.Done {
+			res.CapacityRPS, res.LowRPS, res.HighRPS = fp(d.CapacityRPS), fp(d.LowRPS), fp(d.HighRPS)
+			res.Bound, res.Says = d.Bound, d.Says
+		} else {
+			res.Bound, res.Says = "cut_short", fmt.Sprintf("the search ended before it was done (next step: %d req/s, %s)", d.RPS, d.Reason)
+			lo, hi := math.NaN(), math.NaN()
+			for _, st := range byPayload[size] {
+				if c, _ := search.Judge(st); c == capacity.Pass && !(st.OfferedRPS <= lo) {
+					lo = st.OfferedRPS
+				}
+			}
+			res.LowRPS, res.HighRPS = fp(lo), fp(hi)
+		}
+		if res.CapacityRPS != nil {
+			for i := range s.Cells {
+				m := s.Cells[i].Metrics
+				if s.Cells[i].Params["payload"] == size && summary.Val(m["offered_rps"]) == *res.CapacityRPS && m["latency_p50_ms"] != nil {
+					res.LittleInFlight = summary.F(decimal.Round(*res.CapacityRPS**m["latency_p50_ms"]/1000, 1))
+				}
+			}
+		}
+		if truth != nil && truth.CapacityRPS != nil {
+			res.TruthRPS = summary.F(decimal.Round(*truth.CapacityRPS, 1))
+			res.TruthHoldMeanMs = truth.HoldMeanMs
+			if res.CapacityRPS != nil {
+				res.TruthErrorPct = summary.F(decimal.Round(100*(*res.CapacityRPS / *truth.CapacityRPS - 1), 2))
+			}
+		}
+		s.Capacity = append(s.Capacity, res)
+	}
+	return nil
+}
+
+// fp is v as a pointer, nil for NaN.
+func fp(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return summary.F(v)
+}
+
+// searchOf is the search of the run's settings (run.env), as the runner
+// handed them to csb capacity-next.
+func searchOf(r *rundir.Run) (capacity.Search, error) {
+	num := func(k string) (float64, error) {
+		raw, ok := r.Settings[k]
+		if !ok {
+			raw = r.Get(k)
+		}
+		v, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return 0, fmt.Errorf("run.env %s=%q is not a number", k, raw)
+		}
+		return v, nil
+	}
+	s := capacity.Search{SLO: capacity.SLO{AchievedMin: 0.99}, Growth: 2}
+	var err error
+	for _, f := range []struct {
+		key string
+		dst *float64
+	}{{"SLO_PERCENTILE", &s.SLO.Percentile}, {"SLO_LATENCY_MS", &s.SLO.LatencyMs}, {"SLO_ERRORS_PCT", &s.SLO.ErrorsPct},
+		{"SEARCH_RESOLUTION_PCT", &s.ResolutionPct}, {"capacity.start_rps", &s.StartRPS}} {
+		if *f.dst, err = num(f.key); err != nil {
+			return s, err
+		}
+	}
+	ms, err := num("capacity.max_steps")
+	s.MaxSteps = int(ms)
+	return s, err
+}
+
+// measure fills one step's metrics from its raw files; ok: the step is one
+// the search counts (it ran and its results could be read).
+func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, search capacity.Search, c *summary.Cell) (capacity.Step, bool) {
+	m := c.Metrics
+	for _, k := range MetricKeys {
+		m[k] = nil
+	}
+	m["offered_rps"] = summary.F(num(rc.Params["offered_rps"]))
+	hosts.CPU(rc, m)
+	hosts.Procs(rc, "server/csb-server", "server", m)
+	files, err := capacity.StepFiles(r.Dir, rc.Name)
+	if err != nil {
+		if rc.Status == "ok" {
+			c.SetRawError(r.Dir, filepath.Join(r.Dir, "raw", rc.Name+".json"), err)
+		}
+		return capacity.Step{}, false
+	}
+	st, err := capacity.ReadStep(files, search.SLO.Percentile, LagMaxMs)
+	if err != nil {
+		c.SetRawError(r.Dir, files[0], err)
+		return st, false
+	}
+	var lat, svc, lag []*connclient.HistDump
+	var loops, cpu, busyPool float64
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		res, err := connclient.DecodeResult(f, b)
+		if err != nil || res.Lowrate == nil {
+			continue
+		}
+		l := res.Lowrate
+		lat, svc, lag = append(lat, l.LatencyHist), append(svc, l.ServiceLatencyHist), append(lag, l.SenderLagHist)
+		if l.EventLoopsCPUS != nil && l.EventLoops != nil && l.ElapsedS != nil {
+			cpu += *l.EventLoopsCPUS
+			loops += float64(*l.EventLoops) * *l.ElapsedS
+		}
+		if l.RequestsLatePoolBusy != nil {
+			busyPool += float64(*l.RequestsLatePoolBusy)
+		}
+	}
+	for prefix, ds := range map[string][]*connclient.HistDump{"latency": lat, "service_latency": svc, "sender_lag": lag} {
+		if v, ok, err := connclient.MergedQuantilesMs(ds, 0.5, 0.99, 0.999); err == nil && ok {
+			m[prefix+"_p50_ms"], m[prefix+"_p99_ms"], m[prefix+"_p999_ms"] = round(v[0], 3), round(v[1], 3), round(v[2], 3)
+		}
+	}
+	m["latency_slo_percentile_ms"] = fp(decimal.Round(st.LatencyMs, 3))
+	m["achieved_rps"] = summary.F(decimal.Round(st.AchievedRPS, 1))
+	m["requests"] = summary.F(st.Requests)
+	m["errors"] = summary.F(st.Errors)
+	if st.Requests > 0 {
+		m["errors_pct"] = summary.F(decimal.Round(100*st.Errors/st.Requests, 3))
+	}
+	m["requests_late_pool_busy"] = summary.F(busyPool)
+	if loops > 0 {
+		m["client_loops_busy_pct"] = summary.F(decimal.Round(100*cpu/loops, 1))
+	}
+	m["client_bound"] = summary.F(0)
+	if st.ClientBound {
+		m["client_bound"] = summary.F(1)
+	}
+	code, why := search.Judge(st)
+	c.Verdict = &summary.Verdict{Bound: code, Evidence: why}
+	return st, true
+}
+
+func round(p *float64, d int) *float64 {
+	if p == nil {
+		return nil
+	}
+	return summary.F(decimal.Round(*p, d))
+}
+
+func num(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
+
+// MetricKeys are every step's metrics, null when not measured.
+var MetricKeys = []string{"offered_rps", "achieved_rps", "latency_p50_ms", "latency_p99_ms", "latency_p999_ms",
+	"latency_slo_percentile_ms", "service_latency_p50_ms", "service_latency_p99_ms", "service_latency_p999_ms",
+	"sender_lag_p50_ms", "sender_lag_p99_ms", "sender_lag_p999_ms", "requests", "errors", "errors_pct",
+	"requests_late_pool_busy", "client_loops_busy_pct", "client_bound"}
+
+// readTruth is the ground-truth server's own account of the run (its
+// shutdown line's service figures), or nil.
+func readTruth(dir string) *truthStats {
+	f, err := os.Open(filepath.Join(dir, "server", "csb-server-1.log"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out *truthStats
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, `"event":"shutdown"`) {
+			continue
+		}
+		var ev struct {
+			Service *truthStats `json:"service"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Service != nil {
+			out = ev.Service
+		}
+	}
+	return out
+}
+
+// truthStats is the part of the server's ServiceStats the report uses.
+type truthStats struct {
+	Slots       int      `json:"slots"`
+	ServiceMs   float64  `json:"service_time_ms"`
+	CapacityRPS *float64 `json:"capacity_rps"`
+	HoldMeanMs  *float64 `json:"hold_mean_ms"`
+}

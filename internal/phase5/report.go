@@ -1,0 +1,146 @@
+package phase5
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"csbench/internal/chart"
+	"csbench/internal/report"
+	"csbench/internal/rundir"
+	"csbench/internal/summary"
+	"csbench/internal/trust"
+)
+
+// Report writes Report_05-capacity.md and one latency chart per payload.
+func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
+	var d report.Doc
+	report.Header(&d, s, "Phase 5 — capacity: the highest rate the server keeps within its latency budget")
+	d.H(2, "Findings")
+	for _, c := range s.Capacity {
+		d.P("%s", Headline(c))
+	}
+	if len(s.Capacity) == 0 {
+		d.P("No step could be read: no capacity was found (see the cells' errors below).")
+	}
+	d.P("Each step offers a rate on an open-model schedule (connclient lowrate: request i is due at start + i/rate whatever the answers before it, so a slow server meets a queue, not fewer requests) and measures the latency from each request's due time, merged bucket by bucket across client processes and hosts. A step passes when p%g of that latency ≤ %g ms, failed requests ≤ %g %% and the achieved rate ≥ 99 %% of the offered. The search doubles the rate while steps pass, halves it while they fail, then bisects; the capacity is the highest passing rate, the bracket the rates around it. A step that broke the SLO while its client was the limit (its event loops busy ≥ 90 %% of their time, or its own sender lag p99 > %g ms, counted over the requests that found an idle connection) is client-bound: it ends the search and is never the server's capacity.",
+		slo(s).SLOPercentile, slo(s).SLOLatencyMs, slo(s).SLOErrorsPct, LagMaxMs)
+
+	for _, size := range payloads(s) {
+		d.H(2, "Steps at "+size)
+		var rows [][]string
+		for i := range s.Cells {
+			c := &s.Cells[i]
+			if c.Params["payload"] != size {
+				continue
+			}
+			m := c.Metrics
+			outcome := c.Status
+			if c.Verdict != nil {
+				outcome = c.Verdict.Bound
+			}
+			rows = append(rows, trust.MarkRow([]string{"`" + c.Name + "`", c.Params["reason"], report.N(m["offered_rps"], 0), report.N(m["achieved_rps"], 1),
+				report.N(m["latency_p50_ms"], 2) + " / " + report.N(m["latency_p99_ms"], 2) + " / " + report.N(m["latency_p999_ms"], 2),
+				report.N(m["service_latency_p99_ms"], 2), report.N(m["sender_lag_p99_ms"], 2), report.N(m["errors_pct"], 3),
+				report.N(m["requests_late_pool_busy"], 0), report.N(m["client_loops_busy_pct"], 0), report.N(m["server_cpu_pct"], 0), outcome}, c, 2))
+		}
+		d.Table([]string{"step", "why this rate", "offered /s", "achieved /s", "latency p50 / p99 / p99.9 ms (from due)",
+			"service p99 ms", "sender lag p99 ms", "errors %", "late: pool busy", "client loops busy %", "server host CPU %", "outcome"}, rows)
+		ch := latencyChart(s, size)
+		svg, skipped := ch.Render(r.Dir, s.GeneratedBy)
+		report.Chart(&d, ch.Title, svg, skipped)
+	}
+	d.P("Late: pool busy counts the requests that, when due, found every connection busy and waited (their wait is in the latency from the due time: the pool was too small or the server too slow). Service time is from the send; sender lag is send − due.")
+	report.Environment(&d, s)
+	report.Notes(&d, r.Dir)
+	report.Files(&d)
+	return report.Write(r.Dir, "Report_05-capacity.md", &d)
+}
+
+// Headline is one payload's finding in one sentence or two.
+func Headline(c summary.Capacity) string {
+	var b strings.Builder
+	if c.CapacityRPS != nil {
+		fmt.Fprintf(&b, "**%s: capacity at p%g ≤ %g ms: %s req/s** (bracket %s–%s req/s, %d steps)", c.Payload, c.SLOPercentile, c.SLOLatencyMs,
+			report.N(c.CapacityRPS, 0), report.N(c.LowRPS, 0), report.N(c.HighRPS, 0), c.Steps)
+	} else {
+		fmt.Fprintf(&b, "**%s: no capacity found at p%g ≤ %g ms** (%d steps)", c.Payload, c.SLOPercentile, c.SLOLatencyMs, c.Steps)
+	}
+	switch c.Bound {
+	case "latency", "errors", "achieved", "unreadable":
+		fmt.Fprintf(&b, ", bound by %s: the step at %s req/s broke the SLO on it.", boundName(c.Bound), report.N(c.HighRPS, 0))
+	default:
+		fmt.Fprintf(&b, ", bound by %s: %s.", boundName(c.Bound), strings.TrimSuffix(c.Says, "."))
+	}
+	if c.LittleInFlight != nil {
+		fmt.Fprintf(&b, " At the capacity about %s requests were in flight (Little's law, with the median latency from the due time for the mean).", report.N(c.LittleInFlight, 0))
+	}
+	if c.TruthRPS != nil {
+		fmt.Fprintf(&b, " The ground-truth server's capacity was %s req/s (its slots / the mean hold it measured, %s ms): the search found %s %% of it.",
+			report.N(c.TruthRPS, 0), report.N(c.TruthHoldMeanMs, 3), pctOf(c.CapacityRPS, c.TruthRPS))
+	}
+	return b.String()
+}
+
+func pctOf(a, b *float64) string {
+	if a == nil || b == nil || *b == 0 {
+		return "—"
+	}
+	v := 100 * *a / *b
+	return report.N(&v, 1)
+}
+
+// boundName is a bound code in words.
+func boundName(code string) string {
+	if n, ok := map[string]string{"latency": "latency (the SLO's percentile)", "errors": "errors", "achieved": "the rate not delivered",
+		"unreadable": "a step that could not be read", "client_bound": "the client", "max_steps": "SEARCH_MAX_STEPS",
+		"never_met": "the SLO, never met", "cut_short": "a search cut short"}[code]; ok {
+		return n
+	}
+	return code
+}
+
+// slo is the first payload's SLO (every payload has the run's), or NaNs.
+func slo(s *summary.Summary) summary.Capacity {
+	if len(s.Capacity) > 0 {
+		return s.Capacity[0]
+	}
+	return summary.Capacity{SLOPercentile: math.NaN(), SLOLatencyMs: math.NaN(), SLOErrorsPct: math.NaN()}
+}
+
+// payloads in the order of their first step.
+func payloads(s *summary.Summary) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range s.Cells {
+		if p := c.Params["payload"]; !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// latencyChart: p50, p99 and p99.9 from the due time against the offered
+// rate, the SLO as a line.
+func latencyChart(s *summary.Summary, size string) *chart.Chart {
+	ch := &chart.Chart{Name: "latency-" + size, Title: "Latency from the due time against the offered rate, " + size, XLabel: "offered req/s",
+		YLabel: "ms (log)", LogY: true, HLine: slo(s).SLOLatencyMs, HLineLbl: fmt.Sprintf("SLO p%g ≤ %g ms", slo(s).SLOPercentile, slo(s).SLOLatencyMs)}
+	type pt struct{ x, p50, p99, p999 float64 }
+	var pts []pt
+	for _, c := range s.Cells {
+		if c.Params["payload"] == size && c.Metrics["offered_rps"] != nil {
+			pts = append(pts, pt{summary.Val(c.Metrics["offered_rps"]), summary.Val(c.Metrics["latency_p50_ms"]), summary.Val(c.Metrics["latency_p99_ms"]), summary.Val(c.Metrics["latency_p999_ms"])})
+		}
+	}
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
+	series := []chart.Series{{Title: "p50"}, {Title: "p99"}, {Title: "p99.9"}}
+	for _, p := range pts {
+		series[0].Points = append(series[0].Points, chart.Point{X: p.x, Y: p.p50})
+		series[1].Points = append(series[1].Points, chart.Point{X: p.x, Y: p.p99})
+		series[2].Points = append(series[2].Points, chart.Point{X: p.x, Y: p.p999})
+	}
+	ch.Series = series
+	return ch
+}
