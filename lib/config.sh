@@ -197,7 +197,7 @@ csb_usage_settings() {
     def=${CSB_DEFAULT[${key}]:-} doc=${CSB_DOC[${key}]}
     [[ "${doc}" != *default* ]] || def=""
     printf '%s%s\n' "${doc}" "${def:+ (default ${def})}" | fold -s -w 58 |
-      sed "s/ *\$//; 1s/^/  $(printf '%-18s' "${key}")/; 2,\$s/^/                    /"
+      sed "s/ *\$//; 1s/^/  $(printf '%-17s ' "${key}")/; 2,\$s/^/                    /"
   done
   echo
 }

@@ -217,7 +217,11 @@ var kinds = map[string]kind{
 	"portrange_or_empty":     {orEmpty(isPortRange), "LO-HI with 1024 <= LO <= HI <= 65535, such as 40000-40999, or empty"},
 	"handshakes":             {match(reHands), "a comma-separated list of full, resumed"},
 	"fraction":               {isFraction, "a fraction from 0 to 1 such as 0 or 0.001"},
+	"decimal":                {match(reFraction), "a number such as 99, 99.9 or 0.1 (no sign, no exponent)"},
+	"duration_or_empty":      {orEmpty(match(reDuration)), "a duration such as 10ms, 2.5ms or 1s, or empty for none"},
 }
+
+var reDuration = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(us|ms|s)$`)
 
 // isFraction: a decimal from 0 to 1 (no sign, no exponent).
 func isFraction(v string) bool {
