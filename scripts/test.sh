@@ -29,7 +29,7 @@ LANE1=(tests/multiclient.bats tests/phase1.bats tests/tls.bats)
 LANE2=(tests/isolation.bats tests/demo.bats tests/faults.bats tests/faults-paths.bats tests/lib.bats tests/report.bats tests/phase2.bats tests/phase4.bats
   tests/config.bats tests/contracts.bats tests/merge.bats)
 QUIET=(tests/phase0.bats tests/phase3.bats tests/server.bats tests/rehearsal.bats
-  tests/c100k.bats tests/trust.bats)
+  tests/c100k.bats tests/trust.bats tests/capacity.bats)
 # Every bats file is in exactly one group.
 listed=$(printf '%s\n' "${LANE1[@]}" "${LANE2[@]}" "${QUIET[@]}" | sort)
 all=$(printf '%s\n' tests/*.bats | sort)

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Phase 5: how many requests per second does the server take before its
+# latency leaves the budget? An open-model search per payload.
+#
+# Usage: bash 05-capacity/run_capacity.sh [-h] [-c FILE] [-l LAB] [-p PROFILE]
+#                                         [-n NAME] [-r RESULTS_ROOT] [-s KEY=VALUE]...
+#
+# Per payload (PAYLOADS) a search for the highest offered rate at which the
+# SLO holds: the SLO_PERCENTILE of the latency from each request's due time
+# (coordinated-omission free) at most SLO_LATENCY_MS, failed requests at
+# most SLO_ERRORS_PCT % of those due, achieved at least 99 % of offered.
+# Each step is a cell of connclient lowrate (an open-model schedule:
+# request i due at start + i/rate, whatever the answers before it) with
+# CONNECTIONS connections, STEP seconds long, on every client host at one
+# start time, rate and connections split across the hosts. From START_RPS
+# the rate doubles while the SLO holds, halves while it does not, then
+# bisects between the highest passing and the lowest failing rate until
+# they are within SEARCH_RESOLUTION_PCT %; at most SEARCH_MAX_STEPS steps.
+# A step that broke the SLO while its client was the limit (its event
+# loops busy >= 90 % of their time, or its own sender lag p99 over 1 ms) is
+# client-bound: never counted as the server's capacity, it ends the search
+# naming the client's ceiling.
+# The search is Go's (csb capacity-next, internal/capacity), after each
+# step, from the raw results: csb summarize replays it.
+#
+# Raw: raw/<client>/<size>-sNN.json (connclient's result: rates, counts,
+# mergeable histograms of the latency from the due time, of the service
+# time and of the sender lag) and .log per client host and step.
+#
+# Ground truth: with SERVER=csb, SERVICE_TIME (a duration) and SLOTS (a
+# count) make every request hold one of SLOTS slots for SERVICE_TIME, so
+# the capacity is SLOTS / SERVICE_TIME (the server measures the hold it
+# really gave, and the report compares the capacity found with it).
+#
+# Profiles (each setting below overrides its part):
+#   smoke  2 s steps, 32 connections, start 1000 req/s, at most 10 steps
+#   quick  5 s steps, 64 connections, start 4000 req/s, at most 10 steps
+#   full   10 s steps, 128 connections, start 4000 req/s, at most 14 steps
+#
+# Requires: sysstat, iproute2 and Go on the client and the server. LAB=netns
+# needs root.
+#
+# Examples:
+#   bash 05-capacity/run_capacity.sh -l local -p smoke -s PAYLOADS=1k
+#   sudo bash 05-capacity/run_capacity.sh -l netns -p smoke -s SLOTS=40 -s SERVICE_TIME=10ms -s PAYLOADS=1k
+#   sudo bash 05-capacity/run_capacity.sh -l netns -p quick -s SLO_LATENCY_MS=5 -s SLO_PERCENTILE=99.9
+
+# shellcheck source=lib/init.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
+
+usage() {
+  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+  csb_usage_settings PAYLOADS CONNECTIONS STEP START_RPS SLO_PERCENTILE SLO_LATENCY_MS SLO_ERRORS_PCT \
+    SEARCH_RESOLUTION_PCT SEARCH_MAX_STEPS SERVICE_TIME SLOTS SERVER SCHEME
+  csb_usage_common capacity
+}
+
+PHASE=05-capacity
+
+csb_config_declare PAYLOADS 1k,10k,100k sizes "sizes, one search each, as the server names them (default 1k,10k,100k)"
+csb_config_declare CONNECTIONS "" posint_or_empty "connections of the open-model client over all client hosts (empty: the profile's)"
+csb_config_declare STEP "" posint_or_empty "seconds of each step (empty: the profile's)"
+csb_config_declare START_RPS "" posint_or_empty "the first step's rate, req/s (empty: the profile's)"
+csb_config_declare SLO_PERCENTILE 99 decimal "the SLO's percentile of the latency from the due time (default 99)"
+csb_config_declare SLO_LATENCY_MS 10 decimal "the SLO's latency bound in ms (default 10)"
+csb_config_declare SLO_ERRORS_PCT 0.1 decimal "the SLO's failed requests, at most this % of those due (default 0.1)"
+csb_config_declare SEARCH_RESOLUTION_PCT 2 decimal "the bisection ends when its bracket is within this % (default 2)"
+csb_config_declare SEARCH_MAX_STEPS "" posint_or_empty "steps per payload at most (empty: the profile's)"
+csb_config_declare SERVICE_TIME "" duration_or_empty "SERVER=csb: each request holds a slot this long (with SLOTS: a server of known capacity)"
+csb_config_declare SLOTS "" posint_or_empty "SERVER=csb: requests served at once (with SERVICE_TIME)"
+
+# check_settings: what csb_config_load cannot check alone. Exits 2.
+check_settings() {
+  csb_payloads_check PAYLOADS "${PAYLOADS}" || exit 2
+  if [[ -n "${SERVICE_TIME}${SLOTS}" ]]; then
+    [[ -n "${SERVICE_TIME}" && -n "${SLOTS}" ]] || die "SERVICE_TIME and SLOTS go together: set both (a server of SLOTS / SERVICE_TIME req/s), or neither" 2
+    [[ "${SERVER}" == csb ]] || die "SERVICE_TIME and SLOTS are the reference server's (SERVER=csb), not SERVER=${SERVER}'s" 2
+  fi
+}
+
+main() {
+  csb_config_load "$@"
+  check_settings
+  local secs conns start max size
+  secs=${STEP:-$(csb_profile 2 5 10)}
+  conns=${CONNECTIONS:-$(csb_profile 32 64 128)}
+  start=${START_RPS:-$(csb_profile 1000 4000 4000)}
+  max=${SEARCH_MAX_STEPS:-$(csb_profile 10 10 14)}
+  csb_capacity_flags "${max}" "${start}"
+  csb_lab_enter "${BASH_SOURCE[0]}" "$@"
+
+  csb_build_all connclient
+  csb_ssh_open
+  csb_preflight_tools "sar mpstat pidstat sadf nstat ip ss" "sar mpstat pidstat sadf nstat ip ss"
+  csb_load_plan "${conns}" 1
+  ((CSB_LOAD[ok])) || usage_error "CONNECTIONS=${conns}: ${CSB_LOAD[refusal]}"
+  csb_preflight_route
+  csb_run_begin "${PHASE}" capacity "$@"
+  # What csb summarize needs to replay the search as it ran.
+  csb_run_set capacity.start_rps "${start}"
+  csb_run_set capacity.max_steps "${max}"
+  csb_capture_env
+  csb_monitors_start
+  csb_server_deploy
+  local -a truth=()
+  [[ -z "${SLOTS}" ]] || truth=(-service-time "${SERVICE_TIME}" -slots "${SLOTS}")
+  csb_http_start csb-server "${PAYLOADS}" 1 "${truth[@]}"
+
+  local -a sizes
+  IFS=, read -r -a sizes <<<"${PAYLOADS}"
+  CSB_PLAN=()
+  for size in "${sizes[@]}"; do
+    for ((k = 0; k < max; k++)); do CSB_PLAN+=("$((secs + 2))"); done
+  done
+  for size in "${sizes[@]}"; do
+    csb_capacity_search "${size}" "${conns}" "${secs}" "${max}"
+  done
+  csb_http_stop
+}
+
+main "$@"
