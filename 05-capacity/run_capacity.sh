@@ -69,6 +69,86 @@ csb_config_declare SEARCH_MAX_STEPS "" posint_or_empty "steps per payload at mos
 csb_config_declare SERVICE_TIME "" duration_or_empty "SERVER=csb: each request holds a slot this long (with SLOTS: a server of known capacity)"
 csb_config_declare SLOTS "" posint_or_empty "SERVER=csb: requests served at once (with SERVICE_TIME)"
 
+declare -gA CAP=()
+declare -ga CAP_FLAGS=()
+
+# capacity_flags: the SLO and search flags of csb capacity-next, from
+# the settings; checked once before anything starts (exit 2 on a bad one).
+capacity_flags() {
+  CAP_FLAGS=(-percentile "${SLO_PERCENTILE}" -latency-ms "${SLO_LATENCY_MS}" -errors-pct "${SLO_ERRORS_PCT}"
+    -resolution-pct "${SEARCH_RESOLUTION_PCT}" -max-steps "$1" -start "$2")
+  "${CSB_ROOT}/bin/csb" capacity-next "${CAP_FLAGS[@]}" >/dev/null || exit 2
+}
+
+# capacity_next STEP...: CAP from csb capacity-next over the steps
+# of the payload so far.
+capacity_next() {
+  local out step
+  local -a cmd=("${CSB_ROOT}/bin/csb" capacity-next "${CAP_FLAGS[@]}" -dir "${CSB_RUN_DIR}")
+  for step in "$@"; do cmd+=(-step "${step}"); done
+  out=$("${cmd[@]}") || die "csb capacity-next failed: $(csb_quote "${cmd[@]}")" 1
+  CAP=()
+  csb_kv_into CAP "${out}"
+}
+
+# capacity_step STEP SIZE RPS CONNS SECONDS PARAM...: one step as one
+# cell: every client host's share of RPS and CONNS, connections opened
+# first, then one start time for every schedule.
+capacity_step() {
+  local step=$1 size=$2 rps=$3 conns=$4 secs=$5 k label
+  shift 5
+  local -a cmd tls rates=()
+  csb_load_plan "${rps}" 1 rate
+  for k in $(csb_clients); do rates[k]=${CSB_LOAD[${CSB_H_LABEL[k]}.connections]}; done
+  csb_load_plan "${conns}" 1
+  csb_procs_reset
+  for k in $(csb_clients); do
+    label=${CSB_H_LABEL[k]}
+    mapfile -t tls < <(csb_tls_client_flags "${k}")
+    cmd=("$(csb_client_bin "${k}")/connclient" lowrate -target "$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}"
+      -conns "${CSB_LOAD[${label}.connections]}" -rps "${rates[k]}" -duration "${secs}s" -drain 1s
+      -path "$(csb_payload_path "${size}")" -start-file "raw/${step}.start" -start-wait 60s "${tls[@]}")
+    csb_proc_add "${k}" "raw/${label}/${step}.json" "raw/${label}/${step}.log" "${cmd[@]}"
+  done
+  csb_cell_begin "${step}" "payload=${size}" "payload_bytes=${CSB_SIZE_BYTES[${size}]}" "offered_rps=${rps}" \
+    "connections=${conns}" "duration_s=${secs}" "clients=${CSB_CLIENTS_N}" "$@"
+  csb_procs_start "connclient-${step}"
+  csb_procs_wait_event "${CONNCLIENT_EVENT_READY}" 30 ||
+    log_warn "${step}: not every client process has its connections open after 30 s; the schedule starts anyway"
+  csb_procs_put_file "raw/${step}.start" "$(($(csb_epoch_ms) + 500))" ||
+    log_warn "could not hand ${step}.start to every client host (see above)"
+  csb_procs_end "$((secs + 45))" capacity_has_result
+}
+
+# capacity_has_result FILE: one JSON document (a step's figures are
+# judged by the search, not here: a step past the capacity has errors).
+capacity_has_result() { "${CSB_ROOT}/bin/csb" check json "$1"; }
+
+# capacity_search SIZE CONNS SECONDS MAX_STEPS: the search of one
+# payload; its steps' plan entries not needed are taken off CSB_PLAN.
+capacity_search() {
+  local size=$1 conns=$2 secs=$3 max=$4 n=0 step failed
+  local -a steps=()
+  while :; do
+    capacity_next "${steps[@]}"
+    ((n == 0)) || log_info "${step}: ${CAP[last_code]}: ${CAP[last_text]}"
+    ((CAP[done] == 0)) || break
+    n=$((n + 1))
+    printf -v step '%s-s%02d' "${size}" "${n}"
+    failed=${CSB_CELLS_FAILED}
+    capacity_step "${step}" "${size}" "${CAP[rps]}" "${conns}" "${secs}" "reason=${CAP[reason]}"
+    if ((CSB_CELLS_FAILED > failed)); then
+      log_warn "${size}: step ${step} failed: the search of ${size} ends here"
+      break
+    fi
+    steps+=("${step}")
+  done
+  # The steps not run leave the plan (its k/n and time left).
+  local rest=$((max - n))
+  ((rest <= 0)) || CSB_PLAN=("${CSB_PLAN[@]:0:$((${#CSB_PLAN[@]} - rest))}")
+  ((CAP[done] == 0)) || log_info "${size}: ${CAP[text]}"
+}
+
 # check_settings: what csb_config_load cannot check alone. Exits 2.
 check_settings() {
   csb_payloads_check PAYLOADS "${PAYLOADS}" || exit 2
@@ -86,7 +166,7 @@ main() {
   conns=${CONNECTIONS:-$(csb_profile 32 64 128)}
   start=${START_RPS:-$(csb_profile 1000 4000 4000)}
   max=${SEARCH_MAX_STEPS:-$(csb_profile 10 10 14)}
-  csb_capacity_flags "${max}" "${start}"
+  capacity_flags "${max}" "${start}"
   csb_lab_enter "${BASH_SOURCE[0]}" "$@"
 
   csb_build_all connclient
@@ -113,7 +193,7 @@ main() {
     for ((k = 0; k < max; k++)); do CSB_PLAN+=("$((secs + 2))"); done
   done
   for size in "${sizes[@]}"; do
-    csb_capacity_search "${size}" "${conns}" "${secs}" "${max}"
+    capacity_search "${size}" "${conns}" "${secs}" "${max}"
   done
   csb_http_stop
 }

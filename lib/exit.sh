@@ -18,12 +18,9 @@
 #
 # INT, TERM and HUP are handled once, here: the signal is recorded in
 # CSB_SIGNAL, logged, and the shell exits 130, 143 or 129, which runs the
-# exit steps. From the first signal on, INT, TERM and HUP are ignored: a
-# second Ctrl-C (or the TERM a process group gets with it) never cuts the
-# steps short or runs them again. The steps run only in the shell that
-# sourced this file: a subshell forked just as the signal came (it still has
-# these traps for a moment) exits with the signal's status and undoes
-# nothing.
+# exit steps. From the first signal on, signals are ignored (a second one
+# never cuts the steps short), and a subshell forked as it came (it has the
+# traps for a moment) exits undoing nothing: steps run in the owner only.
 
 declare -ga CSB_EXIT_STEPS=()
 CSB_EXIT_STATUS=0
@@ -47,12 +44,10 @@ csb_exit_status() { return "$1"; }
 
 csb_exit_run() {
   CSB_EXIT_STATUS=$?
-  trap '' INT TERM HUP
-  trap - ERR
+  trap '' INT TERM HUP && trap - ERR
   ((BASHPID == CSB_EXIT_OWNER)) || exit "${CSB_EXIT_STATUS}"
   set +e
-  # Taken off the list before they run: a step runs at most once.
-  local i steps=("${CSB_EXIT_STEPS[@]}")
+  local i steps=("${CSB_EXIT_STEPS[@]}") # off the list first: each runs once
   CSB_EXIT_STEPS=()
   for ((i = ${#steps[@]} - 1; i >= 0; i--)); do
     csb_exit_status "${CSB_EXIT_STATUS}"
@@ -65,10 +60,8 @@ csb_exit_run() {
 csb_exit_signal() {
   trap '' INT TERM HUP
   local rc=129
-  case "$1" in
-    INT) rc=130 ;;
-    TERM) rc=143 ;;
-  esac
+  [[ "$1" != INT ]] || rc=130
+  [[ "$1" != TERM ]] || rc=143
   ((BASHPID == CSB_EXIT_OWNER)) || exit "${rc}"
   # shellcheck disable=SC2034 # read by lib/rundir.sh (csb_on_exit: "interrupted by SIG...")
   CSB_SIGNAL=$1
