@@ -4,7 +4,8 @@
 #
 # Usage: bash scripts/check-generated.sh [-h] [-C DIR]
 #
-# Copies the committed files of the reference runs (0*/results/*/), of
+# Copies the committed files of the reference runs (0*/results/*/; an engine
+# benchmark's report.json there is remade by connclient benchreport), of
 # report/ and of the committed comparisons (compare/<a>-vs-<b>/<a|b>/<phase>/
 # <run>/, as they are in the work tree of the checkout DIR, default this
 # repo) into a temporary directory; deletes there what is generated
@@ -69,6 +70,13 @@ main() {
       "${csb}" summarize "${runs[@]}" >/dev/null
     fi
     "${csb}" report >/dev/null
+    # An engine benchmark's report.json (scripts/engine-bench.sh) is
+    # connclient benchreport's of its repetitions' raw files.
+    local bench
+    for bench in 0*/results/*/report.json; do
+      [[ -d "${bench%/report.json}/rep-1" ]] || continue
+      "${CSB_ROOT}/bin/connclient" benchreport -dir "${bench%/report.json}" >"${bench}"
+    done
     local cmp a b
     for cmp in compare/*-vs-*/; do
       [[ -d "${cmp}" ]] || continue

@@ -19,6 +19,10 @@
 #   clients1-vs-clients2
 #                  Phases 0 and 1 with one client host and with two
 #                  (CLIENTS=2: the lab's switch, both clients at once)
+#   capacity       Phase 5 (quick) with SERVER=csb and with SERVER=nginx,
+#                  each named by its server; the connclient engine
+#                  benchmark (scripts/engine-bench.sh -c 64 -l 512 -n 3)
+#                  into 05-capacity/results/<date>_engine-bench
 # A comparison's runs go into compare/<a>-vs-<b>/{<a>,<b>}/ and bin/csb
 # compare -roots writes its README.md. All groups take about 50 minutes;
 # run them on a quiet machine (the reports mark disturbed cells). The new
@@ -44,7 +48,7 @@ refs_run() {
   bash "${CSB_ROOT}/$1" "${@:2}" || REFS_FAILED+=("$1")
 }
 
-REFS_GROUPS=(phases c100k csb-vs-nginx http-vs-https clients1-vs-clients2)
+REFS_GROUPS=(phases c100k csb-vs-nginx http-vs-https clients1-vs-clients2 capacity)
 
 # refs_compare NAME A B: bin/csb compare -roots over compare/NAME/{A,B}, with
 # the same relative paths scripts/check-generated.sh regenerates it with.
@@ -68,6 +72,13 @@ refs_group() {
       ;;
     c100k)
       refs_run 03-c10k/run_c10k_beyond.sh -p full -n c100k
+      ;;
+    capacity)
+      for s in csb nginx; do
+        refs_run 05-capacity/run_capacity.sh -n "capacity-${s}" -s SERVER="${s}"
+      done
+      bash "${CSB_ROOT}/scripts/engine-bench.sh" -o "${CSB_ROOT}/05-capacity/results/$(date -u +%Y-%m-%d_%H%M%S)_engine-bench" \
+        -c 64 -l 512 -d 10 -n 3 || REFS_FAILED+=("scripts/engine-bench.sh")
       ;;
     csb-vs-nginx)
       for s in csb nginx; do

@@ -145,7 +145,7 @@ type BenchReport struct {
 	SchemaVersion int        `json:"schema_version"`
 	Tool          string     `json:"tool"`
 	Mode          string     `json:"mode"`
-	Dir           string     `json:"dir"`
+	Dir           string     `json:"dir"` // the run directory's name (where it lies is not the report's)
 	Statistic     string     `json:"statistic"`
 	Repetitions   []BenchRep `json:"repetitions"`
 
@@ -311,7 +311,7 @@ func BenchReportOf(dir string) (*BenchReport, error) {
 		return nil, fmt.Errorf("%s: no repetition directory (rep-1, rep-2, ...)", dir)
 	}
 	slices.Sort(reps)
-	rep := &BenchReport{SchemaVersion: 1, Tool: "connclient", Mode: "benchreport", Dir: dir,
+	rep := &BenchReport{SchemaVersion: 1, Tool: "connclient", Mode: "benchreport", Dir: filepath.Base(filepath.Clean(dir)),
 		Statistic: "median over the repetitions (min and max beside); verdicts on the medians",
 		RatioMin:  BenchRatioMin, LagMaxMs: BenchLagMaxMs, Notes: []string{}}
 	for _, k := range reps {
