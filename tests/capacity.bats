@@ -108,3 +108,26 @@ teardown() {
   pids_gone "${dir}"
   [ -z "$(procs_matching "$(basename "${dir}")")" ]
 }
+
+@test "capacity: two client hosts offer one schedule; each step's p99 is that of both hosts' histograms merged" {
+  need_root
+  run bash 05-capacity/run_capacity.sh -l netns -p smoke -s CLIENTS=2 -s PAYLOADS=1k -s SLOTS=40 \
+    -s SERVICE_TIME=10ms -s SLO_LATENCY_MS=50 -s CONNECTIONS=128
+  echo "$output" | grep -v ' CMD ' | tail -n 6
+  [ "$status" -eq 0 ]
+  local dir s step want got
+  dir=$(results_line "$output")
+  s="${dir}/summary.json"
+  jq -e '.capacity[0] | (.capacity_rps / .truth_capacity_rps - 1 | fabs) <= 0.05' "${s}"
+  for step in $(jq -r '.cells[].name' "${s}"); do
+    [ -s "${dir}/raw/client1/${step}.json" ] && [ -s "${dir}/raw/client2/${step}.json" ]
+    # The rate was split: the hosts' offered rates add up to the step's.
+    [ "$(jq -s 'map(.rps_target) | add' "${dir}/raw/client1/${step}.json" "${dir}/raw/client2/${step}.json")" = \
+      "$(jq -r --arg c "${step}" '.cells[] | select(.name == $c) | .params.offered_rps' "${s}")" ]
+    want=$(merged_p99 latency_histogram "${dir}/raw/client1/${step}.json" "${dir}/raw/client2/${step}.json")
+    got=$(jq -r --arg c "${step}" '.cells[] | select(.name == $c) | .metrics.latency_p99_ms' "${s}")
+    [ "${want}" = "${got}" ] || { echo "${step}: merged p99 ${want}, summary ${got}"; return 1; }
+  done
+  pids_gone "${dir}"
+  CLIENTS=2 lab/netns.sh down >/dev/null
+}

@@ -13,13 +13,20 @@ import (
 // time (CPU seconds over elapsed × loops) bounded the step itself.
 const ClientCPUBusy = 0.9
 
+// LagBoundMs is the engine lag p99 above which a step is the client's:
+// lagMaxMs, or a tenth of the SLO's latency bound when that is more (a
+// lateness that small cannot be what broke the SLO: on a shared machine an
+// overloaded server's step sees the client's loops wake a little late too).
+func LagBoundMs(lagMaxMs, sloLatencyMs float64) float64 { return math.Max(lagMaxMs, sloLatencyMs/10) }
+
 // ReadStep merges one step's connclient lowrate results (one file per
 // client process, on every client host) into a Step: rates and counts
 // summed, the latency at the SLO's percentile and the engine's own lag
 // from the histograms merged bucket by bucket. The step is client-bound
 // when the loops were busy ClientCPUBusy of their time or the engine's lag
-// p99 exceeded lagMaxMs (the schedule, not the server, fell behind).
-func ReadStep(files []string, percentile, lagMaxMs float64) (Step, error) {
+// p99 exceeded lagBoundMs (LagBoundMs: the schedule, not the server, fell
+// behind).
+func ReadStep(files []string, percentile, lagBoundMs float64) (Step, error) {
 	st := Step{LatencyMs: math.NaN()}
 	var lat, lag []*connclient.HistDump
 	var cpuS, loopS float64
@@ -61,8 +68,8 @@ func ReadStep(files []string, percentile, lagMaxMs float64) (Step, error) {
 	}
 	if v, ok, err := connclient.MergedQuantilesMs(lag, 0.99); err != nil {
 		return st, err
-	} else if ok && v[0] != nil && *v[0] > lagMaxMs && !st.ClientBound {
-		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its sender lag p99 (idle connection found) was %.2f ms > %g ms", *v[0], lagMaxMs)
+	} else if ok && v[0] != nil && *v[0] > lagBoundMs && !st.ClientBound {
+		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its sender lag p99 (idle connection found) was %.2f ms > %g ms", *v[0], lagBoundMs)
 	}
 	return st, nil
 }

@@ -36,7 +36,8 @@ Flags:
   -growth G           factor per coarse step (2)
   -resolution-pct D   bisect until the bracket is within D % (2)
   -max-steps N        at most N steps (12)
-  -lag-max-ms MS      a step whose engine lag p99 exceeds it is client-bound (1)
+  -lag-max-ms MS      a step that broke the SLO while the engine lag p99 exceeded
+                      it (or a tenth of -latency-ms when more) is client-bound (1)
   -disturbed K        step K (1-based) is disturbed (trust marks); repeatable
 `
 
@@ -112,7 +113,7 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("step %d: %w", i+1, err)
 		}
-		st, err := capacity.ReadStep(files, *pct, *lagMax)
+		st, err := capacity.ReadStep(files, *pct, capacity.LagBoundMs(*lagMax, *lat))
 		if err != nil {
 			return fmt.Errorf("step %d: %w", i+1, err)
 		}

@@ -151,7 +151,7 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, search capaci
 		}
 		return capacity.Step{}, false
 	}
-	st, err := capacity.ReadStep(files, search.SLO.Percentile, LagMaxMs)
+	st, err := capacity.ReadStep(files, search.SLO.Percentile, capacity.LagBoundMs(LagMaxMs, search.SLO.LatencyMs))
 	if err != nil {
 		c.SetRawError(r.Dir, files[0], err)
 		return st, false

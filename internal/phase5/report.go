@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"csbench/internal/capacity"
 	"csbench/internal/chart"
 	"csbench/internal/report"
 	"csbench/internal/rundir"
@@ -24,8 +25,8 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	if len(s.Capacity) == 0 {
 		d.P("No step could be read: no capacity was found (see the cells' errors below).")
 	}
-	d.P("Each step offers a rate on an open-model schedule (connclient lowrate: request i is due at start + i/rate whatever the answers before it, so a slow server meets a queue, not fewer requests) and measures the latency from each request's due time, merged bucket by bucket across client processes and hosts. A step passes when p%g of that latency ≤ %g ms, failed requests ≤ %g %% and the achieved rate ≥ 99 %% of the offered. The search doubles the rate while steps pass, halves it while they fail, then bisects; the capacity is the highest passing rate, the bracket the rates around it. A step that broke the SLO while its client was the limit (its event loops busy ≥ 90 %% of their time, or its own sender lag p99 > %g ms, counted over the requests that found an idle connection) is client-bound: it ends the search and is never the server's capacity.",
-		slo(s).SLOPercentile, slo(s).SLOLatencyMs, slo(s).SLOErrorsPct, LagMaxMs)
+	d.P("Each step offers a rate on an open-model schedule (connclient lowrate: request i is due at start + i/rate whatever the answers before it, so a slow server meets a queue, not fewer requests) and measures the latency from each request's due time, merged bucket by bucket across client processes and hosts. A step passes when p%g of that latency ≤ %g ms, failed requests ≤ %g %% and the achieved rate ≥ 99 %% of the offered. The search doubles the rate while steps pass, halves it while they fail, then bisects; the capacity is the highest passing rate, the bracket the rates around it. A step that broke the SLO while its client was the limit (its event loops busy ≥ 90 %% of their time, or its own sender lag p99, over the requests that found an idle connection, above %g ms) is client-bound: it ends the search and is never the server's capacity.",
+		slo(s).SLOPercentile, slo(s).SLOLatencyMs, slo(s).SLOErrorsPct, capacity.LagBoundMs(LagMaxMs, slo(s).SLOLatencyMs))
 
 	for _, size := range payloads(s) {
 		d.H(2, "Steps at "+size)
