@@ -92,10 +92,10 @@ func (s Search) judgeSLO(st Step) (code, why string) {
 		return FailNoData, "no latency could be read"
 	case st.Errors > slo.ErrorsPct/100*st.Requests:
 		return FailErrors, fmt.Sprintf("errors %.3g%% > %.3g%%", 100*st.Errors/st.Requests, slo.ErrorsPct)
-	case st.AchievedRPS < slo.AchievedMin*st.OfferedRPS:
-		return FailRate, fmt.Sprintf("achieved %.0f of %.0f req/s (%.1f%% < %.0f%%)", st.AchievedRPS, st.OfferedRPS, 100*st.AchievedRPS/st.OfferedRPS, 100*slo.AchievedMin)
 	case st.LatencyMs > slo.LatencyMs:
 		return FailLatency, fmt.Sprintf("p%g %.2f ms > %g ms", slo.Percentile, st.LatencyMs, slo.LatencyMs)
+	case st.AchievedRPS < slo.AchievedMin*st.OfferedRPS:
+		return FailRate, fmt.Sprintf("achieved %.0f of %.0f req/s (%.1f%% < %.0f%%)", st.AchievedRPS, st.OfferedRPS, 100*st.AchievedRPS/st.OfferedRPS, 100*slo.AchievedMin)
 	}
 	return Pass, fmt.Sprintf("p%g %.2f ms ≤ %g ms, achieved %.0f of %.0f req/s", slo.Percentile, st.LatencyMs, slo.LatencyMs, st.AchievedRPS, st.OfferedRPS)
 }

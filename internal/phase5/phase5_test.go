@@ -32,13 +32,13 @@ func TestSummarizeRealRun(t *testing.T) {
 		t.Fatalf("status %q, %d cells, %d capacities", s.Status, len(s.Cells), len(s.Capacity))
 	}
 	c := s.Capacity[0]
-	if c.CapacityRPS == nil || *c.CapacityRPS != 3875 || *c.HighRPS != 3938 || c.Bound != "achieved" || c.TruthRPS == nil {
+	if c.CapacityRPS == nil || *c.CapacityRPS != 3875 || *c.HighRPS != 3938 || c.Bound != "latency" || c.TruthRPS == nil {
 		t.Fatalf("capacity %+v", c)
 	}
 	if d := math.Abs(*c.CapacityRPS / *c.TruthRPS - 1); d > 0.05 {
 		t.Errorf("capacity %v is %.1f%% off its truth %v", *c.CapacityRPS, 100*d, *c.TruthRPS)
 	}
-	for i, want := range []string{"pass", "pass", "achieved", "pass", "pass", "pass", "pass", "achieved"} {
+	for i, want := range []string{"pass", "pass", "latency", "pass", "pass", "pass", "pass", "latency"} {
 		if got := s.Cells[i].Verdict.Bound; got != want {
 			t.Errorf("step %d: %s, want %s", i+1, got, want)
 		}
