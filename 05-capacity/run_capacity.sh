@@ -16,11 +16,11 @@
 # the rate doubles while the SLO holds, halves while it does not, then
 # bisects between the highest passing and the lowest failing rate until
 # they are within SEARCH_RESOLUTION_PCT %; at most SEARCH_MAX_STEPS steps.
-# A step that broke the SLO while its client was the limit (its event
-# loops busy >= 90 % of their time, or its own sender lag p99 over 1 ms or
-# a tenth of SLO_LATENCY_MS, whichever is more) is client-bound: never
-# counted as the server's capacity, it ends the search naming the client's
-# ceiling.
+# A step that broke the SLO while its client was the limit (its CPUs >= 90 %
+# busy, whoever used them, its event loops busy >= 90 % of their time, or
+# its own sender lag p99 over 1 ms or half SLO_LATENCY_MS, whichever is
+# more) is client-bound: never counted as the server's capacity, it ends
+# the search naming the client's ceiling.
 # The search is Go's (csb capacity-next, internal/capacity), after each
 # step, from the raw results: csb summarize replays it.
 #

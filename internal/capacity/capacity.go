@@ -62,7 +62,10 @@ type Step struct {
 	LatencyMs   float64 // at the SLO's percentile, from the due time; NaN unreadable
 	ClientBound bool
 	ClientWhy   string // why it is client-bound (a sentence)
-	Disturbed   bool
+	// ClientCPUsBusyPct: how busy the client's CPUs were (the busiest
+	// process's), NaN unknown.
+	ClientCPUsBusyPct float64
+	Disturbed         bool
 }
 
 // Outcome codes of one step.

@@ -37,7 +37,7 @@ Flags:
   -resolution-pct D   bisect until the bracket is within D % (2)
   -max-steps N        at most N steps (12)
   -lag-max-ms MS      a step that broke the SLO while the engine lag p99 exceeded
-                      it (or a tenth of -latency-ms when more) is client-bound (1)
+                      it (or half -latency-ms when more) is client-bound (1)
   -disturbed K        step K (1-based) is disturbed (trust marks); repeatable
 `
 

@@ -127,6 +127,16 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 		res.DrainS = ptr(cfg.drain.Seconds())
 	}
 	if p.complete && len(p.conns) > 0 {
+		// The CPUs are measured from the schedule's start (the agreed
+		// moment of -start-file) to its end.
+		if d := time.Until(r.startAt); !r.startAt.IsZero() && d > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+		}
+		var cw cpuWindow
+		cw.begin()
 		if res.Engine == EngineGoroutines {
 			r.run(ctx, p.conns, stderr)
 		} else {
@@ -146,6 +156,10 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 			res.EngineLagP99Ms = quantileMs(&r.own, 0.99)
 			res.EngineLagMaxMs = quantileMs(&r.own, 1)
 			res.EngineLagHist = r.own.Dump()
+		}
+		res.ClientCPUs = cw.list
+		if share, ok := cw.end(); ok {
+			res.ClientCPUsBusyPct = ptr(round(100*share, 1))
 		}
 		res.ScheduleStartedAt = ptr(stamp(r.start))
 		if elapsed := scheduleElapsed(ctx, r.start, r.lastDone, cfg.duration); elapsed > 0 {

@@ -228,6 +228,12 @@ type LowrateResult struct {
 	// over the schedule: over elapsed_s and event_loops, how busy the
 	// client was (near 1: the client, not the server, bound the rate).
 	EventLoopsCPUS *float64 `json:"event_loops_cpu_s"`
+	// ClientCPUs is the CPU list this process could run on and
+	// ClientCPUsBusyPct how busy those CPUs were over the schedule, by
+	// every task (/proc/stat): near 100 the client had no CPU to spare,
+	// whoever took it. Null when /proc/stat could not be read.
+	ClientCPUs        string   `json:"client_cpus"`
+	ClientCPUsBusyPct *float64 `json:"client_cpus_busy_pct"`
 	// RequestsLatePoolBusy counts the requests that, when due, found every
 	// connection of their loop busy and waited for one: the pool was too
 	// small for the load, the server was not necessarily slow.

@@ -190,6 +190,9 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, search capaci
 	if loops > 0 {
 		m["client_loops_busy_pct"] = summary.F(decimal.Round(100*cpu/loops, 1))
 	}
+	if !math.IsNaN(st.ClientCPUsBusyPct) {
+		m["client_cpus_busy_pct"] = summary.F(st.ClientCPUsBusyPct)
+	}
 	m["client_bound"] = summary.F(0)
 	if st.ClientBound {
 		m["client_bound"] = summary.F(1)
@@ -218,7 +221,7 @@ func num(s string) float64 {
 var MetricKeys = []string{"offered_rps", "achieved_rps", "latency_p50_ms", "latency_p99_ms", "latency_p999_ms",
 	"latency_slo_percentile_ms", "service_latency_p50_ms", "service_latency_p99_ms", "service_latency_p999_ms",
 	"sender_lag_p50_ms", "sender_lag_p99_ms", "sender_lag_p999_ms", "requests", "errors", "errors_pct",
-	"requests_late_pool_busy", "client_loops_busy_pct", "client_bound"}
+	"requests_late_pool_busy", "client_loops_busy_pct", "client_cpus_busy_pct", "client_bound"}
 
 // readTruth is the ground-truth server's own account of the run (its
 // shutdown line's service figures), or nil.

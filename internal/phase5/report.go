@@ -25,7 +25,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	if len(s.Capacity) == 0 {
 		d.P("No step could be read: no capacity was found (see the cells' errors below).")
 	}
-	d.P("Each step offers a rate on an open-model schedule (connclient lowrate: request i is due at start + i/rate whatever the answers before it, so a slow server meets a queue, not fewer requests) and measures the latency from each request's due time, merged bucket by bucket across client processes and hosts. A step passes when p%g of that latency ≤ %g ms, failed requests ≤ %g %% and the achieved rate ≥ 99 %% of the offered. The search doubles the rate while steps pass, halves it while they fail, then bisects; the capacity is the highest passing rate, the bracket the rates around it. A step that broke the SLO while its client was the limit (its event loops busy ≥ 90 %% of their time, or its own sender lag p99, over the requests that found an idle connection, above %g ms) is client-bound: it ends the search and is never the server's capacity.",
+	d.P("Each step offers a rate on an open-model schedule (connclient lowrate: request i is due at start + i/rate whatever the answers before it, so a slow server meets a queue, not fewer requests) and measures the latency from each request's due time, merged bucket by bucket across client processes and hosts. A step passes when p%g of that latency ≤ %g ms, failed requests ≤ %g %% and the achieved rate ≥ 99 %% of the offered. The search doubles the rate while steps pass, halves it while they fail, then bisects; the capacity is the highest passing rate, the bracket the rates around it. A step that broke the SLO while its client was the limit (its CPUs ≥ 90 %% busy over the schedule, whoever used them, its event loops busy ≥ 90 %% of their time, or its own sender lag p99, over the requests that found an idle connection, above %g ms) is client-bound: it ends the search and is never the server's capacity.",
 		slo(s).SLOPercentile, slo(s).SLOLatencyMs, slo(s).SLOErrorsPct, capacity.LagBoundMs(LagMaxMs, slo(s).SLOLatencyMs))
 
 	for _, size := range payloads(s) {
@@ -44,10 +44,11 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 			rows = append(rows, trust.MarkRow([]string{"`" + c.Name + "`", c.Params["reason"], report.N(m["offered_rps"], 0), report.N(m["achieved_rps"], 1),
 				report.N(m["latency_p50_ms"], 2) + " / " + report.N(m["latency_p99_ms"], 2) + " / " + report.N(m["latency_p999_ms"], 2),
 				report.N(m["service_latency_p99_ms"], 2), report.N(m["sender_lag_p99_ms"], 2), report.N(m["errors_pct"], 3),
-				report.N(m["requests_late_pool_busy"], 0), report.N(m["client_loops_busy_pct"], 0), report.N(m["server_cpu_pct"], 0), outcome}, c, 2))
+				report.N(m["requests_late_pool_busy"], 0), report.N(m["client_loops_busy_pct"], 0) + " / " + report.N(m["client_cpus_busy_pct"], 0),
+				report.N(m["server_cpu_pct"], 0), outcome}, c, 2))
 		}
 		d.Table([]string{"step", "why this rate", "offered /s", "achieved /s", "latency p50 / p99 / p99.9 ms (from due)",
-			"service p99 ms", "sender lag p99 ms", "errors %", "late: pool busy", "client loops busy %", "server host CPU %", "outcome"}, rows)
+			"service p99 ms", "sender lag p99 ms", "errors %", "late: pool busy", "client loops / its CPUs busy %", "server host CPU %", "outcome"}, rows)
 		ch := latencyChart(s, size)
 		svg, skipped := ch.Render(r.Dir, s.GeneratedBy)
 		report.Chart(&d, ch.Title, svg, skipped)

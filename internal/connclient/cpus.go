@@ -1,0 +1,124 @@
+package connclient
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// How busy the CPUs this process may run on were over a window, from
+// /proc/stat (every task on them counts, the kernel's network work too: a
+// client given a small share of its CPUs shows them busy, its own loops
+// not). In a network namespace /proc/stat is still the machine's.
+
+// allowedCPUs is the process's CPU list (Cpus_allowed_list of
+// /proc/self/status, such as "1" or "0-1,3") and its CPU numbers.
+func allowedCPUs() (string, map[int]bool, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "", nil, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		v, ok := strings.CutPrefix(line, "Cpus_allowed_list:")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		cpus, err := parseCPUList(v)
+		return v, cpus, err
+	}
+	return "", nil, fmt.Errorf("/proc/self/status has no Cpus_allowed_list")
+}
+
+// parseCPUList reads "0-1,3".
+func parseCPUList(v string) (map[int]bool, error) {
+	out := map[int]bool{}
+	for _, part := range strings.Split(v, ",") {
+		lo, hi, found := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if found {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || b < a {
+			return nil, fmt.Errorf("CPU list %q: want such as 0-1,3", v)
+		}
+		for c := a; c <= b; c++ {
+			out[c] = true
+		}
+	}
+	return out, nil
+}
+
+// cpuTimes is the busy and total ticks of cpus in /proc/stat.
+func cpuTimes(cpus map[int]bool) (busy, total uint64, err error) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	seen := 0
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 || !strings.HasPrefix(fields[0], "cpu") || fields[0] == "cpu" {
+			continue
+		}
+		n, err := strconv.Atoi(fields[0][3:])
+		if err != nil || !cpus[n] {
+			continue
+		}
+		seen++
+		var sum, idle uint64
+		// user nice system idle iowait irq softirq steal (guest is in user).
+		for i, s := range fields[1:min(len(fields), 9)] {
+			v, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				return 0, 0, fmt.Errorf("/proc/stat %s: %q is not a count", fields[0], s)
+			}
+			sum += v
+			if i == 3 || i == 4 {
+				idle += v
+			}
+		}
+		busy += sum - idle
+		total += sum
+	}
+	if err := sc.Err(); err != nil {
+		return 0, 0, err
+	}
+	if seen != len(cpus) {
+		return 0, 0, fmt.Errorf("/proc/stat lists %d of the %d CPUs this process may use", seen, len(cpus))
+	}
+	return busy, total, nil
+}
+
+// cpuWindow measures how busy the process's CPUs are from begin to end.
+type cpuWindow struct {
+	list        string
+	cpus        map[int]bool
+	busy, total uint64
+	err         error
+}
+
+func (w *cpuWindow) begin() {
+	if w.list, w.cpus, w.err = allowedCPUs(); w.err == nil {
+		w.busy, w.total, w.err = cpuTimes(w.cpus)
+	}
+}
+
+// end is the share of the window (0..1) the CPUs were busy; ok false when
+// it could not be read (then nothing is claimed).
+func (w *cpuWindow) end() (share float64, ok bool) {
+	if w.err != nil {
+		return 0, false
+	}
+	busy, total, err := cpuTimes(w.cpus)
+	if err != nil || total <= w.total {
+		return 0, false
+	}
+	return float64(busy-w.busy) / float64(total-w.total), true
+}

@@ -1,0 +1,49 @@
+package connclient
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestParseCPUList(t *testing.T) {
+	got, err := parseCPUList("0-2,5")
+	if err != nil || len(got) != 4 || !got[0] || !got[2] || !got[5] || got[3] {
+		t.Errorf("0-2,5: %v %v", got, err)
+	}
+	for _, bad := range []string{"", "a", "3-1", "1,,2"} {
+		if _, err := parseCPUList(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// A CPU kept busy by this test reads busy: the window over a busy loop on
+// every CPU the process may use is mostly busy, and a share from 0 to 1.
+func TestCPUWindowSeesABusyCPU(t *testing.T) {
+	var w cpuWindow
+	w.begin()
+	if w.err != nil {
+		t.Skip("no /proc/stat here:", w.err)
+	}
+	done := make(chan struct{})
+	for i := 0; i < runtime.GOMAXPROCS(0); i++ {
+		go func() {
+			x := 0
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					x++
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(done)
+	share, ok := w.end()
+	if !ok || share < 0.5 || share > 1 {
+		t.Errorf("busy share %v (ok %v) over a busy loop on every allowed CPU", share, ok)
+	}
+}
