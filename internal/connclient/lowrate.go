@@ -49,6 +49,22 @@ type lowrateRun struct {
 	drops    map[string]uint64
 
 	startAt time.Time // -start-file: the agreed start (zero: as soon as ready)
+
+	// How busy the process's CPUs were, from the schedule's start (a timer
+	// set by setStart) to its end (cpuShare).
+	cpu      cpuWindow
+	cpuTimer *time.Timer
+	cpuBegun chan struct{}
+}
+
+// cpuShare is the CPU window's busy share, ok false when it never began or
+// could not be read.
+func (r *lowrateRun) cpuShare() (float64, bool) {
+	if r.cpuTimer == nil || r.cpuTimer.Stop() {
+		return 0, false // no schedule, or cut short before its start
+	}
+	<-r.cpuBegun
+	return r.cpu.end()
 }
 
 // waitStart waits for path to hold a start time (Unix milliseconds), at
@@ -127,16 +143,6 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 		res.DrainS = ptr(cfg.drain.Seconds())
 	}
 	if p.complete && len(p.conns) > 0 {
-		// The CPUs are measured from the schedule's start (the agreed
-		// moment of -start-file) to its end.
-		if d := time.Until(r.startAt); !r.startAt.IsZero() && d > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(d):
-			}
-		}
-		var cw cpuWindow
-		cw.begin()
 		if res.Engine == EngineGoroutines {
 			r.run(ctx, p.conns, stderr)
 		} else {
@@ -157,8 +163,8 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 			res.EngineLagMaxMs = quantileMs(&r.own, 1)
 			res.EngineLagHist = r.own.Dump()
 		}
-		res.ClientCPUs = cw.list
-		if share, ok := cw.end(); ok {
+		if share, ok := r.cpuShare(); ok {
+			res.ClientCPUs = r.cpu.list
 			res.ClientCPUsBusyPct = ptr(round(100*share, 1))
 		}
 		res.ScheduleStartedAt = ptr(stamp(r.start))
@@ -254,6 +260,9 @@ func (r *lowrateRun) setStart(conns int) {
 	if r.startAt.After(r.start) {
 		r.start = r.startAt // the agreed moment, shared with the other processes
 	}
+	began := make(chan struct{})
+	r.cpuBegun = began
+	r.cpuTimer = time.AfterFunc(time.Until(r.start), func() { r.cpu.begin(); close(began) })
 }
 
 // runEngine drives the schedule on the event loops (engine.go), which take
