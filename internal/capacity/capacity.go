@@ -129,7 +129,7 @@ func (s Search) Next(steps []Step) Decision {
 	last := steps[len(steps)-1]
 	code, why := s.Judge(last)
 	if code == ClientBound {
-		lo, hi := s.bracket(steps)
+		lo, hi := s.Bracket(steps)
 		return done(lo, hi, ClientBound, fmt.Sprintf("the client's ceiling (%.0f req/s achieved at %.0f offered) is below the server's capacity: %s", last.AchievedRPS, last.OfferedRPS, why))
 	}
 	if last.Disturbed && !(len(steps) >= 2 && steps[len(steps)-2].OfferedRPS == last.OfferedRPS) {
@@ -137,7 +137,7 @@ func (s Search) Next(steps []Step) Decision {
 			return Decision{RPS: roundRate(last.OfferedRPS), Reason: "repeat_disturbed"}
 		}
 	}
-	lo, hi := s.bracket(steps)
+	lo, hi := s.Bracket(steps)
 	bound := ""
 	if !math.IsNaN(hi) {
 		bound = s.failAt(steps, hi)
@@ -165,10 +165,10 @@ func (s Search) Next(steps []Step) Decision {
 	return next
 }
 
-// bracket is the highest passing rate and the lowest failing rate above it
+// Bracket is the highest passing rate and the lowest failing rate above it
 // (NaN for none). Of steps at one rate, the last counts (a disturbed step's
 // repetition replaces it).
-func (s Search) bracket(steps []Step) (lo, hi float64) {
+func (s Search) Bracket(steps []Step) (lo, hi float64) {
 	at := map[float64]string{}
 	for _, st := range steps {
 		if c, _ := s.Judge(st); c != ClientBound {

@@ -21,6 +21,19 @@ const ClientCPUBusy = 0.9
 // measured here at 10 KB and 100 KB on the link, p99 0.2–4 s).
 func LagBoundMs(lagMaxMs, sloLatencyMs float64) float64 { return math.Max(lagMaxMs, sloLatencyMs/2) }
 
+// Figures are the step's merged figures for its report: the p50, p99 and
+// p99.9 (nil: not merged) of the latency from the due time, of the service
+// time and of the sender lag, the requests that waited for a busy
+// connection, and how busy the event loops were (NaN: not measured).
+type Figures struct {
+	Latency, Service, SenderLag [3]*float64
+	LatePoolBusy                float64
+	LoopsBusyPct                float64
+}
+
+// Quantiles are the Figures' three percentiles.
+var Quantiles = []float64{0.5, 0.99, 0.999}
+
 // ReadStep merges one step's connclient lowrate results (one file per
 // client process, on every client host) into a Step: rates and counts
 // summed, the latency at the SLO's percentile and the engine's own lag
@@ -29,24 +42,25 @@ func LagBoundMs(lagMaxMs, sloLatencyMs float64) float64 { return math.Max(lagMax
 // task: a client given a small share of its CPUs), its loops were busy
 // ClientCPUBusy of their time, or the engine's lag
 // p99 exceeded lagBoundMs (LagBoundMs: the schedule, not the server, fell
-// behind).
-func ReadStep(files []string, percentile, lagBoundMs float64) (Step, error) {
+// behind). Figures are read from the same files.
+func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, error) {
 	st := Step{LatencyMs: math.NaN()}
-	var lat, lag []*connclient.HistDump
+	fig := Figures{LoopsBusyPct: math.NaN()}
+	var lat, svc, sent, lag []*connclient.HistDump
 	var cpuS, loopS float64
 	cpusBusy, cpusOf := math.NaN(), ""
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return st, err
+			return st, fig, err
 		}
 		r, err := connclient.DecodeResult(f, b)
 		if err != nil {
-			return st, err
+			return st, fig, err
 		}
 		l := r.Lowrate
 		if l == nil {
-			return st, fmt.Errorf("%s: connclient mode is not lowrate", f)
+			return st, fig, fmt.Errorf("%s: connclient mode is not lowrate", f)
 		}
 		st.OfferedRPS += float64(l.RPSTarget)
 		if l.RPSAchieved != nil {
@@ -56,8 +70,10 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, error) {
 		// Failed: an error or a status other than 2xx. Requests never
 		// answered (unsent) are the queue, seen in the achieved rate.
 		st.Errors += float64(l.RequestsFailed)
-		lat = append(lat, l.LatencyHist)
-		lag = append(lag, l.EngineLagHist)
+		lat, svc, sent, lag = append(lat, l.LatencyHist), append(svc, l.ServiceLatencyHist), append(sent, l.SenderLagHist), append(lag, l.EngineLagHist)
+		if l.RequestsLatePoolBusy != nil {
+			fig.LatePoolBusy += float64(*l.RequestsLatePoolBusy)
+		}
 		if p := l.ClientCPUsBusyPct; p != nil && !(*p <= cpusBusy) {
 			cpusBusy, cpusOf = *p, l.ClientCPUs
 		}
@@ -67,22 +83,35 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, error) {
 		}
 	}
 	if v, ok, err := connclient.MergedQuantilesMs(lat, percentile/100); err != nil {
-		return st, err
+		return st, fig, err
 	} else if ok && v[0] != nil {
 		st.LatencyMs = *v[0]
+	}
+	for _, f := range []struct {
+		ds  []*connclient.HistDump
+		out *[3]*float64
+	}{{lat, &fig.Latency}, {svc, &fig.Service}, {sent, &fig.SenderLag}} {
+		if v, ok, err := connclient.MergedQuantilesMs(f.ds, Quantiles...); err != nil {
+			return st, fig, err
+		} else if ok {
+			copy(f.out[:], v)
+		}
+	}
+	if loopS > 0 {
+		fig.LoopsBusyPct = 100 * cpuS / loopS
 	}
 	st.ClientCPUsBusyPct = cpusBusy
 	if cpusBusy >= 100*ClientCPUBusy {
 		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its CPUs (%s) were %.0f%% busy (≥ %.0f%%): the client had no CPU to spare", cpusOf, cpusBusy, 100*ClientCPUBusy)
-	} else if loopS > 0 && cpuS/loopS >= ClientCPUBusy {
-		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its event loops were busy %.0f%% of their time (≥ %.0f%%)", 100*cpuS/loopS, 100*ClientCPUBusy)
+	} else if fig.LoopsBusyPct >= 100*ClientCPUBusy {
+		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its event loops were busy %.0f%% of their time (≥ %.0f%%)", fig.LoopsBusyPct, 100*ClientCPUBusy)
 	}
 	if v, ok, err := connclient.MergedQuantilesMs(lag, 0.99); err != nil {
-		return st, err
+		return st, fig, err
 	} else if ok && v[0] != nil && *v[0] > lagBoundMs && !st.ClientBound {
 		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its sender lag p99 (idle connection found) was %.2f ms > %g ms", *v[0], lagBoundMs)
 	}
-	return st, nil
+	return st, fig, nil
 }
 
 // StepFiles is step name's results in run directory dir: raw/<label>/

@@ -113,7 +113,7 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("step %d: %w", i+1, err)
 		}
-		st, err := capacity.ReadStep(files, *pct, capacity.LagBoundMs(*lagMax, *lat))
+		st, _, err := capacity.ReadStep(files, *pct, capacity.LagBoundMs(*lagMax, *lat))
 		if err != nil {
 			return fmt.Errorf("step %d: %w", i+1, err)
 		}

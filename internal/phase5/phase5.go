@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"csbench/internal/capacity"
-	"csbench/internal/connclient"
 	"csbench/internal/decimal"
 	"csbench/internal/hostdata"
 	"csbench/internal/rundir"
@@ -68,13 +67,8 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 			res.Bound, res.Says = d.Bound, d.Says
 		} else {
 			res.Bound, res.Says = "cut_short", fmt.Sprintf("the search ended before it was done (next step: %d req/s, %s)", d.RPS, d.Reason)
-			lo, hi := math.NaN(), math.NaN()
-			for _, st := range byPayload[size] {
-				if c, _ := search.Judge(st); c == capacity.Pass && !(st.OfferedRPS <= lo) {
-					lo = st.OfferedRPS
-				}
-			}
-			res.LowRPS, res.HighRPS = fp(lo), fp(hi)
+			lo, _ := search.Bracket(byPayload[size])
+			res.LowRPS = fp(lo)
 		}
 		if res.CapacityRPS != nil {
 			for i := range s.Cells {
@@ -151,33 +145,13 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, search capaci
 		}
 		return capacity.Step{}, false
 	}
-	st, err := capacity.ReadStep(files, search.SLO.Percentile, capacity.LagBoundMs(LagMaxMs, search.SLO.LatencyMs))
+	st, fig, err := capacity.ReadStep(files, search.SLO.Percentile, capacity.LagBoundMs(LagMaxMs, search.SLO.LatencyMs))
 	if err != nil {
 		c.SetRawError(r.Dir, files[0], err)
 		return st, false
 	}
-	var lat, svc, lag []*connclient.HistDump
-	var loops, cpu, busyPool float64
-	for _, f := range files {
-		b, _ := os.ReadFile(f)
-		res, err := connclient.DecodeResult(f, b)
-		if err != nil || res.Lowrate == nil {
-			continue
-		}
-		l := res.Lowrate
-		lat, svc, lag = append(lat, l.LatencyHist), append(svc, l.ServiceLatencyHist), append(lag, l.SenderLagHist)
-		if l.EventLoopsCPUS != nil && l.EventLoops != nil && l.ElapsedS != nil {
-			cpu += *l.EventLoopsCPUS
-			loops += float64(*l.EventLoops) * *l.ElapsedS
-		}
-		if l.RequestsLatePoolBusy != nil {
-			busyPool += float64(*l.RequestsLatePoolBusy)
-		}
-	}
-	for prefix, ds := range map[string][]*connclient.HistDump{"latency": lat, "service_latency": svc, "sender_lag": lag} {
-		if v, ok, err := connclient.MergedQuantilesMs(ds, 0.5, 0.99, 0.999); err == nil && ok {
-			m[prefix+"_p50_ms"], m[prefix+"_p99_ms"], m[prefix+"_p999_ms"] = round(v[0], 3), round(v[1], 3), round(v[2], 3)
-		}
+	for prefix, q := range map[string][3]*float64{"latency": fig.Latency, "service_latency": fig.Service, "sender_lag": fig.SenderLag} {
+		m[prefix+"_p50_ms"], m[prefix+"_p99_ms"], m[prefix+"_p999_ms"] = round(q[0], 3), round(q[1], 3), round(q[2], 3)
 	}
 	m["latency_slo_percentile_ms"] = fp(decimal.Round(st.LatencyMs, 3))
 	m["achieved_rps"] = summary.F(decimal.Round(st.AchievedRPS, 1))
@@ -186,9 +160,9 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, search capaci
 	if st.Requests > 0 {
 		m["errors_pct"] = summary.F(decimal.Round(100*st.Errors/st.Requests, 3))
 	}
-	m["requests_late_pool_busy"] = summary.F(busyPool)
-	if loops > 0 {
-		m["client_loops_busy_pct"] = summary.F(decimal.Round(100*cpu/loops, 1))
+	m["requests_late_pool_busy"] = summary.F(fig.LatePoolBusy)
+	if !math.IsNaN(fig.LoopsBusyPct) {
+		m["client_loops_busy_pct"] = summary.F(decimal.Round(fig.LoopsBusyPct, 1))
 	}
 	if !math.IsNaN(st.ClientCPUsBusyPct) {
 		m["client_cpus_busy_pct"] = summary.F(st.ClientCPUsBusyPct)
