@@ -131,14 +131,18 @@ fill_disk() {
     err=$(jq -r --arg c "${c}" '.cells[] | select(.name == $c) | "\(.status) \(.error)"' "${s}")
     [[ "${err}" == "failed "*" responses ("*" %) had an error status (by status: non-2xx/3xx "*"; wrk does not tell the codes apart), above NON2XX_MAX=0" ]] || { echo "${err}"; return 1; }
     [[ "${log}" == *"cell ${c} failed: ${err#failed }"* ]] || { echo "log lacks: ${err}"; return 1; }
+    # 1 in 100 by the server's count, which also holds the warm-up's and
+    # wrk's unfinished requests: within 2 (a slow CI cell has a few hundred
+    # requests) or 5 %. The RPS is of the 200s, within its rounding.
     jq -e --arg c "${c}" '.cells[] | select(.name == $c) | .metrics
-      | (.errors_status / .requests) as $f | $f > 0.009 and $f < 0.011
-      and ((.rps * .duration_s) / (.requests - .errors_status) | . > 0.999 and . < 1.001)' "${s}" >/dev/null ||
+      | .requests as $n | .errors_status as $e | ($n - $e) as $ok
+      | $e >= 1 and (($e - $n / 100) | fabs) <= 2 + 0.05 * $n / 100
+      and ((.rps * .duration_s) - $ok | fabs) <= 0.05 * .duration_s + 0.001 * $ok + 1' "${s}" >/dev/null ||
       { jq --arg c "${c}" '.cells[] | select(.name == $c) | .metrics' "${s}"; return 1; }
     # The same verdict by hand, with a threshold the file is within.
     run bin/csb check wrk "${dir}/raw/client/${c}.txt"
     [ "$status" -eq 3 ]
-    run bin/csb check -non2xx-max 0.02 wrk "${dir}/raw/client/${c}.txt"
+    run bin/csb check -non2xx-max 0.05 wrk "${dir}/raw/client/${c}.txt"
     [ "$status" -eq 0 ]
   done
   pids_gone "${dir}"
