@@ -167,7 +167,7 @@ func (s *ServiceStats) derive() {
 // slotHandler is the ground-truth mode around the fixed-payload handler.
 type slotHandler struct {
 	next    http.Handler
-	slots   chan struct{} // a counting semaphore: a send takes a slot
+	slots   slotPool
 	service time.Duration
 
 	requests, queued, abandoned atomic.Uint64
@@ -186,8 +186,70 @@ var sleepTimers = sync.Pool{New: func() any {
 	return t
 }}
 
+// slotPool is the slots, first come first served. A slot given back while
+// requests wait is handed to the first of them there and then, with the
+// time of the handoff: its hold starts at that moment, not when its
+// goroutine next runs, so the time a busy host takes to schedule the
+// waiter is in the hold. The sum of the holds is then all the time slots
+// were taken, and Slots / the mean hold the capacity the server really had.
+type slotPool struct {
+	mu      sync.Mutex
+	n, free int
+	waiters []chan time.Time // each buffered (1): the handoff never blocks
+}
+
+// take is a free slot at once (queued false), else the first free one,
+// waiting for it; ok false when ctx ended first (the slot not taken).
+// start is when the slot became the request's. Only a request that waits
+// calls ctx.Done (its first call allocates).
+func (p *slotPool) take(ctx context.Context, onWait func()) (start time.Time, queued, ok bool) {
+	p.mu.Lock()
+	if p.free > 0 {
+		p.free--
+		p.mu.Unlock()
+		return time.Now(), false, true
+	}
+	ch := make(chan time.Time, 1)
+	p.waiters = append(p.waiters, ch)
+	p.mu.Unlock()
+	onWait()
+	select {
+	case t := <-ch:
+		return t, true, true
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	for i, w := range p.waiters {
+		if w == ch {
+			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			p.mu.Unlock()
+			return time.Time{}, true, false
+		}
+	}
+	p.mu.Unlock()
+	// Handed a slot as it left: give it on.
+	<-ch
+	p.give()
+	return time.Time{}, true, false
+}
+
+// give hands the slot to the first waiter, or frees it.
+func (p *slotPool) give() {
+	p.mu.Lock()
+	if len(p.waiters) == 0 {
+		p.free++
+		p.mu.Unlock()
+		return
+	}
+	ch := p.waiters[0]
+	p.waiters[0] = nil
+	p.waiters = p.waiters[1:]
+	p.mu.Unlock()
+	ch <- time.Now()
+}
+
 func newSlotHandler(next http.Handler, service time.Duration, slots int) *slotHandler {
-	h := &slotHandler{next: next, slots: make(chan struct{}, slots), service: service}
+	h := &slotHandler{next: next, slots: slotPool{n: slots, free: slots}, service: service}
 	h.holdMinNs.Store(math.MaxInt64)
 	return h
 }
@@ -199,7 +261,8 @@ func newSlotHandler(next http.Handler, service time.Duration, slots int) *slotHa
 // stretch) is not part of the hold.
 //
 // A request that takes a free slot allocates nothing here (the hold's
-// timer comes from a pool). One that waits watches its context too
+// timer comes from a pool). One that waits (a channel for its handoff)
+// watches its context too
 // (net/http cancels it when the client closes the connection or resets the
 // stream), and leaves the queue then: that first call of Done allocates the
 // context's channel, one allocation per queued request, negligible beside a
@@ -220,32 +283,29 @@ func (h *slotHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.inflight.Add(1)
 	defer h.inflight.Add(-1)
 	arrived := time.Now()
-	start := arrived
-	select {
-	case h.slots <- struct{}{}:
-	default:
-		h.waiting.Add(1)
-		select {
-		case h.slots <- struct{}{}:
-			h.waiting.Add(-1)
-			h.queued.Add(1)
-			start = time.Now()
-		case <-r.Context().Done():
-			h.waiting.Add(-1)
-			h.abandoned.Add(1)
-			return
-		}
+	start, queued, ok := h.slots.take(r.Context(), func() { h.waiting.Add(1) })
+	if queued {
+		h.waiting.Add(-1)
+	}
+	if !ok {
+		h.abandoned.Add(1)
+		return
+	}
+	if queued {
+		h.queued.Add(1)
 	}
 	h.busy.Add(1)
 	// time.Sleep would do, but it allocates a timer for each goroutine
 	// that first calls it, and HTTP/2 runs every request on a new one.
+	// The service time from the hold's start (a handed slot's hold began
+	// at the handoff).
 	tm := sleepTimers.Get().(*time.Timer)
-	tm.Reset(h.service)
+	tm.Reset(h.service - time.Since(start))
 	<-tm.C
 	sleepTimers.Put(tm)
 	held := time.Since(start)
 	h.busy.Add(-1)
-	<-h.slots
+	h.slots.give()
 	h.record(held, start.Sub(arrived))
 	h.next.ServeHTTP(w, r)
 }
@@ -291,7 +351,7 @@ func (h *slotHandler) drain(ctx context.Context) bool {
 // they are exact.
 func (h *slotHandler) Stats() ServiceStats {
 	s := ServiceStats{
-		Slots:         cap(h.slots),
+		Slots:         h.slots.n,
 		ServiceTimeMs: float64(h.service) / 1e6,
 		Requests:      h.requests.Load(),
 		Queued:        h.queued.Load(),
