@@ -23,7 +23,12 @@
 //     failing rate above it (hi) until hi − lo ≤ ResolutionPct % of lo; the
 //     capacity is lo, the bracket lo–hi.
 //   - A disturbed step (the trust rules) is repeated once at its rate; the
-//     repetition counts, disturbed or not.
+//     repetition replaces it, disturbed or not.
+//   - With Repeat > 1, once the bracket is within the resolution, the steps
+//     at its two rates are run again until each rate has Repeat steps: a
+//     rate passes only when every one of its steps passed, so a boundary
+//     that a noisy machine moved is found again (the bisection goes on from
+//     the new bracket).
 //   - MaxSteps bounds the search; reaching it ends with what is known.
 package capacity
 
@@ -51,6 +56,7 @@ type Search struct {
 	Growth        float64 // factor per coarse step (default 2)
 	ResolutionPct float64 // bisection ends when hi − lo ≤ this % of lo
 	MaxSteps      int
+	Repeat        int // steps at each of the bracket's two rates at the end (default 1)
 }
 
 // Step is one measured step.
@@ -107,7 +113,7 @@ func (s Search) judgeSLO(st Step) (code, why string) {
 type Decision struct {
 	Done   bool
 	RPS    int    // the next step's offered rate (not Done)
-	Reason string // up | down | bisect | repeat_disturbed | first (not Done)
+	Reason string // up | down | bisect | repeat_disturbed | repeat_boundary | first (not Done)
 	// Done: the capacity (NaN when no step passed), its bracket (High NaN
 	// when no step failed) and what ended the search.
 	CapacityRPS, LowRPS, HighRPS float64
@@ -155,24 +161,33 @@ func (s Search) Next(steps []Step) Decision {
 		}
 		next = Decision{RPS: roundRate(r), Reason: "down"}
 	case hi-lo <= s.ResolutionPct/100*lo || roundRate((lo+hi)/2) <= roundRate(lo) || roundRate((lo+hi)/2) >= roundRate(hi):
+		if r, ok := s.repeatAt(steps, lo, hi); ok {
+			next = Decision{RPS: roundRate(r), Reason: "repeat_boundary"}
+			break
+		}
 		return done(lo, hi, bound, fmt.Sprintf("capacity %.0f req/s (bracket %.0f–%.0f, within %g%%): the next rate up failed on %s", lo, lo, hi, s.ResolutionPct, bound))
 	default:
 		next = Decision{RPS: roundRate((lo + hi) / 2), Reason: "bisect"}
 	}
 	if len(steps) >= s.MaxSteps {
+		if next.Reason == "repeat_boundary" {
+			return done(lo, hi, "max_steps", fmt.Sprintf("SEARCH_MAX_STEPS=%d reached before the bracket's rates had REPEAT=%d steps each", s.MaxSteps, s.Repeat))
+		}
 		return done(lo, hi, "max_steps", fmt.Sprintf("SEARCH_MAX_STEPS=%d reached before the bracket was within %g%%", s.MaxSteps, s.ResolutionPct))
 	}
 	return next
 }
 
 // Bracket is the highest passing rate and the lowest failing rate above it
-// (NaN for none). Of steps at one rate, the last counts (a disturbed step's
-// repetition replaces it).
+// (NaN for none). A rate passes when every step at it passed; a disturbed
+// step followed by another at its rate is replaced by it.
 func (s Search) Bracket(steps []Step) (lo, hi float64) {
 	at := map[float64]string{}
-	for _, st := range steps {
+	for _, st := range s.kept(steps) {
 		if c, _ := s.Judge(st); c != ClientBound {
-			at[st.OfferedRPS] = c
+			if prev, seen := at[st.OfferedRPS]; !seen || prev == Pass {
+				at[st.OfferedRPS] = c
+			}
 		}
 	}
 	lo, hi = math.NaN(), math.NaN()
@@ -189,12 +204,45 @@ func (s Search) Bracket(steps []Step) (lo, hi float64) {
 	return lo, hi
 }
 
-// failAt is the outcome code of the last step at rate r.
+// kept is steps without the disturbed ones that a later step at their rate
+// replaces, in order.
+func (s Search) kept(steps []Step) []Step {
+	var out []Step
+	for i, st := range steps {
+		replaced := false
+		for _, later := range steps[i+1:] {
+			replaced = replaced || later.OfferedRPS == st.OfferedRPS
+		}
+		if !(st.Disturbed && replaced) {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// repeatAt is the rate of the bracket (lo first, then hi) with fewer than
+// Repeat kept steps, if any.
+func (s Search) repeatAt(steps []Step, lo, hi float64) (float64, bool) {
+	n := map[float64]int{}
+	for _, st := range s.kept(steps) {
+		if c, _ := s.Judge(st); c != ClientBound {
+			n[st.OfferedRPS]++
+		}
+	}
+	for _, r := range []float64{lo, hi} {
+		if n[r] < s.Repeat {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// failAt is the outcome code of a failing step at rate r (the first).
 func (s Search) failAt(steps []Step, r float64) string {
 	code := ""
-	for _, st := range steps {
-		if st.OfferedRPS == r {
-			code, _ = s.Judge(st)
+	for _, st := range s.kept(steps) {
+		if c, _ := s.Judge(st); st.OfferedRPS == r && (code == "" || code == Pass) {
+			code = c
 		}
 	}
 	return code

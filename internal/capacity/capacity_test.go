@@ -126,3 +126,44 @@ func TestSearchBounds(t *testing.T) {
 		t.Errorf("unreadable step judged %s", c)
 	}
 }
+
+// With Repeat, the bracket's two rates are run again until each has Repeat
+// steps; a repetition of the capacity that fails moves the bracket down
+// and the bisection goes on.
+func TestRepeatAtTheBoundary(t *testing.T) {
+	s := search(1000)
+	s.Repeat = 3
+	d, steps := run(t, s, server(4000))
+	n := map[float64]int{}
+	for _, st := range steps {
+		n[st.OfferedRPS]++
+	}
+	if d.Bound != FailLatency || n[d.LowRPS] != 3 || n[d.HighRPS] != 3 {
+		t.Errorf("repeat 3: %+v, steps per rate %v", d, n)
+	}
+	// A server whose capacity drops from 4000 to 3800 after the bracket's
+	// first steps: the repetition of 3969 fails and the search goes on.
+	calls := 0
+	srv := func(r float64) Step {
+		calls++
+		if calls > 9 {
+			return server(3800)(r)
+		}
+		return server(4000)(r)
+	}
+	d, steps = run(t, s, srv)
+	if d.LowRPS > 3800 || d.HighRPS <= 3800 || d.Bound != FailLatency {
+		t.Errorf("a capacity that moved: %+v after %d steps", d, len(steps))
+	}
+	// A disturbed step's repetition replaces it: a failing disturbed step
+	// does not make its rate fail.
+	pass := Step{OfferedRPS: 1000, AchievedRPS: 1000, Requests: 5000, LatencyMs: 1}
+	bad := pass
+	bad.LatencyMs, bad.Disturbed = 50, true
+	if lo, hi := s.Bracket([]Step{bad, pass}); lo != 1000 || !math.IsNaN(hi) {
+		t.Errorf("disturbed then passing: lo %v hi %v", lo, hi)
+	}
+	if lo, hi := s.Bracket([]Step{pass, pass, func() Step { b := bad; b.Disturbed = false; return b }()}); !math.IsNaN(lo) || hi != 1000 {
+		t.Errorf("pass, pass, fail: lo %v hi %v", lo, hi)
+	}
+}

@@ -20,12 +20,17 @@ exactly) and prints what to do next
 as KEY=VALUE lines:
   schema_version=1  steps=N
   last_code=pass|latency|errors|achieved|unreadable|client_bound  last_text=…
-  done=0  rps=R  reason=first|up|down|bisect|repeat_disturbed
+  done=0  rps=R  reason=first|up|down|bisect|repeat_disturbed|repeat_boundary
   done=1  capacity_rps=R|unreadable  low_rps  high_rps  bound=CODE  text=…
   (bound: the outcome code of the failing step above the capacity, or
   client_bound, max_steps, never_met)
-Without -step it checks the settings and prints the first step. Settings
-that cannot work are one line, exit 2.
+Without -step it checks the settings and prints the first step; with
+-phase2 DIR -lab L -server KIND -scheme S -payload SIZE the first step is
+half the closed-loop maximum (the most RPS of any cell at SIZE) of the
+newest Phase 2 run under DIR with that lab, server kind and scheme, when
+there is one:
+  start_from=phase2|setting  phase2_max_rps=M  phase2_run=DIR
+Settings that cannot work are one line, exit 2.
 
 Flags:
   -percentile P       the SLO's percentile of the latency from the due time (99)
@@ -36,6 +41,8 @@ Flags:
   -growth G           factor per coarse step (2)
   -resolution-pct D   bisect until the bracket is within D % (2)
   -max-steps N        at most N steps (12)
+  -repeat N           the bracket's two rates get N steps each at the end; a
+                      rate passes when all of its steps pass (1)
   -lag-max-ms MS      a step that broke the SLO while the engine lag p99 exceeded
                       it (or half -latency-ms when more) is client-bound (1)
   -disturbed K        step K (1-based) is disturbed (trust marks); repeatable
@@ -52,8 +59,14 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 	growth := fs.Float64("growth", 2, "")
 	res := fs.Float64("resolution-pct", 2, "")
 	maxSteps := fs.Int("max-steps", 12, "")
+	repeat := fs.Int("repeat", 1, "")
 	lagMax := fs.Float64("lag-max-ms", 1, "")
 	dir := fs.String("dir", "", "")
+	p2dir := fs.String("phase2", "", "")
+	p2lab := fs.String("lab", "", "")
+	p2server := fs.String("server", "", "")
+	p2scheme := fs.String("scheme", "http", "")
+	p2size := fs.String("payload", "", "")
 	var names []string
 	fs.Func("step", "", func(v string) error {
 		names = append(names, v)
@@ -99,11 +112,15 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 		return bad("SEARCH_RESOLUTION_PCT=%g: above 0 and below 100, e.g. 2", *res)
 	case *maxSteps < 2:
 		return bad("SEARCH_MAX_STEPS=%d: at least 2 steps (one that passes, one that fails)", *maxSteps)
+	case *repeat < 1:
+		return bad("REPEAT=%d: at least 1 step at each of the bracket's rates", *repeat)
+	case *repeat > 1 && *maxSteps < 2**repeat:
+		return bad("SEARCH_MAX_STEPS=%d with REPEAT=%d: at least %d steps (REPEAT at each of the bracket's two rates)", *maxSteps, *repeat, 2**repeat)
 	case !(*lagMax > 0):
 		return bad("-lag-max-ms %g: above 0", *lagMax)
 	}
 	s := capacity.Search{SLO: capacity.SLO{Percentile: *pct, LatencyMs: *lat, ErrorsPct: *errs, AchievedMin: *ach},
-		StartRPS: *start, Growth: *growth, ResolutionPct: *res, MaxSteps: *maxSteps}
+		StartRPS: *start, Growth: *growth, ResolutionPct: *res, MaxSteps: *maxSteps, Repeat: *repeat}
 	if len(names) > 0 && *dir == "" {
 		return fmt.Errorf("%w: capacity-next: -step needs -dir RUN", errUsage)
 	}
@@ -121,6 +138,14 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 		steps[i] = st
 	}
 	kv := [][2]string{{"schema_version", strconv.Itoa(capacity.SchemaVersion)}, {"steps", strconv.Itoa(len(steps))}}
+	if *p2dir != "" && len(steps) == 0 {
+		kv = append(kv, [2]string{"start_from", "setting"})
+		if p, ok := capacity.Phase2Max(*p2dir, *p2lab, *p2server, *p2scheme, []string{*p2size})[*p2size]; ok {
+			s.StartRPS = math.Max(1, math.Round(capacity.StartFraction*p.MaxRPS))
+			kv[len(kv)-1][1] = "phase2"
+			kv = append(kv, [2]string{"phase2_max_rps", strconv.FormatFloat(p.MaxRPS, 'f', -1, 64)}, [2]string{"phase2_run", p.Run})
+		}
+	}
 	if len(steps) > 0 {
 		code, why := s.Judge(steps[len(steps)-1])
 		kv = append(kv, [2]string{"last_code", code}, [2]string{"last_text", why})
