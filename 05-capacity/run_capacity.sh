@@ -12,10 +12,15 @@
 # Each step is a cell of connclient lowrate (an open-model schedule:
 # request i due at start + i/rate, whatever the answers before it) with
 # CONNECTIONS connections, STEP seconds long, on every client host at one
-# start time, rate and connections split across the hosts. From START_RPS
-# the rate doubles while the SLO holds, halves while it does not, then
+# start time, rate and connections split across the hosts. From a start
+# rate (START_RPS; when empty, half the payload's closed-loop maximum in the
+# newest Phase 2 run of the same lab, server and scheme, else the
+# profile's) the rate doubles while the SLO holds, halves while it does not, then
 # bisects between the highest passing and the lowest failing rate until
 # they are within SEARCH_RESOLUTION_PCT %; at most SEARCH_MAX_STEPS steps.
+# With REPEAT=N > 1 the bracket's two rates are then stepped until each has
+# N steps; a rate passes only when all of its steps do (a repetition that
+# fails moves the bracket and the bisection goes on).
 # A step that broke the SLO while its client was the limit (its CPUs >= 90 %
 # busy, whoever used them, its event loops busy >= 90 % of their time, or
 # its own sender lag p99 over 1 ms or half SLO_LATENCY_MS, whichever is
@@ -35,8 +40,9 @@
 #
 # Profiles (each setting below overrides its part):
 #   smoke  2 s steps, 32 connections, start 1000 req/s, at most 10 steps
-#   quick  5 s steps, 64 connections, start 4000 req/s, at most 10 steps
+#   quick  5 s steps, 64 connections, start 4000 req/s, at most 12 steps
 #   full   10 s steps, 128 connections, start 4000 req/s, at most 14 steps
+# (with REPEAT=N, 2 x (N - 1) steps more)
 #
 # Requires: sysstat, iproute2 and Go on the client and the server. LAB=netns
 # needs root.
@@ -52,7 +58,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 usage() {
   sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
   csb_usage_settings PAYLOADS CONNECTIONS STEP START_RPS SLO_PERCENTILE SLO_LATENCY_MS SLO_ERRORS_PCT \
-    SEARCH_RESOLUTION_PCT SEARCH_MAX_STEPS SERVICE_TIME SLOTS SERVER SCHEME
+    SEARCH_RESOLUTION_PCT SEARCH_MAX_STEPS REPEAT SERVICE_TIME SLOTS SERVER SCHEME
   csb_usage_common capacity
 }
 
@@ -67,25 +73,49 @@ csb_config_declare SLO_LATENCY_MS 10 decimal "the SLO's latency bound in ms (def
 csb_config_declare SLO_ERRORS_PCT 0.1 decimal "the SLO's failed requests, at most this % of those due (default 0.1)"
 csb_config_declare SEARCH_RESOLUTION_PCT 2 decimal "the bisection ends when its bracket is within this % (default 2)"
 csb_config_declare SEARCH_MAX_STEPS "" posint_or_empty "steps per payload at most (empty: the profile's)"
+csb_config_declare REPEAT 1 posint "steps at each of the bracket's two rates at the end; a rate passes when all pass (default 1)"
 csb_config_declare SERVICE_TIME "" duration_or_empty "SERVER=csb: each request holds a slot this long (with SLOTS: a server of known capacity)"
 csb_config_declare SLOTS "" posint_or_empty "SERVER=csb: requests served at once (with SERVICE_TIME)"
 
 declare -gA CAP=()
+CAP_START=""
 declare -ga CAP_FLAGS=()
 
 # capacity_flags: the SLO and search flags of csb capacity-next, from
 # the settings; checked once before anything starts (exit 2 on a bad one).
 capacity_flags() {
   CAP_FLAGS=(-percentile "${SLO_PERCENTILE}" -latency-ms "${SLO_LATENCY_MS}" -errors-pct "${SLO_ERRORS_PCT}"
-    -resolution-pct "${SEARCH_RESOLUTION_PCT}" -max-steps "$1" -start "$2")
+    -resolution-pct "${SEARCH_RESOLUTION_PCT}" -repeat "${REPEAT}" -max-steps "$1" -start "$2")
   "${CSB_ROOT}/bin/csb" capacity-next "${CAP_FLAGS[@]}" >/dev/null || exit 2
+}
+
+# capacity_start SIZE: CAP_START, the first step's rate of SIZE: START_RPS,
+# else half of Phase 2's closed-loop maximum (csb capacity-next -phase2),
+# else the profile's; recorded in run.env for csb summarize's replay.
+capacity_start() {
+  local out
+  CAP_START=${START_RPS}
+  if [[ -z "${CAP_START}" ]]; then
+    out=$("${CSB_ROOT}/bin/csb" capacity-next "${CAP_FLAGS[@]}" -phase2 "$(csb_results_root 02-http-matrix)" \
+      -lab "${LAB}" -server "${SERVER}" -scheme "${SCHEME}" -payload "$1") || die "csb capacity-next -phase2 failed" 1
+    csb_kv_into CAP "${out}"
+    CAP_START=${CAP[rps]}
+    if [[ "${CAP[start_from]}" == phase2 ]]; then
+      log_info "$1: starts at ${CAP_START} req/s, half the closed-loop maximum of Phase 2 (${CAP[phase2_max_rps]} RPS in ${CAP[phase2_run]#"${CSB_ROOT}"/})"
+      csb_run_set "capacity.phase2_max_rps.$1" "${CAP[phase2_max_rps]}"
+      csb_run_set "capacity.phase2_run.$1" "${CAP[phase2_run]}"
+    else
+      log_info "$1: starts at ${CAP_START} req/s (no Phase 2 run of LAB=${LAB} SERVER=${SERVER} SCHEME=${SCHEME} at $1 to start from)"
+    fi
+  fi
+  csb_run_set "capacity.start_rps.$1" "${CAP_START}"
 }
 
 # capacity_next STEP...: CAP from csb capacity-next over the steps
 # of the payload so far.
 capacity_next() {
   local out step
-  local -a cmd=("${CSB_ROOT}/bin/csb" capacity-next "${CAP_FLAGS[@]}" -dir "${CSB_RUN_DIR}")
+  local -a cmd=("${CSB_ROOT}/bin/csb" capacity-next "${CAP_FLAGS[@]}" -start "${CAP_START}" -dir "${CSB_RUN_DIR}")
   for step in "$@"; do cmd+=(-step "${step}"); done
   out=$("${cmd[@]}") || die "csb capacity-next failed: $(csb_quote "${cmd[@]}")" 1
   CAP=()
@@ -130,6 +160,7 @@ capacity_has_result() { "${CSB_ROOT}/bin/csb" check json "$1"; }
 capacity_search() {
   local size=$1 conns=$2 secs=$3 max=$4 n=0 step failed
   local -a steps=()
+  capacity_start "${size}"
   while :; do
     capacity_next "${steps[@]}"
     ((n == 0)) || log_info "${step}: ${CAP[last_code]}: ${CAP[last_text]}"
@@ -166,7 +197,7 @@ main() {
   secs=${STEP:-$(csb_profile 2 5 10)}
   conns=${CONNECTIONS:-$(csb_profile 32 64 128)}
   start=${START_RPS:-$(csb_profile 1000 4000 4000)}
-  max=${SEARCH_MAX_STEPS:-$(csb_profile 10 10 14)}
+  max=${SEARCH_MAX_STEPS:-$(($(csb_profile 10 12 14) + 2 * (10#${REPEAT} - 1)))}
   capacity_flags "${max}" "${start}"
   csb_lab_enter "${BASH_SOURCE[0]}" "$@"
 

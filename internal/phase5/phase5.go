@@ -17,6 +17,7 @@ import (
 	"csbench/internal/capacity"
 	"csbench/internal/decimal"
 	"csbench/internal/hostdata"
+	"csbench/internal/httpphase"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 	"csbench/internal/trust"
@@ -44,9 +45,11 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	for _, rc := range r.Cells {
 		c := summary.NewCell(rc)
 		size := rc.Params["payload"]
-		st, ok := measure(r, hosts, rc, search, &c)
+		st, ok := measure(r, hosts, httpphase.NICs(s), rc, search, &c)
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
-		if ok {
+		// As the runner did: a step whose cell failed ended the search
+		// and is not one of its steps (its figures are still shown).
+		if ok && rc.Status == "ok" {
 			if _, seen := byPayload[size]; !seen {
 				order = append(order, size)
 			}
@@ -59,9 +62,17 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	}
 	truth := readTruth(r.Dir)
 	for _, size := range order {
+		search := search
+		if v := num(r.Get("capacity.start_rps." + size)); v > 0 {
+			search.StartRPS = v
+		}
 		d := search.Next(byPayload[size])
 		res := summary.Capacity{Payload: size, Steps: len(byPayload[size]), SLOPercentile: search.SLO.Percentile,
-			SLOLatencyMs: search.SLO.LatencyMs, SLOErrorsPct: search.SLO.ErrorsPct, Done: d.Done}
+			SLOLatencyMs: search.SLO.LatencyMs, SLOErrorsPct: search.SLO.ErrorsPct, Done: d.Done,
+			StartRPS: summary.F(search.StartRPS)}
+		if v := num(r.Get("capacity.phase2_max_rps." + size)); v > 0 {
+			res.Phase2MaxRPS, res.Phase2Run = summary.F(v), filepath.Base(r.Get("capacity.phase2_run."+size))
+		}
 		if d.Done {
 			res.CapacityRPS, res.LowRPS, res.HighRPS = fp(d.CapacityRPS), fp(d.LowRPS), fp(d.HighRPS)
 			res.Bound, res.Says = d.Bound, d.Says
@@ -70,6 +81,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 			lo, _ := search.Bracket(byPayload[size])
 			res.LowRPS = fp(lo)
 		}
+		res.Cause, res.CauseEvidence = cause(s, size, res, truth)
 		if res.CapacityRPS != nil {
 			for i := range s.Cells {
 				m := s.Cells[i].Metrics
@@ -88,6 +100,69 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		s.Capacity = append(s.Capacity, res)
 	}
 	return nil
+}
+
+// ServerBusy is the server host's CPU share (mean or busiest core) at
+// which a failing step is the server's CPU; LinkFull the share of the
+// link's rate its sent frames reached for the link.
+const (
+	ServerBusy = 90.0
+	LinkFull   = 0.9
+)
+
+// cause is what the failing step above the capacity ran out of, a code
+// (server_cpu, link, slots, errors, client, unexplained; "" when no step
+// failed above it) and the evidence, from the step's host counters.
+func cause(s *summary.Summary, size string, res summary.Capacity, truth *truthStats) (string, string) {
+	switch res.Bound {
+	case "client_bound":
+		return "client", res.Says
+	case "latency", "errors", "achieved", "unreadable":
+	default:
+		return "", ""
+	}
+	var m map[string]*float64
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if c.Params["payload"] == size && res.HighRPS != nil && summary.Val(c.Metrics["offered_rps"]) == *res.HighRPS && c.Verdict != nil && c.Verdict.Bound != capacity.Pass {
+			m = c.Metrics
+			break
+		}
+	}
+	if m == nil {
+		return "unexplained", "the failing step's figures could not be read"
+	}
+	at := "at " + decimal.Format(res.HighRPS, 0) + " req/s"
+	if res.Bound == "errors" {
+		return "errors", fmt.Sprintf("%s %% of the requests failed %s", decimal.Format(m["errors_pct"], 3), at)
+	}
+	cpu, core, tx := summary.Val(m["server_cpu_pct"]), summary.Val(m["server_cpu_max_core_pct"]), summary.Val(m["server_nic_tx_mbps"])
+	hosts := fmt.Sprintf("%s the server host's CPU was %s %% busy (its busiest core %s %%), its NIC sent %s Mbit/s of the link's %s", at,
+		decimal.Format(m["server_cpu_pct"], 0), decimal.Format(m["server_cpu_max_core_pct"], 0), decimal.Format(m["server_nic_tx_mbps"], 0), decimal.Format(s.Link.RateMbps, 0))
+	// The payload the step asked the link to carry, against its TCP ceiling.
+	demand := summary.Val(m["offered_rps"]) * num(sizeBytes(s, size)) * 8 / 1e6
+	ceiling := summary.Val(s.Link.TCPCeilingMbps)
+	switch {
+	case cpu >= ServerBusy || core >= ServerBusy:
+		return "server_cpu", hosts
+	case demand >= LinkFull*ceiling || tx >= LinkFull*summary.Val(s.Link.RateMbps):
+		return "link", fmt.Sprintf("%s; the step asked for %s Mbit/s of payload, the link's TCP ceiling is %s", hosts, decimal.Format(&demand, 0), decimal.Format(s.Link.TCPCeilingMbps, 1))
+	case truth != nil && truth.Slots > 0:
+		return "slots", fmt.Sprintf("%d slots held %s ms each; %s", truth.Slots, decimal.Format(truth.HoldMeanMs, 3), hosts)
+	case math.IsNaN(cpu) && math.IsNaN(tx):
+		return "unexplained", at + " the server host's CPU and NIC are unreadable"
+	}
+	return "unexplained", hosts
+}
+
+// sizeBytes is a payload's bytes as its steps recorded them, "" unknown.
+func sizeBytes(s *summary.Summary, size string) string {
+	for _, c := range s.Cells {
+		if c.Params["payload"] == size && c.Params["payload_bytes"] != "" {
+			return c.Params["payload_bytes"]
+		}
+	}
+	return ""
 }
 
 // fp is v as a pointer, nil for NaN.
@@ -124,19 +199,25 @@ func searchOf(r *rundir.Run) (capacity.Search, error) {
 		}
 	}
 	ms, err := num("capacity.max_steps")
-	s.MaxSteps = int(ms)
+	s.MaxSteps, s.Repeat = int(ms), 1
+	if _, ok := r.Settings["REPEAT"]; ok && err == nil {
+		var rep float64
+		rep, err = num("REPEAT")
+		s.Repeat = int(rep)
+	}
 	return s, err
 }
 
 // measure fills one step's metrics from its raw files; ok: the step is one
 // the search counts (it ran and its results could be read).
-func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, search capacity.Search, c *summary.Cell) (capacity.Step, bool) {
+func measure(r *rundir.Run, hosts *hostdata.Hosts, nics map[string]string, rc rundir.Cell, search capacity.Search, c *summary.Cell) (capacity.Step, bool) {
 	m := c.Metrics
 	for _, k := range MetricKeys {
 		m[k] = nil
 	}
 	m["offered_rps"] = summary.F(num(rc.Params["offered_rps"]))
 	hosts.CPU(rc, m)
+	hosts.NIC(rc, nics, m)
 	hosts.Procs(rc, "server/csb-server", "server", m)
 	files, err := capacity.StepFiles(r.Dir, rc.Name)
 	if err != nil {

@@ -25,7 +25,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	if len(s.Capacity) == 0 {
 		d.P("No step could be read: no capacity was found (see the cells' errors below).")
 	}
-	d.P("Each step offers a rate on an open-model schedule (connclient lowrate: request i is due at start + i/rate whatever the answers before it, so a slow server meets a queue, not fewer requests) and measures the latency from each request's due time, merged bucket by bucket across client processes and hosts. A step passes when p%g of that latency ≤ %g ms, failed requests ≤ %g %% and the achieved rate ≥ 99 %% of the offered. The search doubles the rate while steps pass, halves it while they fail, then bisects; the capacity is the highest passing rate, the bracket the rates around it. A step that broke the SLO while its client was the limit (its CPUs ≥ 90 %% busy over the schedule, whoever used them, its event loops busy ≥ 90 %% of their time, or its own sender lag p99, over the requests that found an idle connection, above %g ms) is client-bound: it ends the search and is never the server's capacity.",
+	d.P("Each step offers a rate on an open-model schedule (connclient lowrate: request i is due at start + i/rate whatever the answers before it, so a slow server meets a queue, not fewer requests) and measures the latency from each request's due time, merged bucket by bucket across client processes and hosts. A step passes when p%g of that latency ≤ %g ms, failed requests ≤ %g %% and the achieved rate (requests answered, within the step's 1 s drain, over the schedule's duration) ≥ 99 %% of the offered. The search doubles the rate while steps pass, halves it while they fail, then bisects; the capacity is the highest passing rate, the bracket the rates around it. A step that broke the SLO while its client was the limit (its CPUs ≥ 90 %% busy over the schedule, whoever used them, its event loops busy ≥ 90 %% of their time, or its own sender lag p99, over the requests that found an idle connection, above %g ms) is client-bound: it ends the search and is never the server's capacity.",
 		slo(s).SLOPercentile, slo(s).SLOLatencyMs, slo(s).SLOErrorsPct, capacity.LagBoundMs(LagMaxMs, slo(s).SLOLatencyMs))
 
 	for _, size := range payloads(s) {
@@ -63,17 +63,29 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 // Headline is one payload's finding in one sentence or two.
 func Headline(c summary.Capacity) string {
 	var b strings.Builder
-	if c.CapacityRPS != nil {
+	switch {
+	case c.CapacityRPS != nil && c.HighRPS == nil:
+		fmt.Fprintf(&b, "**%s: capacity at p%g ≤ %g ms: at least %s req/s** (no step above it was the server's, %d steps)", c.Payload, c.SLOPercentile, c.SLOLatencyMs,
+			report.N(c.CapacityRPS, 0), c.Steps)
+	case c.CapacityRPS != nil:
 		fmt.Fprintf(&b, "**%s: capacity at p%g ≤ %g ms: %s req/s** (bracket %s–%s req/s, %d steps)", c.Payload, c.SLOPercentile, c.SLOLatencyMs,
 			report.N(c.CapacityRPS, 0), report.N(c.LowRPS, 0), report.N(c.HighRPS, 0), c.Steps)
-	} else {
+	default:
 		fmt.Fprintf(&b, "**%s: no capacity found at p%g ≤ %g ms** (%d steps)", c.Payload, c.SLOPercentile, c.SLOLatencyMs, c.Steps)
 	}
 	switch c.Bound {
 	case "latency", "errors", "achieved", "unreadable":
-		fmt.Fprintf(&b, ", bound by %s: the step at %s req/s broke the SLO on it.", boundName(c.Bound), report.N(c.HighRPS, 0))
+		fmt.Fprintf(&b, ", bound by %s: the step at %s req/s broke the SLO on it", boundName(c.Bound), report.N(c.HighRPS, 0))
+		if n, ok := map[string]string{"server_cpu": "the server's CPU", "link": "the link", "slots": "the server's slots (ground truth)", "errors": "the server's errors", "unexplained": "not the server's CPU nor the link"}[c.Cause]; ok {
+			fmt.Fprintf(&b, " — %s: %s", n, c.CauseEvidence)
+		}
+		b.WriteString(".")
 	default:
 		fmt.Fprintf(&b, ", bound by %s: %s.", boundName(c.Bound), strings.TrimSuffix(c.Says, "."))
+	}
+	if c.Phase2MaxRPS != nil {
+		fmt.Fprintf(&b, " Phase 2's closed-loop maximum on this lab was %s RPS (`%s`; the search started at half of it): the SLO holds up to %s %% of it.",
+			report.N(c.Phase2MaxRPS, 0), c.Phase2Run, pctOf(c.CapacityRPS, c.Phase2MaxRPS))
 	}
 	if c.LittleInFlight != nil {
 		fmt.Fprintf(&b, " At the capacity about %s requests were in flight (Little's law, with the median latency from the due time for the mean).", report.N(c.LittleInFlight, 0))

@@ -93,10 +93,23 @@ type Capacity struct {
 	// never_met, cut_short.
 	Bound string `json:"bound"`
 	Says  string `json:"text"`
+	// Cause is what the failing step above the capacity ran out of, a
+	// code: server_cpu, link, slots (the ground-truth server), errors,
+	// client, unexplained ("" when none
+	// failed above it); CauseEvidence the host counters that say so.
+	Cause         string `json:"cause,omitempty"`
+	CauseEvidence string `json:"cause_evidence,omitempty"`
 	// LittleInFlight is the capacity × the median latency from the due
 	// time of the last step at the capacity: about the requests in flight
 	// there (Little's law, the median for the mean).
 	LittleInFlight *float64 `json:"littles_law_in_flight,omitempty"`
+	// StartRPS is the first step's rate; Phase2MaxRPS, when the search
+	// started from it, the closed-loop maximum at this payload of the
+	// Phase 2 run Phase2Run (its directory's name), of the same lab,
+	// server and scheme.
+	StartRPS     *float64 `json:"start_rps,omitempty"`
+	Phase2MaxRPS *float64 `json:"phase2_max_rps,omitempty"`
+	Phase2Run    string   `json:"phase2_run,omitempty"`
 
 	TruthRPS        *float64 `json:"truth_capacity_rps,omitempty"`
 	TruthHoldMeanMs *float64 `json:"truth_hold_mean_ms,omitempty"`
