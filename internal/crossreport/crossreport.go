@@ -36,6 +36,7 @@ var Phases = []struct{ Name, Question string }{
 	{"02-http-matrix", "What do payload and concurrency do to RPS and tail latency?"},
 	{"03-c10k", "Can the server hold 10k, 20k … 100k connections, at what cost, and where is the wall?"},
 	{"04-connections", "How many new connections a second, what does the backlog absorb, where do TIME_WAIT and the ports stop the client?"},
+	{"05-capacity", "How many requests/s does the server take before its p99 leaves the budget?"},
 }
 
 // Run is one run directory used by the report.

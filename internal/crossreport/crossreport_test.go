@@ -241,7 +241,7 @@ func lab(t *testing.T, root string) string {
 func TestReportPinnedHosts(t *testing.T) {
 	t.Setenv("PATH", "")
 	root := golden.CopyTree(t, "testdata/root", "root")
-	pinRuns(t, root, "00-iperf3", "01-http-baseline", "02-http-matrix")
+	pinRuns(t, root, "00-iperf3", "01-http-baseline", "02-http-matrix", "05-capacity")
 	got := lab(t, root)
 	want := "in every run server and client ran on 2 CPUs of one host (AMD EPYC), each host pinned to a CPU of its own (server CPU 0, client CPU 1). CPU-bound figures are those CPUs', not two machines'."
 	if !strings.Contains(got, want) || strings.Contains(got, "shared") {

@@ -2,6 +2,7 @@ package crossreport
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -35,7 +36,8 @@ var Questions = []Question{
 	{3, "Where does RPS plateau over concurrency?", "02-http-matrix"},
 	{4, "Connections held: how many, at what cost?", "03-c10k"},
 	{5, "Connection setup: rate, backlog, ports?", "04-connections"},
-	{6, "What does TLS cost?", ""},
+	{6, "Capacity within a latency budget?", "05-capacity"},
+	{7, "What does TLS cost?", ""},
 }
 
 // linker names each run's report: Markdown reference links ([runner][rN])
@@ -396,8 +398,10 @@ func findingRows(in *Inputs, l *linker) [][]string {
 				text = finding3(scenarioStats(phase3Stats(rs)))
 			case "04-connections":
 				text = finding4(phase4Stat(last.Summary))
+			case "05-capacity":
+				text = finding5(in, rs)
 			}
-			if q.Phase != "03-c10k" {
+			if q.Phase != "03-c10k" && q.Phase != "05-capacity" {
 				rs = rs[len(rs)-1:]
 			}
 			text = clientsPrefix(rs) + text
@@ -575,6 +579,110 @@ func details(d *report.Doc, in *Inputs, l *linker) {
 			detail3(d, l, rs, scenarioStats(phase3Stats(rs)))
 		case "04-connections":
 			detail4(d, l, last, phase4Stat(last.Summary))
+		case "05-capacity":
+			detail5(d, l, in, rs)
 		}
 	}
+}
+
+// causeWords are Phase 5's cause codes in a few words.
+var causeWords = map[string]string{"server_cpu": "the server's CPU", "link": "the link", "slots": "the slots",
+	"errors": "errors", "client": "the client", "unexplained": "neither CPU nor link"}
+
+// capacityText is one payload's capacity in a few words: "1k 11,375
+// (the link)", "1k ≥ 32,000 (the client)".
+func capacityText(c summary.Capacity) string {
+	v := "none"
+	if c.CapacityRPS != nil {
+		v = valp(c.CapacityRPS, 0)
+		if c.HighRPS == nil || c.Bound == "max_steps" {
+			v = "≥ " + v
+		}
+	}
+	why := causeWords[c.Cause]
+	if why == "" {
+		why = map[string]string{"max_steps": "steps ran out", "never_met": "SLO never met", "cut_short": "cut short"}[c.Bound]
+	}
+	if why != "" {
+		v += " (" + why + ")"
+	}
+	return c.Payload + " " + v
+}
+
+// phase2Beside is Phase 2's closed-loop maximum at payload in the newest
+// Phase 2 run of the report with r's lab, server kind and pinning (a
+// pinned server has one core, an unpinned one two), NaN for none.
+func phase2Beside(in *Inputs, r Run, payload string) float64 {
+	best := math.NaN()
+	for _, p2 := range in.Runs["02-http-matrix"] {
+		s := p2.Summary
+		if s.Lab != r.Summary.Lab || s.Server == nil || r.Summary.Server == nil || s.Server.Kind != r.Summary.Server.Kind || (s.Pin == nil) != (r.Summary.Pin == nil) {
+			continue
+		}
+		best = math.NaN()
+		for i := range s.Cells {
+			if v := metric(&s.Cells[i], "rps"); s.Cells[i].Params["payload"] == payload && s.Cells[i].Status == "ok" && !(v <= best) {
+				best = v
+			}
+		}
+	}
+	return best
+}
+
+// finding5: per run (server) the capacity of each payload at the SLO.
+func finding5(in *Inputs, rs []Run) string {
+	var parts []string
+	for _, r := range rs {
+		s := r.Summary
+		var ps []string
+		for _, c := range s.Capacity {
+			ps = append(ps, capacityText(c))
+		}
+		if len(ps) == 0 {
+			continue
+		}
+		name := "server"
+		if s.Server != nil {
+			name = s.Server.Kind
+		}
+		c0 := s.Capacity[0]
+		parts = append(parts, fmt.Sprintf("%s at p%g ≤ %g ms: %s req/s", name, c0.SLOPercentile, c0.SLOLatencyMs, strings.Join(ps, ", ")))
+	}
+	if len(parts) == 0 {
+		return "no capacity found"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// detail5: per run and payload the capacity, its bracket, what bounded
+// it, and Phase 2's closed-loop maximum of the same lab and server beside.
+func detail5(d *report.Doc, l *linker, in *Inputs, rs []Run) {
+	d.H(3, "Phase 5 — capacity within a latency budget")
+	var lines []string
+	for _, r := range rs {
+		s := r.Summary
+		name := "server"
+		if s.Server != nil {
+			name = s.Server.Kind
+		}
+		for _, c := range s.Capacity {
+			line := fmt.Sprintf("%s %s: %s req/s at p%g ≤ %g ms", name, c.Payload, valp(c.CapacityRPS, 0), c.SLOPercentile, c.SLOLatencyMs)
+			if c.LowRPS != nil && c.HighRPS != nil {
+				line += fmt.Sprintf(" (bracket %s–%s)", valp(c.LowRPS, 0), valp(c.HighRPS, 0))
+			}
+			if c.Cause != "" {
+				line += ", bound by " + causeWords[c.Cause]
+			} else if c.Bound != "" {
+				line += ", ended by " + c.Bound
+			}
+			if m := phase2Beside(in, r, c.Payload); !math.IsNaN(m) {
+				line += fmt.Sprintf("; Phase 2's closed-loop maximum %s RPS", val(m, 0))
+				if c.CapacityRPS != nil {
+					line += fmt.Sprintf(" (the SLO holds to %s %% of it)", val(100**c.CapacityRPS/m, 0))
+				}
+			}
+			lines = append(lines, line+" "+l.inline(r))
+		}
+	}
+	bullets(d, lines)
 }
