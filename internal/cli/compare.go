@@ -100,7 +100,7 @@ func appendBaseline(dir, base string, s *summary.Summary) error {
 var RootMetrics = []string{"rps", "rps_achieved", "latency_p99_ms", compare.ServerCPUPerRequest,
 	"server_rss_per_conn_kb", "throughput_mbps", "server_proc_cpu_pct"}
 
-// compareRoots sets the latest run of each runner of Phases 1, 2 and 3 in
+// compareRoots sets the latest run of each runner of Phases 1 to 5 in
 // root a against the same runner's latest run in root b.
 func compareRoots(a, b, out string, stdout io.Writer) error {
 	ia, err := crossreport.Find(a, false)
@@ -138,7 +138,7 @@ func compareRoots(a, b, out string, stdout io.Writer) error {
 		}
 	}
 	if n == 0 {
-		return fmt.Errorf("no HTTP phase (01, 02, 03) has a summarized run in both %s and %s", a, b)
+		return fmt.Errorf("no phase 01 to 05 has a summarized run in both %s and %s", a, b)
 	}
 	if out == "" {
 		_, err = io.WriteString(stdout, sb.String())

@@ -220,6 +220,9 @@ type Result struct {
 	Unmatched []string // metrics asked for that neither run has
 	// Env is where the two runs' environments differ (Environments).
 	Env *Env
+	// Bounds: Phase 5's payloads, each with what ended A's and B's
+	// search (capacityBound).
+	Bounds [][3]string
 }
 
 func collect(s *summary.Summary, metrics []string) (map[string]map[string]Values, []string, int) {
@@ -273,6 +276,9 @@ func Runs(a, b *summary.Summary, metrics []string) (*Result, error) {
 	} else if metrics == nil {
 		metrics = DefaultMetrics
 	}
+	if len(a.Capacity) > 0 || len(b.Capacity) > 0 {
+		return capacityRuns(a, b), nil
+	}
 	ca, orderA, repsA := collect(a, metrics)
 	cb, orderB, repsB := collect(b, metrics)
 	r := &Result{A: a, B: b, Reps: [2]int{repsA, repsB}, Env: Environments(a, b, "", "")}
@@ -303,6 +309,64 @@ func Runs(a, b *summary.Summary, metrics []string) (*Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// CapacityMetric is Phase 5's compared figure: each payload's capacity
+// within the SLO. Its steps are not compared: a search picks its own
+// rates, so a step of one run has no like in the other.
+const CapacityMetric = "capacity_rps"
+
+// capacityRuns compares two Phase 5 runs payload by payload: the capacity
+// (a lower bound where a search ended without a failing step above it),
+// and, in Bounds, what ended each search.
+func capacityRuns(a, b *summary.Summary) *Result {
+	r := &Result{A: a, B: b, Reps: [2]int{1, 1}, Env: Environments(a, b, "", "")}
+	of := func(s *summary.Summary) (map[string]summary.Capacity, []string) {
+		m := map[string]summary.Capacity{}
+		var order []string
+		for _, c := range s.Capacity {
+			m[c.Payload] = c
+			order = append(order, c.Payload)
+		}
+		return m, order
+	}
+	ma, orderA := of(a)
+	mb, orderB := of(b)
+	for _, p := range orderA {
+		cb, ok := mb[p]
+		if !ok {
+			r.OnlyInA = append(r.OnlyInA, p)
+			continue
+		}
+		ca := ma[p]
+		r.Bounds = append(r.Bounds, [3]string{p, capacityBound(ca), capacityBound(cb)})
+		if ca.CapacityRPS == nil || cb.CapacityRPS == nil {
+			continue
+		}
+		r.Rows = append(r.Rows, Row{Cell: p, Metric: CapacityMetric, A: Values{*ca.CapacityRPS}, B: Values{*cb.CapacityRPS}})
+	}
+	for _, p := range orderB {
+		if _, ok := ma[p]; !ok {
+			r.OnlyInB = append(r.OnlyInB, p)
+		}
+	}
+	if len(r.Rows) > 0 {
+		r.Compared = []string{CapacityMetric}
+	}
+	return r
+}
+
+// capacityBound is what ended a payload's search, as codes: the bound,
+// then what ran out ("latency/server_cpu"), "lower bound" marked.
+func capacityBound(c summary.Capacity) string {
+	t := c.Bound
+	if c.Cause != "" && c.Cause != c.Bound {
+		t += "/" + c.Cause
+	}
+	if c.CapacityRPS != nil && c.HighRPS == nil {
+		t += ", a lower bound"
+	}
+	return t
 }
 
 // Dirs is Runs of the summaries of run directories dirA and dirB, whose
@@ -406,6 +470,12 @@ func (r *Result) Markdown() string {
 	}
 	if len(r.Rows) == 0 {
 		b.WriteString("| — | no cell measured in both runs | | | | | |\n")
+	}
+	if len(r.Bounds) > 0 {
+		fmt.Fprintf(&b, "\nPhase 5 compares each payload's capacity within the SLO, not its steps (each search picks its own rates). What ended each search (bound/what ran out at the failing step):\n\n| payload | %s | %s |\n|---|---|---|\n", colA, colB)
+		for _, x := range r.Bounds {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", x[0], x[1], x[2])
+		}
 	}
 	if len(r.OnlyInA) > 0 {
 		fmt.Fprintf(&b, "\nOnly in A: %s.\n", strings.Join(r.OnlyInA, ", "))

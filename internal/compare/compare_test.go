@@ -145,3 +145,26 @@ func TestTLSCost(t *testing.T) {
 		t.Error("a TLS section for two http runs")
 	}
 }
+
+// Phase 5 runs compare each payload's capacity, never their steps (a
+// search picks its own rates), with what ended each search.
+func TestCapacityRuns(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	a := &summary.Summary{Phase: "05-capacity", RunID: "a", Cells: []summary.Cell{{Name: "1k-s01", Status: "ok", Metrics: map[string]*float64{"latency_p99_ms": f(1)}}},
+		Capacity: []summary.Capacity{{Payload: "1k", CapacityRPS: f(40000), HighRPS: f(41000), Bound: "latency", Cause: "server_cpu"}, {Payload: "10k", CapacityRPS: f(9000), Bound: "client_bound", Cause: "client"}}}
+	b := &summary.Summary{Phase: "05-capacity", RunID: "b", Cells: a.Cells,
+		Capacity: []summary.Capacity{{Payload: "1k", CapacityRPS: f(30000), HighRPS: f(31000), Bound: "latency", Cause: "link"}}}
+	r, err := Runs(a, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows) != 1 || r.Rows[0].Cell != "1k" || r.Rows[0].Metric != CapacityMetric || r.Rows[0].Ratio() != 0.75 {
+		t.Errorf("rows: %+v", r.Rows)
+	}
+	if len(r.OnlyInA) != 1 || r.OnlyInA[0] != "10k" || len(r.Bounds) != 1 || r.Bounds[0] != [3]string{"1k", "latency/server_cpu", "latency/link"} {
+		t.Errorf("only in A %v, bounds %v", r.OnlyInA, r.Bounds)
+	}
+	if md := r.Markdown(); !strings.Contains(md, "| 1k | latency/server_cpu | latency/link |") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}

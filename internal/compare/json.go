@@ -22,6 +22,15 @@ type Document struct {
 	Rows          []DocRow `json:"rows"`
 	OnlyInA       []string `json:"only_in_a"`
 	OnlyInB       []string `json:"only_in_b"`
+	// Bounds (Phase 5): per payload what ended each run's search.
+	Bounds []DocBound `json:"capacity_bounds,omitempty"`
+}
+
+// DocBound is one payload's capacityBound in A and in B.
+type DocBound struct {
+	Payload string `json:"payload"`
+	A       string `json:"a"`
+	B       string `json:"b"`
 }
 
 // DocRow is one Row: every repetition's value in both runs, the medians'
@@ -53,6 +62,9 @@ func (r *Result) Document() Document {
 			dr.BeyondSpread = &s
 		}
 		d.Rows = append(d.Rows, dr)
+	}
+	for _, x := range r.Bounds {
+		d.Bounds = append(d.Bounds, DocBound{Payload: x[0], A: x[1], B: x[2]})
 	}
 	return d
 }
