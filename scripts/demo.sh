@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # scripts/demo.sh: run every phase once, in order, and say where the reports are.
 #
-# Usage: [LAB=netns|local] [PROFILE=quick] [RESULTS_ROOT=DIR] [PHASES=0,1,2,3,4] bash scripts/demo.sh [-h]
+# Usage: [LAB=netns|local] [PROFILE=quick] [RESULTS_ROOT=DIR] [PHASES=0,1,2,3,4,5] bash scripts/demo.sh [-h]
 #
 # What `make demo` runs. LAB=netns (the default; root) builds the netns lab
-# once, runs every phase (0 to 4) across it, and takes it down at the end even when a
+# once, runs every phase (0 to 5) across it, and takes it down at the end even when a
 # phase fails; LAB=local needs no root. A phase that fails is reported and the
 # demo goes on with the next one; the exit status says whether all succeeded.
 # LAB=local skips Phase 4, which changes sysctls (the netns lab's are its own).
+# Phase 5 searches one payload, 1k (PAYLOADS=1k: the three of the
+# committed reference take three times as long), starting from half the
+# closed-loop maximum the demo's Phase 2 just measured.
 # PHASES picks phases (default all). Before each phase it logs `phase k/n`
 # with the time left, planned from how long each phase's newest run with
 # the same lab and profile took (the committed reference runs for netns and
@@ -36,6 +39,7 @@ RUNNERS=(
   03-c10k/run_c10k_beyond.sh
   03-c10k/run_c10k_beyond_lowrate_retry.sh
   04-connections/run_connections.sh
+  05-capacity/run_capacity.sh
 )
 
 demo_cleanup() {
@@ -52,7 +56,7 @@ main() {
   esac
   export LAB="${LAB:-netns}" PROFILE="${PROFILE:-quick}"
   csb_config_validate LAB PROFILE || exit 2
-  [[ "${PHASES:=0,1,2,3,4}" =~ ^[0-4](,[0-4])*$ ]] || usage_error "PHASES=${PHASES}: expected phase numbers 0 to 4, comma-separated (e.g. 0,1)"
+  [[ "${PHASES:=0,1,2,3,4,5}" =~ ^[0-5](,[0-5])*$ ]] || usage_error "PHASES=${PHASES}: expected phase numbers 0 to 5, comma-separated (e.g. 0,1)"
   if [[ "${LAB}" == netns ]]; then
     [[ ${EUID} -eq 0 ]] || die "make demo runs on the netns lab, which needs root: sudo make demo (or: make demo LAB=local)" 2
     if ! "${CSB_ROOT}/lab/netns.sh" status >/dev/null 2>&1; then
@@ -90,7 +94,9 @@ main() {
     log_info "demo: $("${CSB_ROOT}/bin/csb" progress -what phase -k "${k}" -in "${SECONDS}" -first "${first}" \
       -name "${runner} (LAB=${LAB} PROFILE=${PROFILE})" -- "${plan[@]}")"
     out="$(mktemp)"
-    if ! bash "${CSB_ROOT}/${runner}" 2>&1 | tee "${out}"; then
+    local -a args=()
+    [[ "${runner}" != 05-* ]] || args=(-s PAYLOADS=1k)
+    if ! bash "${CSB_ROOT}/${runner}" "${args[@]}" 2>&1 | tee "${out}"; then
       failed+=("${runner}")
     fi
     line="$(grep '^results: ' "${out}" | tail -n 1 || true)"

@@ -9,9 +9,9 @@ setup() { common_setup; }
 teardown() { common_teardown; }
 
 @test "demo: bad PHASES exits 2 before anything runs" {
-  run env PHASES=0,5 LAB=local bash scripts/demo.sh
+  run env PHASES=0,6 LAB=local bash scripts/demo.sh
   [ "$status" -eq 2 ]
-  [[ "$output" == "error: PHASES=0,5: expected phase numbers 0 to 4"* ]]
+  [[ "$output" == "error: PHASES=0,6: expected phase numbers 0 to 5"* ]]
   [ -z "$(ls -A "${RESULTS_ROOT}")" ]
 }
 
