@@ -29,7 +29,9 @@
 //     rate passes only when every one of its steps passed, so a boundary
 //     that a noisy machine moved is found again (the bisection goes on from
 //     the new bracket).
-//   - MaxSteps bounds the search; reaching it ends with what is known.
+//   - MaxSteps bounds the search, and MaxSeconds its steps' time: when
+//     one more step (as long as the mean so far) would pass it, the search
+//     ends with what is known, the bound named.
 package capacity
 
 import (
@@ -56,7 +58,8 @@ type Search struct {
 	Growth        float64 // factor per coarse step (default 2)
 	ResolutionPct float64 // bisection ends when hi − lo ≤ this % of lo
 	MaxSteps      int
-	Repeat        int // steps at each of the bracket's two rates at the end (default 1)
+	MaxSeconds    float64 // the steps' wall time at most (0: no bound)
+	Repeat        int     // steps at each of the bracket's two rates at the end (default 1)
 }
 
 // Step is one measured step.
@@ -72,6 +75,7 @@ type Step struct {
 	// process's), NaN unknown.
 	ClientCPUsBusyPct float64
 	Disturbed         bool
+	Seconds           float64 // the step's wall time, set up to end (0: unknown)
 }
 
 // Outcome codes of one step.
@@ -117,7 +121,7 @@ type Decision struct {
 	// Done: the capacity (NaN when no step passed), its bracket (High NaN
 	// when no step failed) and what ended the search.
 	CapacityRPS, LowRPS, HighRPS float64
-	Bound                        string // a step outcome code, client_bound, max_steps, never_met
+	Bound                        string // a step outcome code, client_bound, max_steps, max_time, never_met
 	Says                         string // one sentence for the log and the report
 }
 
@@ -168,6 +172,9 @@ func (s Search) Next(steps []Step) Decision {
 		return done(lo, hi, bound, fmt.Sprintf("capacity %.0f req/s (bracket %.0f–%.0f, within %g%%): the next rate up failed on %s", lo, lo, hi, s.ResolutionPct, bound))
 	default:
 		next = Decision{RPS: roundRate((lo + hi) / 2), Reason: "bisect"}
+	}
+	if spent, n := stepSeconds(steps); s.MaxSeconds > 0 && n > 0 && spent+spent/float64(n) > s.MaxSeconds {
+		return done(lo, hi, "max_time", fmt.Sprintf("SEARCH_MAX_S=%g: the %d steps took %.0f s, and one more would pass it", s.MaxSeconds, len(steps), spent))
 	}
 	if len(steps) >= s.MaxSteps {
 		if next.Reason == "repeat_boundary" {
@@ -246,6 +253,18 @@ func (s Search) failAt(steps []Step, r float64) string {
 		}
 	}
 	return code
+}
+
+// stepSeconds is the steps' wall time and how many had one.
+func stepSeconds(steps []Step) (float64, int) {
+	sum, n := 0.0, 0
+	for _, st := range steps {
+		if st.Seconds > 0 {
+			sum += st.Seconds
+			n++
+		}
+	}
+	return sum, n
 }
 
 func done(lo, hi float64, bound, text string) Decision {

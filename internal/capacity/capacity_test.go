@@ -167,3 +167,14 @@ func TestRepeatAtTheBoundary(t *testing.T) {
 		t.Errorf("pass, pass, fail: lo %v hi %v", lo, hi)
 	}
 }
+
+// MaxSeconds ends a search before a step that would pass it.
+func TestSearchTimeBound(t *testing.T) {
+	s := search(1000)
+	s.MaxSeconds = 20
+	srv := server(50000)
+	d, steps := run(t, s, func(r float64) Step { st := srv(r); st.Seconds = 6; return st })
+	if d.Bound != "max_time" || len(steps) != 3 || d.CapacityRPS != 4000 || !strings.Contains(d.Says, "SEARCH_MAX_S=20") {
+		t.Errorf("time bound: %+v after %d steps", d, len(steps))
+	}
+}

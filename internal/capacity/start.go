@@ -24,6 +24,11 @@ type Phase2 struct {
 // from a bracket of one factor 2.
 const StartFraction = 0.5
 
+// ProbeStart is the first step after a probe that achieved rps: a probe
+// keeps every connection busy, as a closed loop does, so its rate stands
+// for Phase 2's maximum.
+func ProbeStart(rps float64) float64 { return math.Max(1, math.Round(StartFraction*rps)) }
+
 // Phase2Max is, for each of sizes, Phase 2's closed-loop maximum from the
 // newest summarized run under dir (a phase's results directory, listed,
 // never globbed) with the lab, server kind and scheme given; sizes without

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"csbench/internal/capacity"
+	"csbench/internal/rundir"
 )
 
 const capacityNextUsage = `Usage: csb capacity-next [SLO and search flags] [-dir RUN -step NAME...]
@@ -23,13 +24,16 @@ as KEY=VALUE lines:
   done=0  rps=R  reason=first|up|down|bisect|repeat_disturbed|repeat_boundary
   done=1  capacity_rps=R|unreadable  low_rps  high_rps  bound=CODE  text=…
   (bound: the outcome code of the failing step above the capacity, or
-  client_bound, max_steps, never_met)
+  client_bound, max_steps, max_time, never_met)
 Without -step it checks the settings and prints the first step; with
 -phase2 DIR -lab L -server KIND -scheme S -payload SIZE the first step is
 half the closed-loop maximum (the most RPS of any cell at SIZE) of the
 newest Phase 2 run under DIR with that lab, server kind and scheme, when
 there is one:
   start_from=phase2|setting  phase2_max_rps=M  phase2_run=DIR
+With -dir RUN -probe NAME (no -step) the first step is half of what the
+probe step NAME achieved (a step offering far more than the server takes):
+  start_from=probe  probe_rps=A
 Settings that cannot work are one line, exit 2.
 
 Flags:
@@ -41,6 +45,8 @@ Flags:
   -growth G           factor per coarse step (2)
   -resolution-pct D   bisect until the bracket is within D % (2)
   -max-steps N        at most N steps (12)
+  -max-seconds S      at most S seconds of steps (their cells' wall time in
+                      RUN's cells.tsv): no step that would pass it (0: none)
   -repeat N           the bracket's two rates get N steps each at the end; a
                       rate passes when all of its steps pass (1)
   -lag-max-ms MS      a step that broke the SLO while the engine lag p99 exceeded
@@ -59,6 +65,7 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 	growth := fs.Float64("growth", 2, "")
 	res := fs.Float64("resolution-pct", 2, "")
 	maxSteps := fs.Int("max-steps", 12, "")
+	maxSecs := fs.Float64("max-seconds", 0, "")
 	repeat := fs.Int("repeat", 1, "")
 	lagMax := fs.Float64("lag-max-ms", 1, "")
 	dir := fs.String("dir", "", "")
@@ -67,6 +74,7 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 	p2server := fs.String("server", "", "")
 	p2scheme := fs.String("scheme", "http", "")
 	p2size := fs.String("payload", "", "")
+	probe := fs.String("probe", "", "")
 	var names []string
 	fs.Func("step", "", func(v string) error {
 		names = append(names, v)
@@ -112,6 +120,8 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 		return bad("SEARCH_RESOLUTION_PCT=%g: above 0 and below 100, e.g. 2", *res)
 	case *maxSteps < 2:
 		return bad("SEARCH_MAX_STEPS=%d: at least 2 steps (one that passes, one that fails)", *maxSteps)
+	case !(*maxSecs >= 0) || math.IsInf(*maxSecs, 0):
+		return bad("SEARCH_MAX_S=%g: seconds of steps at most, 0 or more (0: no bound)", *maxSecs)
 	case *repeat < 1:
 		return bad("REPEAT=%d: at least 1 step at each of the bracket's rates", *repeat)
 	case *repeat > 1 && *maxSteps < 2**repeat:
@@ -120,11 +130,15 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 		return bad("-lag-max-ms %g: above 0", *lagMax)
 	}
 	s := capacity.Search{SLO: capacity.SLO{Percentile: *pct, LatencyMs: *lat, ErrorsPct: *errs, AchievedMin: *ach},
-		StartRPS: *start, Growth: *growth, ResolutionPct: *res, MaxSteps: *maxSteps, Repeat: *repeat}
-	if len(names) > 0 && *dir == "" {
+		StartRPS: *start, Growth: *growth, ResolutionPct: *res, MaxSteps: *maxSteps, MaxSeconds: *maxSecs, Repeat: *repeat}
+	if (len(names) > 0 || *probe != "") && *dir == "" {
 		return fmt.Errorf("%w: capacity-next: -step needs -dir RUN", errUsage)
 	}
 	steps := make([]capacity.Step, len(names))
+	var cells map[string]float64
+	if len(names) > 0 {
+		cells = cellSeconds(*dir)
+	}
 	for i, name := range names {
 		files, err := capacity.StepFiles(*dir, name)
 		if err != nil {
@@ -135,9 +149,24 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 			return fmt.Errorf("step %d: %w", i+1, err)
 		}
 		st.Disturbed = disturbed[i+1]
+		st.Seconds = cells[name]
 		steps[i] = st
 	}
 	kv := [][2]string{{"schema_version", strconv.Itoa(capacity.SchemaVersion)}, {"steps", strconv.Itoa(len(steps))}}
+	if *probe != "" && len(steps) == 0 {
+		files, err := capacity.StepFiles(*dir, *probe)
+		if err != nil {
+			return fmt.Errorf("probe: %w", err)
+		}
+		st, _, err := capacity.ReadStep(files, *pct, capacity.LagBoundMs(*lagMax, *lat))
+		if err != nil {
+			return fmt.Errorf("probe: %w", err)
+		}
+		if st.AchievedRPS > 0 {
+			s.StartRPS = capacity.ProbeStart(st.AchievedRPS)
+			kv = append(kv, [2]string{"start_from", "probe"}, [2]string{"probe_rps", strconv.FormatFloat(math.Round(st.AchievedRPS), 'f', 0, 64)})
+		}
+	}
 	if *p2dir != "" && len(steps) == 0 {
 		kv = append(kv, [2]string{"start_from", "setting"})
 		if p, ok := capacity.Phase2Max(*p2dir, *p2lab, *p2server, *p2scheme, []string{*p2size})[*p2size]; ok {
@@ -164,6 +193,22 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 	}
 	_, err := io.WriteString(stdout, b.String())
 	return err
+}
+
+// cellSeconds is each ended cell's wall time in run directory dir (none
+// when its cells.tsv cannot be read: the time bound then waits).
+func cellSeconds(dir string) map[string]float64 {
+	out := map[string]float64{}
+	r, err := rundir.Read(dir)
+	if err != nil {
+		return out
+	}
+	for _, c := range r.Cells {
+		if !c.Start.IsZero() && c.End.After(c.Start) {
+			out[c.Name] = c.End.Sub(c.Start).Seconds()
+		}
+	}
+	return out
 }
 
 // rateText is a rate in whole req/s, or "unreadable" for none.
