@@ -27,7 +27,7 @@ teardown() {
   [ -z "$(ls -A "${RESULTS_ROOT}")" ]
 }
 
-@test "capacity: a server of known capacity (40 slots x 10 ms) is found within 5 % of its truth" {
+@test "capacity: a server of known capacity (40 slots x 10 ms) is found within 5 % of its truth, from a probe" {
   need_root
   run bash 05-capacity/run_capacity.sh -l netns -p smoke -s PAYLOADS=1k -s SLOTS=40 -s SERVICE_TIME=10ms \
     -s SLO_LATENCY_MS=50 -s CONNECTIONS=128
@@ -43,16 +43,22 @@ teardown() {
   jq -e '.capacity[0] | (.capacity_rps / .truth_capacity_rps - 1 | fabs) <= 0.05' "${s}"
   jq -e '.capacity[0] | .capacity_bracket_low_rps <= .truth_capacity_rps * 1.05 and .capacity_bracket_high_rps >= .truth_capacity_rps * 0.95' "${s}"
   jq -e '.capacity[0].bound | IN("latency", "achieved")' "${s}"
+  # No Phase 2 run to start from: a probe at full speed first (every
+  # connection busy: about the truth), the search from half of it.
+  jq -e '.cells[0].name == "1k-probe" and .cells[0].verdict.bound == "probe"
+    and (.capacity[0] | .probe_rps > .truth_capacity_rps * 0.8 and .start_rps == (.probe_rps / 2 | round))' "${s}" ||
+    { jq -c '.cells[0].verdict, .capacity' "${s}"; return 1; }
   # Every step is a cell with its raw result; the summary's capacity is the
   # search replayed from them, as the runner's log said it.
   local n
-  n=$(jq '.cells | length' "${s}")
+  n=$(jq '[.cells[] | select(.params.reason != "probe")] | length' "${s}")
   [ "$(find "${dir}/raw/client" -name '1k-s[0-9][0-9].json' | wc -l)" -eq "${n}" ]
   grep -q "1k: capacity $(jq -r '.capacity[0].capacity_rps' "${s}") req/s" <<<"$output"
   grep -q 'capacity at p99 ≤ 50 ms' "${dir}/Report_05-capacity.md"
   grep -q "the search found" "${dir}/Report_05-capacity.md"
   [ -s "${dir}/latency-1k.svg" ]
-  grep -qE 'cell 1/[0-9]+ 1k-s01 .* starts; .* left' <<<"$output"
+  grep -qE 'cell 1/[0-9]+ 1k-probe .* starts; .* left' <<<"$output"
+  grep -qE 'cell 2/[0-9]+ 1k-s01 .* starts; .* left' <<<"$output"
   pids_gone "${dir}"
 }
 
@@ -89,7 +95,7 @@ teardown() {
 @test "capacity: Ctrl-C mid-search stops everything, keeps the steps so far, partial, exit 130" {
   need_root
   local out="${BATS_TEST_TMPDIR}/out" pid
-  env --default-signal=INT bash 05-capacity/run_capacity.sh -l netns -p smoke -s PAYLOADS=1k -s SLOTS=40 \
+  env --default-signal=INT bash 05-capacity/run_capacity.sh -l netns -p smoke -s PAYLOADS=1k -s START_RPS=1000 -s SLOTS=40 \
     -s SERVICE_TIME=10ms -s SLO_LATENCY_MS=50 -s CONNECTIONS=128 >"${out}" 2>&1 &
   pid=$!
   wait_for "${out}" 'cell 2/[0-9]+ 1k-s02 ' 60
@@ -113,7 +119,7 @@ teardown() {
 
 @test "capacity: two client hosts offer one schedule; each step's p99 is that of both hosts' histograms merged" {
   need_root
-  run bash 05-capacity/run_capacity.sh -l netns -p smoke -s CLIENTS=2 -s PAYLOADS=1k -s SLOTS=40 \
+  run bash 05-capacity/run_capacity.sh -l netns -p smoke -s CLIENTS=2 -s PAYLOADS=1k -s START_RPS=1000 -s SLOTS=40 \
     -s SERVICE_TIME=10ms -s SLO_LATENCY_MS=50 -s CONNECTIONS=128
   echo "$output" | grep -v ' CMD ' | tail -n 6
   [ "$status" -eq 0 ]

@@ -595,13 +595,13 @@ func capacityText(c summary.Capacity) string {
 	v := "none"
 	if c.CapacityRPS != nil {
 		v = valp(c.CapacityRPS, 0)
-		if c.HighRPS == nil || c.Bound == "max_steps" {
+		if c.HighRPS == nil || c.Bound == "max_steps" || c.Bound == "max_time" {
 			v = "≥ " + v
 		}
 	}
 	why := causeWords[c.Cause]
 	if why == "" {
-		why = map[string]string{"max_steps": "steps ran out", "never_met": "SLO never met", "cut_short": "cut short"}[c.Bound]
+		why = map[string]string{"max_steps": "steps ran out", "max_time": "time ran out", "never_met": "SLO never met", "cut_short": "cut short"}[c.Bound]
 	}
 	if why != "" {
 		v += " (" + why + ")"

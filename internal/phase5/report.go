@@ -87,12 +87,20 @@ func Headline(c summary.Capacity) string {
 		fmt.Fprintf(&b, " Phase 2's closed-loop maximum on this lab was %s RPS (`%s`; the search started at half of it): the SLO holds up to %s %% of it.",
 			report.N(c.Phase2MaxRPS, 0), c.Phase2Run, pctOf(c.CapacityRPS, c.Phase2MaxRPS))
 	}
+	if c.ProbeRPS != nil {
+		fmt.Fprintf(&b, " A probe at full speed achieved %s req/s (the search started at half of it): the SLO holds up to %s %% of it.",
+			report.N(c.ProbeRPS, 0), pctOf(c.CapacityRPS, c.ProbeRPS))
+	}
 	if c.LittleInFlight != nil {
 		fmt.Fprintf(&b, " At the capacity about %s requests were in flight (Little's law, with the median latency from the due time for the mean).", report.N(c.LittleInFlight, 0))
 	}
 	if c.TruthRPS != nil {
-		fmt.Fprintf(&b, " The ground-truth server's capacity was %s req/s (its slots / the mean hold it measured, %s ms): the search found %s %% of it.",
-			report.N(c.TruthRPS, 0), report.N(c.TruthHoldMeanMs, 3), pctOf(c.CapacityRPS, c.TruthRPS))
+		over := "the run"
+		if c.TruthBasis == "capacity_steps" {
+			over = "the steps at the capacity's rate"
+		}
+		fmt.Fprintf(&b, " The ground-truth server's capacity was %s req/s (its slots / the mean hold it measured over %s, %s ms): the search found %s %% of it.",
+			report.N(c.TruthRPS, 0), over, report.N(c.TruthHoldMeanMs, 3), pctOf(c.CapacityRPS, c.TruthRPS))
 	}
 	return b.String()
 }
@@ -108,7 +116,7 @@ func pctOf(a, b *float64) string {
 // boundName is a bound code in words.
 func boundName(code string) string {
 	if n, ok := map[string]string{"latency": "latency (the SLO's percentile)", "errors": "errors", "achieved": "the rate not delivered",
-		"unreadable": "a step that could not be read", "client_bound": "the client", "max_steps": "SEARCH_MAX_STEPS",
+		"unreadable": "a step that could not be read", "client_bound": "the client", "max_steps": "SEARCH_MAX_STEPS", "max_time": "SEARCH_MAX_S",
 		"never_met": "the SLO, never met", "cut_short": "a search cut short"}[code]; ok {
 		return n
 	}
@@ -137,7 +145,7 @@ func payloads(s *summary.Summary) []string {
 }
 
 // latencyChart: p50, p99 and p99.9 from the due time against the offered
-// rate, the SLO as a line.
+// rate, the SLO as a line, the capacity a point on the p99.
 func latencyChart(s *summary.Summary, size string) *chart.Chart {
 	ch := &chart.Chart{Name: "latency-" + size, Title: "Latency from the due time against the offered rate, " + size, XLabel: "offered req/s",
 		YLabel: "ms (log)", LogY: true, HLine: slo(s).SLOLatencyMs, HLineLbl: fmt.Sprintf("SLO p%g ≤ %g ms", slo(s).SLOPercentile, slo(s).SLOLatencyMs)}
@@ -154,6 +162,19 @@ func latencyChart(s *summary.Summary, size string) *chart.Chart {
 		series[0].Points = append(series[0].Points, chart.Point{X: p.x, Y: p.p50})
 		series[1].Points = append(series[1].Points, chart.Point{X: p.x, Y: p.p99})
 		series[2].Points = append(series[2].Points, chart.Point{X: p.x, Y: p.p999})
+	}
+	// The capacity marked: one point, at its rate and the p99 of a step
+	// there.
+	for _, c := range s.Capacity {
+		if c.Payload != size || c.CapacityRPS == nil {
+			continue
+		}
+		for _, p := range pts {
+			if p.x == *c.CapacityRPS {
+				series = append(series, chart.Series{Title: "capacity " + report.N(c.CapacityRPS, 0) + " req/s", Points: []chart.Point{{X: p.x, Y: p.p99}}})
+				break
+			}
+		}
 	}
 	ch.Series = series
 	return ch

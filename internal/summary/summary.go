@@ -90,7 +90,7 @@ type Capacity struct {
 	HighRPS       *float64 `json:"capacity_bracket_high_rps"`
 	// Bound is a code: latency, errors, achieved, unreadable (the SLO
 	// term the step above the capacity broke), client_bound, max_steps,
-	// never_met, cut_short.
+	// max_time, never_met, cut_short.
 	Bound string `json:"bound"`
 	Says  string `json:"text"`
 	// Cause is what the failing step above the capacity ran out of, a
@@ -110,10 +110,16 @@ type Capacity struct {
 	StartRPS     *float64 `json:"start_rps,omitempty"`
 	Phase2MaxRPS *float64 `json:"phase2_max_rps,omitempty"`
 	Phase2Run    string   `json:"phase2_run,omitempty"`
+	// ProbeRPS, when no Phase 2 run was there to start from: what the
+	// probe step (<size>-probe, every connection kept busy) achieved.
+	ProbeRPS *float64 `json:"probe_rps,omitempty"`
 
 	TruthRPS        *float64 `json:"truth_capacity_rps,omitempty"`
 	TruthHoldMeanMs *float64 `json:"truth_hold_mean_ms,omitempty"`
-	TruthErrorPct   *float64 `json:"capacity_vs_truth_pct,omitempty"`
+	// TruthBasis is whose holds: capacity_steps (the server's /stats around
+	// the steps at the capacity's rate) or run (its shutdown line).
+	TruthBasis    string   `json:"truth_basis,omitempty"`
+	TruthErrorPct *float64 `json:"capacity_vs_truth_pct,omitempty"`
 }
 
 // Clients is the client hosts of an N-client run, from run.env.
