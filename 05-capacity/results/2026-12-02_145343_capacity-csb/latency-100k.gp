@@ -13,4 +13,5 @@ set arrow from graph 0, first 10 to graph 1, first 10 nohead dashtype 2 linewidt
 set label "SLO p99 ≤ 10 ms" at graph 0.01, first 10 offset 0,0.7 front noenhanced
 plot 'latency-100k.dat' index 0 using 1:2 with linespoints pointtype 7 title "p50", \
      'latency-100k.dat' index 1 using 1:2 with linespoints pointtype 7 title "p99", \
-     'latency-100k.dat' index 2 using 1:2 with linespoints pointtype 7 title "p99.9"
+     'latency-100k.dat' index 2 using 1:2 with linespoints pointtype 7 title "p99.9", \
+     'latency-100k.dat' index 3 using 1:2 with linespoints pointtype 7 title "capacity 1157 req/s"
