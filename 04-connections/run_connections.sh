@@ -36,6 +36,12 @@
 #                         net.ipv4.ip_local_port_range is narrowed first, so
 #                         the port wall comes within the cell; with
 #                         SCHEME=https every connection a full TLS handshake
+# Ground truth of the backlog: with SERVER=csb, BURST_ACCEPT_EVERY (a
+# duration) makes each burst's server accept at most one connection per
+# that long (csb-server -accept-every), so whether a burst overflows is
+# known whatever the host's speed: N connects issued in T s into a backlog
+# B must overflow when N > B + T / BURST_ACCEPT_EVERY + 1 and cannot when
+# N <= B. The report sets that prediction beside ListenOverflows.
 # The bursts stay cleartext with SCHEME=https (their server is started
 # without TLS): they measure the listen backlog, which a handshake after
 # accept() does not change.
@@ -74,7 +80,7 @@ usage() {
   sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
   csb_usage_settings SCENARIOS CHURN_RATES CHURN_CLOSE CLIENT_PORT_RANGE \
     ACCEPT_RATES ACCEPT_HANDSHAKES ACCEPT_P99_MS BACKLOGS BURST \
-    BURST_TIMEOUT ABORT_ON_OVERFLOW APPLY_SYSCTLS DURATION SERVER
+    BURST_TIMEOUT BURST_ACCEPT_EVERY ABORT_ON_OVERFLOW APPLY_SYSCTLS DURATION SERVER
   csb_usage_common connections
 }
 
@@ -88,6 +94,7 @@ csb_config_declare ACCEPT_P99_MS 50 posint "latency bound of a sustained accept 
 csb_config_declare BACKLOGS 128,4096 posints "listen backlogs of the burst cells (default 128,4096)"
 csb_config_declare BURST "" posints_or_empty "connects per burst, a list (empty: the profile's)"
 csb_config_declare BURST_TIMEOUT "" posint_or_empty "seconds a burst waits for its responses (empty: the profile's)"
+csb_config_declare BURST_ACCEPT_EVERY "" duration_or_empty "SERVER=csb: each burst's server accepts at most one connection per this long (a known accept rate)"
 csb_config_declare ABORT_ON_OVERFLOW 0 bool "1: set the server's tcp_abort_on_overflow during the bursts"
 
 P4_SECS="" P4_BURST_TIMEOUT=""
@@ -195,6 +202,7 @@ p4_cell() {
       csb_sysctl_set 0 net.core.somaxconn "${value}"
       ((ABORT_ON_OVERFLOW == 0)) || csb_sysctl_set 0 net.ipv4.tcp_abort_on_overflow 1
       params=("scenario=backlog" "backlog=${value}" "connections=${arg}" "timeout_s=${P4_BURST_TIMEOUT}")
+      [[ -z "${BURST_ACCEPT_EVERY}" ]] || params+=("accept_every=${BURST_ACCEPT_EVERY}")
       client=(burst -conns "${arg}" -timeout "${P4_BURST_TIMEOUT}s")
       ;;
     accept)
@@ -224,7 +232,9 @@ p4_cell() {
   # rate cells share one per scenario, started before the client's port
   # range narrows (its readiness check connects from the client too).
   if [[ "${kind}" == backlog ]]; then
-    csb_http_start "csb-server-${cell}" 1k 1
+    local -a pace=()
+    [[ -z "${BURST_ACCEPT_EVERY}" ]] || pace=(-accept-every "${BURST_ACCEPT_EVERY}")
+    csb_http_start "csb-server-${cell}" 1k 1 "${pace[@]}"
     params+=("server=csb-server-${cell}")
   else
     params+=("server=csb-server-${kind}")
@@ -267,6 +277,8 @@ p4_scenario_end() {
 main() {
   csb_config_load "$@"
   csb_scenarios_check "Phase 4" backlog accept churn
+  [[ -z "${BURST_ACCEPT_EVERY}" || "${SERVER}" == csb ]] ||
+    die "BURST_ACCEPT_EVERY paces the reference server's accept (SERVER=csb), not SERVER=${SERVER}'s" 2
   p4_profile
   # The client hosts' port range is this run's while its churn cells run.
   if csb_wants churn && [[ -n "${CLIENT_PORT_RANGE}" ]]; then CSB_LOCK_PORT_RANGE=1; fi

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"csbench/internal/clienthosts"
 	"csbench/internal/connclient"
@@ -49,6 +50,10 @@ var MetricKeys = []string{
 	"predicted_client_time_wait", "predicted_server_time_wait",
 	"ports", "ports_left", "client_time_wait_before", "client_time_wait_peak", "server_time_wait_peak",
 	"backlog", "server_somaxconn", "server_abort_on_overflow", "server_cpu_us_per_conn", "accept_p99_bound_ms",
+	// A burst: how long its connects took to issue (the slowest host's),
+	// and with a paced accept (BURST_ACCEPT_EVERY) its interval and
+	// whether the burst must overflow (1), cannot (0) or may (null).
+	"burst_issue_s", "accept_every_ms", "predicted_listen_overflow",
 	// SCHEME=https (null in cleartext): the TLS handshakes of the churn and
 	// accept cells, full and resumed apart, and the server's CPU per
 	// handshake (one per connection).
@@ -177,6 +182,11 @@ func measure(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rund
 		res, mr = mergeBurst(bursts)
 		burst(res, m, details)
 		m["backlog"] = summary.F(num(rc.Params["backlog"]))
+		if d, err := time.ParseDuration(rc.Params["accept_every"]); err == nil && d > 0 {
+			every := float64(d) / 1e6
+			m["accept_every_ms"] = summary.F(every)
+			m["predicted_listen_overflow"] = PredictOverflow(float64(res.ConnsTarget), num(rc.Params["backlog"]), res.IssueS, every)
+		}
 	}
 	if mr != nil && set.N() > 1 {
 		c.LatencyMerge = summary.LatencyMergeExact
@@ -407,6 +417,7 @@ func burst(res *connclient.BurstResult, m map[string]*float64, details map[strin
 	m["connections_completed"] = summary.F(float64(res.ConnsCompleted))
 	m["connections_failed"] = summary.F(float64(res.ConnsFailed))
 	m["connections_never_up"] = summary.F(float64(res.ConnsNeverUp))
+	m["burst_issue_s"] = summary.F(res.IssueS)
 	if res.ConnsTarget > 0 {
 		m["error_pct"] = summary.F(round(100*float64(res.ConnsFailed)/float64(res.ConnsTarget), 2))
 	}

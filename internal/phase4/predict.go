@@ -310,3 +310,27 @@ func (p *Prediction) Line() string {
 		p.Wall, s(p.SustainableRatePerS), strconv.FormatFloat(p.CellRatePerS, 'f', -1, 64), p.EAddrNotAvail, s(p.ExhaustS),
 		p.Ports, p.PortRange, p.FreeAtStart, p.PortHoldS, p.ClientTimeWait, p.ServerTimeWait)
 }
+
+// PredictOverflow says whether a burst of n connects, issued in issueS
+// seconds into a listen backlog of backlog, overflows a server that
+// accepts at most one connection per everyMs (csb-server -accept-every):
+// 1 when it must (more connects than the queue holds plus what the server
+// can have taken while they were issued, n > backlog + issueS/every + 1),
+// 0 when it cannot (n <= backlog), nil in between or when a figure is
+// missing. It holds whatever the host's speed: the known answer of the
+// backlog cells.
+func PredictOverflow(n, backlog, issueS, everyMs float64) *float64 {
+	if math.IsNaN(n) || math.IsNaN(backlog) || math.IsNaN(issueS) || math.IsNaN(everyMs) || everyMs <= 0 {
+		return nil
+	}
+	v := math.NaN()
+	switch {
+	case n <= backlog:
+		v = 0
+	case n > backlog+math.Floor(issueS*1000/everyMs)+1:
+		v = 1
+	default:
+		return nil
+	}
+	return &v
+}

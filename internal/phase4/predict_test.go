@@ -3,7 +3,9 @@ package phase4
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,5 +87,31 @@ func TestPredictBadInput(t *testing.T) {
 	}
 	if _, err := Predict(Input{Client: Facts{"net.ipv4.ip_local_port_range": "1 2"}, Close: "later", RatePerS: 1}); err == nil {
 		t.Error("close \"later\" is accepted")
+	}
+}
+
+// A paced accept makes a burst's overflow known: certain past the queue
+// and what the server took while the connects were issued, impossible
+// within the queue, unknown in between.
+func TestPredictOverflow(t *testing.T) {
+	for _, tc := range []struct {
+		n, backlog, issueS, everyMs float64
+		want                        string
+	}{
+		{2000, 128, 0.09, 1, "1"},   // 128 + 90 + 1 < 2000
+		{2000, 4096, 0.09, 1, "0"},  // the queue holds them all
+		{2000, 2000, 5, 1, "0"},     // n == backlog: no overflow
+		{300, 128, 0.2, 1, "nil"},   // 128 + 200 + 1 >= 300: may
+		{330, 128, 0.2, 1, "1"},     // 330 > 329
+		{2000, 128, 0.09, 0, "nil"}, // not paced
+		{2000, 128, math.NaN(), 1, "nil"},
+	} {
+		got := "nil"
+		if p := PredictOverflow(tc.n, tc.backlog, tc.issueS, tc.everyMs); p != nil {
+			got = strconv.FormatFloat(*p, 'f', -1, 64)
+		}
+		if got != tc.want {
+			t.Errorf("PredictOverflow(%v, %v, %v, %v) = %s, want %s", tc.n, tc.backlog, tc.issueS, tc.everyMs, got, tc.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package phase4
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"csbench/internal/chart"
@@ -166,6 +167,9 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		d.Table([]string{"backlog", "cell", "connects", "ListenOverflows", "ListenDrops", "SYN retransmits server / client",
 			"answered < 1 s / 1-3 s / 3-7 s / ≥ 7 s", "response p50 / p99 / max ms", "resets", "never up", "status"}, rows)
 		d.P("%s", Absorbed(cellsOf(s, "backlog")))
+		if p := PacedBursts(cellsOf(s, "backlog")); p != "" {
+			d.P("%s", p)
+		}
 		d.P("The server host's net.core.somaxconn is set to the backlog before a fresh server starts (Go's listener takes somaxconn as its backlog). connclient burst calls connect() back to back on non-blocking sockets and sends one request on each once connected. When the accept queue is full the server drops what would add to it (ListenOverflows, ListenDrops): a SYN, which the client sends again after 1 s, then 3 s, 7 s … (client SYN retransmits), or the client's final ACK, after which the client believes the connection is up and its request waits for the server's SYN-ACK retransmission (server SYN retransmits) on the same 1 s, 3 s … steps. Either way the response latency falls in those steps, each its own mode in the columns above. With tcp_abort_on_overflow=1 the server resets such a connection instead (resets). Never up: no response within the burst's timeout. The seed 003 lesson as measured: a backlog absorbed the burst when its row shows no overflow.")
 	} else {
 		d.P("No backlog cell in this run.")
@@ -604,4 +608,32 @@ func tlsSection(d *report.Doc, s *summary.Summary) {
 		}
 	}
 	d.P("The backlog bursts stay cleartext with SCHEME=https (their server is started without TLS): they measure the listen queue, which fills before any handshake.")
+}
+
+// PacedBursts sets each burst against its known answer when the server's
+// accept was paced (BURST_ACCEPT_EVERY): what PredictOverflow said and
+// what ListenOverflows shows. Empty when no burst was paced.
+func PacedBursts(cells []*summary.Cell) string {
+	var parts []string
+	var every *float64
+	for _, c := range cells {
+		m := c.Metrics
+		if m["accept_every_ms"] == nil {
+			continue
+		}
+		every = m["accept_every_ms"]
+		want := "may overflow"
+		if p := m["predicted_listen_overflow"]; p != nil {
+			want = map[bool]string{true: "must overflow", false: "cannot overflow"}[*p == 1]
+		}
+		parts = append(parts, fmt.Sprintf("`%s` (%s connects issued in %s s into %s) %s: ListenOverflows %s",
+			c.Name, report.N(m["connections_target"], 0), report.N(m["burst_issue_s"], 3), report.N(m["backlog"], 0),
+			want, report.N(m["server_listen_overflows"], 0)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "The server accepted at most one connection per " + strconv.FormatFloat(*every, 'f', -1, 64) +
+		" ms (BURST_ACCEPT_EVERY, csb-server -accept-every): a known accept rate, so a burst of N connects issued in T s into a backlog B must overflow when N > B + T / interval + 1 and cannot when N ≤ B. " +
+		strings.Join(parts, "; ") + "."
 }

@@ -77,6 +77,9 @@ type Config struct {
 	// zero, or both set.
 	ServiceTime time.Duration
 	Slots       int
+	// AcceptEvery paces accept (accept.go): at most one connection per
+	// AcceptEvery; 0 accepts as fast as the host can.
+	AcceptEvery time.Duration
 }
 
 // A UsageError is a bad command line; the command exits 2 for it.
@@ -135,6 +138,7 @@ type flags struct {
 	maxStreams        int
 	serviceTime       time.Duration
 	slots             int
+	acceptEvery       time.Duration
 }
 
 func newFlagSet(f *flags) *flag.FlagSet {
@@ -154,6 +158,7 @@ func newFlagSet(f *flags) *flag.FlagSet {
 	fs.IntVar(&f.maxStreams, "max-concurrent-streams", 0, "at most `n` HTTP/2 streams open at once on one connection (1 to "+strconv.Itoa(MaxConcurrentStreamsLimit)+"; without it net/http's "+strconv.Itoa(NetHTTPMaxConcurrentStreams)+"; needs -http with 2)")
 	fs.DurationVar(&f.serviceTime, "service-time", 0, "ground truth: each /payload/ request holds a slot for this `duration` ("+MinServiceTime.String()+" to "+MaxServiceTime.String()+"; needs -slots; env "+EnvServiceTime+")")
 	fs.IntVar(&f.slots, "slots", 0, "ground truth: `n` requests are served at once, the rest wait (1 to "+strconv.Itoa(MaxSlots)+"; needs -service-time; env "+EnvSlots+")")
+	fs.DurationVar(&f.acceptEvery, "accept-every", 0, "ground truth: accept at most one connection per `duration` ("+MinAcceptEvery.String()+" to "+MaxAcceptEvery.String()+"; 0: as fast as the host can)")
 	return fs
 }
 
@@ -188,6 +193,11 @@ wait_mean_ms, capacity_rps = N / mean hold, ...; a window is the difference
 of two reads) and the shutdown line carries the final figures as "service".
 /healthz and /stats hold no slot. Without both settings /stats is a 404.
 
+Paced accept (-accept-every D): the server takes at most one connection from
+its listen queue per D, so whether a burst overflows the listen backlog is
+known in advance: N connects issued in T s into a backlog B overflow when
+N > B + T/D + 1, and never when N <= B.
+
 Flags:
 `
 
@@ -218,6 +228,9 @@ Examples:
   # a known capacity: 40 slots of 10 ms = 4,000 requests/s; read /stats
   server -addr 198.18.0.1 -service-time 10ms -slots 40
   CSB_SERVICE_TIME=10ms CSB_SLOTS=40 server -addr 198.18.0.1
+
+  # a known accept rate: at most 1,000 connections/s leave the listen queue
+  server -addr 198.18.0.1 -accept-every 1ms
 
 Exit status: 0 after -h or a graceful shutdown, 1 on a runtime error (such as
 an address that is not on this host or a port in use), 2 on bad usage.
@@ -292,6 +305,10 @@ func parseArgs(args []string, lookupEnv func(string) (string, bool)) (Config, er
 	if err != nil {
 		return Config{}, &UsageError{Err: err}
 	}
+	if f.acceptEvery != 0 && (f.acceptEvery < MinAcceptEvery || f.acceptEvery > MaxAcceptEvery) {
+		return Config{}, usageErrorf("-accept-every %v is out of range (want %v to %v, or 0 to accept as fast as the host can)",
+			f.acceptEvery, MinAcceptEvery, MaxAcceptEvery)
+	}
 	tlsSettings, err := loadTLS(f.tlsCert, f.tlsKey, f.tlsTickets, fs)
 	if err != nil {
 		return Config{}, &UsageError{Err: err}
@@ -301,6 +318,7 @@ func parseArgs(args []string, lookupEnv func(string) (string, bool)) (Config, er
 		MaxConcurrentStreams: f.maxStreams,
 		ServiceTime:          serviceTime,
 		Slots:                slots,
+		AcceptEvery:          f.acceptEvery,
 		TLS:                  tlsSettings,
 		Addr:                 addr,
 		Port:                 f.port,
@@ -353,6 +371,8 @@ type listeningEvent struct {
 	// ServiceTimeMs and Slots are the ground-truth mode; null when off.
 	ServiceTimeMs *float64 `json:"service_time_ms"`
 	Slots         *int     `json:"slots"`
+	// AcceptEveryMs is -accept-every; null when accept is not paced.
+	AcceptEveryMs *float64 `json:"accept_every_ms"`
 }
 
 // shutdownEvent is the line printed when the server has stopped.
@@ -409,6 +429,9 @@ func Serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	ln, err := Listen(ctx, netip.AddrPortFrom(cfg.Addr, uint16(cfg.Port)).String(), cfg.ReusePort)
 	if err != nil {
 		return err
+	}
+	if cfg.AcceptEvery > 0 {
+		ln = newPacedListener(ln, cfg.AcceptEvery)
 	}
 	if cfg.HTTP == (HTTPVersions{}) {
 		cfg.HTTP.HTTP1 = true // a Config made in code: -http's default
@@ -472,6 +495,10 @@ func Serve(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	if slots != nil {
 		ms, n := float64(cfg.ServiceTime)/1e6, cfg.Slots
 		ev.ServiceTimeMs, ev.Slots = &ms, &n
+	}
+	if cfg.AcceptEvery > 0 {
+		ms := float64(cfg.AcceptEvery) / 1e6
+		ev.AcceptEveryMs = &ms
 	}
 	started := time.Now()
 	if err := writeJSONLine(stdout, ev); err != nil {

@@ -31,7 +31,7 @@ func TestRunHelp(t *testing.T) {
 		out := stdout.String()
 		for _, want := range []string{"Usage: server -addr IP", "/payload/<size>", "Examples:", "Exit status:",
 			"-addr", "-port", "-sizes", "-idle-timeout", "-read-header-timeout", "-reuseport", "-gomaxprocs",
-			"-http", "-max-concurrent-streams", "-service-time", "-slots", "CSB_SERVICE_TIME", "CSB_SLOTS", "/stats", "h2c"} {
+			"-http", "-max-concurrent-streams", "-service-time", "-slots", "-accept-every", "CSB_SERVICE_TIME", "CSB_SLOTS", "/stats", "h2c"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("Run(%s) stdout lacks %q:\n%s", arg, want, out)
 			}
@@ -89,6 +89,9 @@ func TestRunBadUsage(t *testing.T) {
 		{[]string{"-addr", "127.0.0.1", "-slots", "4", "-service-time", "100us"}, "-service-time 100µs is out of range"},
 		{[]string{"-addr", "127.0.0.1", "-slots", "4", "-service-time", "2s"}, "-service-time 2s is out of range"},
 		{[]string{"-addr", "127.0.0.1", "-slots", "4", "-service-time", "10"}, `invalid value "10" for flag -service-time`},
+		{[]string{"-addr", "127.0.0.1", "-accept-every", "100us"}, "-accept-every 100µs is out of range (want 1ms to 1s, or 0 to accept as fast as the host can)"},
+		{[]string{"-addr", "127.0.0.1", "-accept-every", "2s"}, "-accept-every 2s is out of range"},
+		{[]string{"-addr", "127.0.0.1", "-accept-every", "-1ms"}, "-accept-every -1ms is out of range"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := Run(context.Background(), tc.args, &stdout, &stderr)
@@ -272,6 +275,7 @@ func TestRunListeningLine(t *testing.T) {
 		"h2_max_concurrent_streams": nil, // no HTTP/2
 		"service_time_ms":           nil, // no ground-truth mode
 		"slots":                     nil,
+		"accept_every_ms":           nil, // accept not paced
 	} {
 		if !reflect.DeepEqual(got[key], want) {
 			t.Errorf("%s = %#v, want %#v", key, got[key], want)
@@ -289,8 +293,8 @@ func TestRunListeningLine(t *testing.T) {
 	if !reflect.DeepEqual(got["sizes"], map[string]any{"1k": 1024.0, "100k": 102400.0, "1m": 1048576.0}) {
 		t.Errorf("sizes = %v", got["sizes"])
 	}
-	if len(got) != 16 {
-		t.Errorf("listening line has %d fields, want 16: %v", len(got), got)
+	if len(got) != 17 {
+		t.Errorf("listening line has %d fields, want 17: %v", len(got), got)
 	}
 }
 
