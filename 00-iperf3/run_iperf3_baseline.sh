@@ -33,10 +33,7 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() {
-  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-  csb_usage_common iperf3-baseline
-}
+usage() { csb_usage iperf3-baseline; }
 
 PHASE=00-iperf3
 CELLS=(

@@ -48,12 +48,8 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() {
-  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-  csb_usage_settings PAYLOADS THREADS CONNECTIONS WARMUP DURATION REPEAT \
-    SERVER PAYLOAD_PATHS SCHEME NON2XX_MAX
-  csb_usage_common http-baseline
-}
+usage() { csb_usage http-baseline PAYLOADS THREADS CONNECTIONS WARMUP DURATION \
+  REPEAT SERVER PAYLOAD_PATHS SCHEME NON2XX_MAX; }
 
 PHASE=01-http-baseline
 

@@ -51,12 +51,8 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() {
-  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-  csb_usage_settings PAYLOADS CONCURRENCY LOADGEN THREADS REPEAT WARMUP \
-    DURATION SERVER PAYLOAD_PATHS SCHEME NON2XX_MAX
-  csb_usage_common http-matrix
-}
+usage() { csb_usage http-matrix PAYLOADS CONCURRENCY LOADGEN THREADS REPEAT \
+  WARMUP DURATION SERVER PAYLOAD_PATHS SCHEME NON2XX_MAX; }
 
 PHASE=02-http-matrix
 

@@ -47,13 +47,9 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() {
-  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-  csb_usage_settings CONNS RPS SCENARIOS ACTIVE_PAYLOAD HOLD DURATION \
-    CONNECT_RATE TW_THRESHOLD TW_WAIT_MAX CLIENT_EXTRA_IPS CLIENTS SERVER \
-    SCHEME NON2XX_MAX
-  csb_usage_common c10k
-}
+usage() { csb_usage c10k CONNS RPS SCENARIOS ACTIVE_PAYLOAD HOLD DURATION \
+  CONNECT_RATE TW_THRESHOLD TW_WAIT_MAX CLIENT_EXTRA_IPS CLIENTS SERVER SCHEME \
+  NON2XX_MAX; }
 
 csb_config_declare CONNS 10000 conncounts "connections per scenario, a list (default 10000)"
 csb_config_declare RPS 1000,2000 posints "request rates of the low-rate scenarios (default 1000,2000)"

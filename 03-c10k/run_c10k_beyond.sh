@@ -50,12 +50,8 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() {
-  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-  csb_usage_settings CONNS RPS SCENARIOS HOLD DURATION CONNECT_RATE \
-    TW_THRESHOLD TW_WAIT_MAX CLIENT_EXTRA_IPS CLIENTS SERVER SCHEME
-  csb_usage_common c10k-beyond
-}
+usage() { csb_usage c10k-beyond CONNS RPS SCENARIOS HOLD DURATION CONNECT_RATE \
+  TW_THRESHOLD TW_WAIT_MAX CLIENT_EXTRA_IPS CLIENTS SERVER SCHEME; }
 
 csb_config_declare CONNS "" conncounts_or_empty "connections per scenario, a list of steps: 20000 or 20k (empty: the profile's)"
 csb_config_declare RPS "" posints_or_empty "request rates of the low-rate scenarios (empty: the profile's)"

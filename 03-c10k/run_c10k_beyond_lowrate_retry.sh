@@ -37,12 +37,8 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() {
-  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-  csb_usage_settings CONNS RPS TW_THRESHOLD TW_WAIT_MAX DURATION \
-    CONNECT_RATE CLIENT_EXTRA_IPS SERVER SCHEME
-  csb_usage_common c10k-beyond-lowrate-retry
-}
+usage() { csb_usage c10k-beyond-lowrate-retry CONNS RPS TW_THRESHOLD \
+  TW_WAIT_MAX DURATION CONNECT_RATE CLIENT_EXTRA_IPS SERVER SCHEME; }
 
 csb_config_declare CONNS 20000 posints "connections, a list (default 20000)"
 csb_config_declare RPS 2000 posints "request rates (default 2000)"

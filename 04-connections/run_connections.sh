@@ -76,13 +76,10 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() {
-  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-  csb_usage_settings SCENARIOS CHURN_RATES CHURN_CLOSE CLIENT_PORT_RANGE \
-    ACCEPT_RATES ACCEPT_HANDSHAKES ACCEPT_P99_MS BACKLOGS BURST \
-    BURST_TIMEOUT BURST_ACCEPT_EVERY ABORT_ON_OVERFLOW APPLY_SYSCTLS DURATION SERVER
-  csb_usage_common connections
-}
+usage() { csb_usage connections SCENARIOS CHURN_RATES CHURN_CLOSE \
+  CLIENT_PORT_RANGE ACCEPT_RATES ACCEPT_HANDSHAKES ACCEPT_P99_MS BACKLOGS \
+  BURST BURST_TIMEOUT BURST_ACCEPT_EVERY ABORT_ON_OVERFLOW APPLY_SYSCTLS \
+  DURATION SERVER; }
 
 csb_config_declare SCENARIOS backlog,accept,churn scenarios "which of backlog,accept,churn to run (default all)"
 csb_config_declare CHURN_RATES "" posints_or_empty "new connections/s of the churn cells (empty: the profile's)"

@@ -14,7 +14,7 @@ declare -gA CSB_DEFAULT=() CSB_CHECK=() CSB_ORIGIN=() CSB_DOC=()
 # csb_config_declare KEY DEFAULT CHECK DOC: declare a setting. CHECK is its
 # kind, a name internal/settings knows (port, sizes, "enum:a|b|c", ...).
 # DOC documents the key (a runner's -h lists its settings with it:
-# csb_usage_settings; lab.env.example repeats it).
+# csb_usage; lab.env.example repeats it).
 csb_config_declare() {
   local key=$1 def=$2 check=$3
   CSB_DOC[${key}]=$4
@@ -188,32 +188,30 @@ csb_config_validate() {
   ! csb_tls_on || [[ -z "${TLS_CERT:-}" ]] || csb_tls_material_check
 }
 
-# csb_usage_settings KEY...: a runner's -h list of the settings of its
-# phase, each with its doc and default.
-csb_usage_settings() {
-  local key def doc
-  echo "Settings of this phase (lab.env, environment or -s KEY=VALUE):"
-  for key in "$@"; do
-    def=${CSB_DEFAULT[${key}]:-} doc=${CSB_DOC[${key}]}
-    [[ "${doc}" != *default* ]] || def=""
-    printf '%s%s\n' "${doc}" "${def:+ (default ${def})}" | fold -s -w 58 |
-      sed "s/ *\$//; 1s/^/  $(printf '%-17s ' "${key}")/; 2,\$s/^/                    /"
-  done
-  echo
-}
-
-# csb_usage_common NAME: the part of every runner's -h that is the same
-# for all (after the runner's own header): its options and exit statuses.
-csb_usage_common() {
-  local phase
-  phase=$(basename "$(dirname "${BASH_SOURCE[1]}")")
+# csb_usage NAME [KEY...]: a runner's -h: its header comment, the settings
+# KEY... of its phase (each with its doc and default), then the options and
+# exit statuses every runner shares; NAME is its default run name.
+csb_usage() {
+  local src=${BASH_SOURCE[1]} name=$1 key def doc
+  shift
+  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${src}"
+  if (($#)); then
+    echo "Settings of this phase (lab.env, environment or -s KEY=VALUE):"
+    for key in "$@"; do
+      def=${CSB_DEFAULT[${key}]:-} doc=${CSB_DOC[${key}]}
+      [[ "${doc}" != *default* ]] || def=""
+      printf '%s%s\n' "${doc}" "${def:+ (default ${def})}" | fold -s -w 58 |
+        sed "s/ *\$//; 1s/^/  $(printf '%-17s ' "${key}")/; 2,\$s/^/                    /"
+    done
+    echo
+  fi
   cat <<EOF
 Options:
   -c FILE         config file (default: lab.env at the repo root, if any)
   -l LAB          local | netns | ssh
   -p PROFILE      smoke | quick | full (default full)
-  -n NAME         run directory suffix (default $1)
-  -r DIR          results root (runs go to DIR/${phase}/<run>/)
+  -n NAME         run directory suffix (default ${name})
+  -r DIR          results root (runs go to DIR/$(basename "$(dirname "${src}")")/<run>/)
   -s KEY=VALUE    any setting of lab.env.example; flags win over the
                   environment, which wins over the config file
   -h              this help
