@@ -8,10 +8,8 @@
 # lanes run at once, each on a netns lab of its own (CSB_LAB_ID<id>1 and
 # <id>2: namespaces, sshd, lock and results apart):
 #   lane 1: lint, go test, check-generated, then the files that check what
-#           happened but time nothing (several clients, Phase 1, TLS), and
-#           Phase 3 beyond C10K, which mostly waits out TIME_WAIT
-#   lane 2: faults, isolation, the library, reports, configuration, Phases
-#           2, 4, and C100K's small steps (connections held, merged figures)
+#           happened but time nothing (several clients, Phase 1, TLS)
+#   lane 2: faults, isolation, the library, reports, configuration, Phases 2, 4
 # Then, alone on the machine, the files whose assertions depend on the
 # CPUs being quiet (known rates, "within noise", trust marks), on the lab of
 # CSB_LAB_ID itself. Each lane's output is printed when it ends; the exit
@@ -27,11 +25,11 @@ if [[ ! "${base}" =~ ^[a-z][a-z0-9]{0,6}$ ]]; then
   echo "error: CSB_LAB_ID=${base}: expected a lower-case name of at most 7 characters here (each lane adds a digit)" >&2
   exit 2
 fi
-LANE1=(tests/multiclient.bats tests/phase1.bats tests/tls.bats tests/phase3-beyond.bats)
+LANE1=(tests/multiclient.bats tests/phase1.bats tests/tls.bats)
 LANE2=(tests/isolation.bats tests/demo.bats tests/faults.bats tests/faults-paths.bats tests/lib.bats tests/report.bats tests/phase2.bats tests/phase4.bats
-  tests/config.bats tests/contracts.bats tests/merge.bats tests/c100k.bats)
+  tests/config.bats tests/contracts.bats tests/merge.bats)
 QUIET=(tests/phase0.bats tests/phase3.bats tests/server.bats tests/rehearsal.bats
-  tests/trust.bats tests/capacity.bats)
+  tests/c100k.bats tests/trust.bats tests/capacity.bats)
 # Every bats file is in exactly one group.
 listed=$(printf '%s\n' "${LANE1[@]}" "${LANE2[@]}" "${QUIET[@]}" | sort)
 all=$(printf '%s\n' tests/*.bats | sort)

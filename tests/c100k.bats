@@ -2,7 +2,7 @@
 # shellcheck disable=SC2016 # jq programs are single-quoted on purpose
 # Phase 3 towards C100K, smoke on the real netns lab: run_c10k_beyond.sh with
 # a CONNS list of small steps (2k,4k; the low-rate scenario, which holds
-# its connections as idle does and carries requests; phase3-beyond.bats runs idle)
+# its connections as idle does and carries requests; phase3.bats runs idle)
 # under a hard fd limit of 1500, so that
 # every step is split across server processes (SO_REUSEPORT) and client
 # processes (one per source address), as 100k is under the lab's 20000.
