@@ -12,8 +12,8 @@
 #   s2c-4   4 streams, server -> client (-R)
 # Per cell: receiver throughput, sender throughput, retransmits, both ends'
 # CPU as iperf3 reports it, and each stream for the 4-stream cells. Seconds
-# per cell: smoke 3, quick 10, full 30 (DURATION overrides); the first
-# second (smoke) or two is omitted from the figures (-O).
+# per cell: smoke 3, quick 5, full 30 (DURATION overrides); the first
+# second (smoke, quick) or two (full) is omitted from the figures (-O).
 #
 # One iperf3 server per client host (IPERF_PORT, IPERF_PORT+1, ...; one
 # client: IPERF_PORT alone), and every cell runs on all client hosts at once,
@@ -93,8 +93,8 @@ main() {
   for ((k = 0; k < CSB_CLIENTS_N; k++)); do CSB_LOCK_PORTS+=("$((IPERF_PORT + k))"); done
   csb_lab_enter "${BASH_SOURCE[0]}" "$@"
   local duration omit
-  duration=${DURATION:-$(csb_profile 3 10 30)}
-  omit=$(csb_profile 1 2 2)
+  duration=${DURATION:-$(csb_profile 3 5 30)}
+  omit=$(csb_profile 1 1 2)
 
   csb_build_all
   csb_ssh_open

@@ -32,7 +32,7 @@
 #
 # Profiles (each setting below overrides its part):
 #   smoke  hold 3 s, 5 s per low-rate/active cell, 5000 connects/s
-#   quick  hold 10 s, 10 s per cell, 5000 connects/s
+#   quick  hold 5 s, 5 s per cell, 5000 connects/s
 #   full   hold 60 s, 30 s per cell, 2000 connects/s (the seed's experiment)
 #
 # Requires: wrk, curl, sysstat, iproute2 and Go on the client; sysstat and

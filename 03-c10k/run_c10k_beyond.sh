@@ -33,7 +33,7 @@
 # Profiles (each setting below overrides its part):
 #   smoke  CONNS 20000, RPS 2000, hold 3 s, 5 s per low-rate cell,
 #          5000 connects/s
-#   quick  CONNS 20k,50k, RPS 5000, hold 10 s, 10 s per cell, 5000 connects/s
+#   quick  CONNS 20k,50k, RPS 5000, hold 5 s, 5 s per cell, 5000 connects/s
 #   full   CONNS 20k,50k,100k, RPS 5000, hold 60 s, 30 s per cell,
 #          2000 connects/s (C100K; about 12 minutes)
 #

@@ -24,7 +24,7 @@
 #
 # Profiles (each setting below overrides its part):
 #   smoke  5 s of schedule, 5000 connects/s
-#   quick  10 s, 5000 connects/s
+#   quick  5 s, 5000 connects/s
 #   full   30 s, 2000 connects/s (the seed's experiment)
 #
 # Requires: curl, sysstat, iproute2 and Go on the client; sysstat and

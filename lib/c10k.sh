@@ -67,8 +67,8 @@ c10k_scenarios() {
 
 # c10k_profile: resolve the profile's values (HOLD, DURATION, CONNECT_RATE).
 c10k_profile() {
-  C10K_HOLD=${HOLD:-$(csb_profile 3 10 60)}
-  C10K_SECS=${DURATION:-$(csb_profile 5 10 30)}
+  C10K_HOLD=${HOLD:-$(csb_profile 3 5 60)}
+  C10K_SECS=${DURATION:-$(csb_profile 5 5 30)}
   C10K_CONNECT_RATE=${CONNECT_RATE:-$(csb_profile 5000 5000 2000)}
   ((10#${C10K_SECS} > 0)) || usage_error "DURATION=0: a scenario needs at least 1 second (empty: the profile's)"
 }
