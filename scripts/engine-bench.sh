@@ -8,13 +8,12 @@
 #
 #   -o DIR      directory for the raw outputs; must not exist yet (created)
 #   -c CONNS    connections, the same for wrk and connclient (default 64)
-#   -l CONNS    connections of the lag run (default: -c, the ceiling's own
-#               count); the requests that find them all busy are counted
-#               apart (requests_late_pool_busy), their wait in sender_lag and
-#               not in engine_lag, on which the lag verdict is. Many more
-#               connections than requests in flight cost the engine: each
-#               request goes to the connection idle the longest, whose socket
-#               is cold in the CPU's caches
+#   -l CONNS    connections of the ceiling, sustain and lag runs (default
+#               1024): a pool that does not run out when the responses wait
+#               a few milliseconds to be read. A request that finds every
+#               connection busy is counted apart (requests_late_pool_busy);
+#               its wait is in sender_lag, on which the lag verdict is, and
+#               not in engine_lag
 #   -d SECONDS  length of each run (default 10)
 #   -n REPS     repetitions (default 3)
 #   -r RPS      connclient's rate at the server's knee (default: the rate
@@ -32,14 +31,24 @@
 #                               compared with wrk's
 #   knee.json, knee.time        connclient lowrate -conns CONNS -rps RPS
 #                               (-drain 1s): the open loop at the knee
-#   ceiling.json, ceiling.time  connclient lowrate -rps 10000000 -drain 0s
+#   ceiling.json, ceiling.time  connclient lowrate -conns LAG_CONNS
+#                               -rps 10000000 -drain 0s
 #                               against connclient responder -spin (1 KiB
 #                               bodies; it polls CPU 0 without sleeping, so
 #                               it is never the side waiting to be woken):
-#                               as fast as it goes, the engine's ceiling
+#                               as fast as it goes, every connection busy:
+#                               the engine's closed-loop ceiling
+#   sustain-N.json, .time       connclient lowrate -conns LAG_CONNS -drain 0s
+#                               at 0.95, 0.9, 0.85, ... of that ceiling
+#                               (connclient.BenchSustainFractions), half as
+#                               long as -d, until one keeps its schedule
+#                               (achieved >= 99 % of its rate, sender lag
+#                               p99 <= 10 ms: benchrate -kept): the open-loop
+#                               ceiling, the highest rate it sends on time
 #   lag.json, lag.time          connclient lowrate -conns LAG_CONNS at 0.8 of
-#                               the ceiling's rate (connclient benchrate),
-#                               same responder: the sender lag there
+#                               the open-loop ceiling (connclient benchrate),
+#                               same connections and responder: the sender
+#                               lag there
 #   *.stat0, *.stat1            /proc/stat before and after each client: how
 #                               busy each CPU was, so the load of other work
 #                               on the client's CPU is measured, not guessed
@@ -62,7 +71,7 @@ usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 ROOT=${CSB_ROOT}
 BIN="${ROOT}/bin"
 TIME_FORMAT='user_s=%U sys_s=%S wall_s=%e' # connclient.TimeFormat
-OUT="" CONNS=64 LAG_CONNS="" SECS=10 REPS=3 RPS=""
+OUT="" CONNS=64 LAG_CONNS=1024 SECS=10 REPS=3 RPS=""
 declare -a PIDS=()
 
 # cleanup stops every process still running that this script started.
@@ -125,6 +134,26 @@ timed() {
   cp /proc/stat "${dir}/${name}.stat1"
 }
 
+# sustain DIR ADDR: the sustain runs of DIR against ADDR, at falling
+# fractions of the ceiling until one keeps its schedule; prints the rate of
+# the lag run, 0.8 of the rate that run achieved (or of the last one's, if
+# none kept its schedule: the lag run then says so too).
+sustain() {
+  local dir=$1 addr=$2 k=0 f rate half=$(((SECS + 1) / 2))
+  for f in 0.95 0.9 0.85 0.8 0.75 0.7 0.6 0.5; do # connclient.BenchSustainFractions
+    k=$((k + 1))
+    rate=$("${BIN}/connclient" benchrate -result "${dir}/ceiling.json" -scale "${f}")
+    timed 1 "sustain-${k}" "${dir}" "${BIN}/connclient" lowrate -target "${addr}" -conns "${LAG_CONNS}" -rps "${rate}" \
+      -duration "${half}s" -drain 0s -path /payload/1k
+    rate=$("${BIN}/connclient" benchrate -result "${dir}/sustain-${k}.json" -scale 0.8 -kept)
+    if ((rate > 0)); then
+      printf '%s\n' "${rate}"
+      return 0
+    fi
+  done
+  "${BIN}/connclient" benchrate -result "${dir}/sustain-${k}.json" -scale 0.8
+}
+
 # repetition DIR: one repetition's runs into DIR.
 repetition() {
   local dir=$1 addr pid rate
@@ -144,9 +173,9 @@ repetition() {
   start_bg "${dir}/responder.json" "${dir}/responder.log" taskset -c 0 "${BIN}/connclient" responder -listen 127.0.0.1:0 -size 1024 -spin
   pid=${LAST_PID}
   addr=$(listening_addr "${dir}/responder.json" "${pid}")
-  timed 1 ceiling "${dir}" "${BIN}/connclient" lowrate -target "${addr}" -conns "${CONNS}" -rps 10000000 \
+  timed 1 ceiling "${dir}" "${BIN}/connclient" lowrate -target "${addr}" -conns "${LAG_CONNS}" -rps 10000000 \
     -duration "${SECS}s" -drain 0s -path /payload/1k
-  rate=$("${BIN}/connclient" benchrate -result "${dir}/ceiling.json" -scale 0.8)
+  rate=$(sustain "${dir}" "${addr}")
   timed 1 lag "${dir}" "${BIN}/connclient" lowrate -target "${addr}" -conns "${LAG_CONNS}" -rps "${rate}" \
     -duration "${SECS}s" -drain 1s -path /payload/1k
   stop_pid "${pid}"
@@ -172,7 +201,6 @@ main() {
   [[ -n "${OUT}" ]] || usage_error "-o DIR is required (where the raw outputs go)"
   [[ ! -e "${OUT}" ]] || usage_error "-o ${OUT} exists: a run directory is never reused; give a new one"
   [[ "${CONNS}" =~ ^[1-9][0-9]{0,5}$ ]] || usage_error "-c ${CONNS}: want connections, 1 to 999999"
-  LAG_CONNS=${LAG_CONNS:-${CONNS}}
   [[ "${LAG_CONNS}" =~ ^[1-9][0-9]{0,5}$ ]] || usage_error "-l ${LAG_CONNS}: want connections, 1 to 999999"
   [[ "${SECS}" =~ ^[1-9][0-9]{0,3}$ ]] || usage_error "-d ${SECS}: want seconds, 1 to 9999"
   [[ "${REPS}" =~ ^[1-9][0-9]?$ ]] || usage_error "-n ${REPS}: want repetitions, 1 to 99"
@@ -201,7 +229,8 @@ main() {
   done
   "${BIN}/connclient" benchreport -dir "${OUT}" >"${OUT}/report.json"
   jq '{ratio, wrk_requests_per_cpu_s, engine_requests_per_cpu_s, knee_ratio, knee_sender_lag_p99_ms, ceiling_requests_per_s,
-      ceiling_requests_per_cpu_s, ceiling_cpu_utilization, ceiling_loop_cpu_utilization, lag_run_requests_per_s,
+      ceiling_requests_per_cpu_s, ceiling_cpu_utilization, ceiling_loop_cpu_utilization, sustained_requests_per_s,
+      lag_run_requests_per_s, lag_run_fraction_of_closed_ceiling,
       lag_run_sender_lag_p99_ms, lag_run_engine_lag_p99_ms, lag_run_client_cpu_other_s, ratio_ok, lag_ok, notes}' "${OUT}/report.json"
   printf 'raw outputs and report.json in %s\n' "${OUT}" >&2
 }

@@ -21,7 +21,7 @@
 #                  (CLIENTS=2: the lab's switch, both clients at once)
 #   capacity       Phase 5 (quick) with SERVER=csb and with SERVER=nginx,
 #                  each named by its server; the connclient engine
-#                  benchmark (scripts/engine-bench.sh -c 64 -l 512 -n 3)
+#                  benchmark (scripts/engine-bench.sh -c 64 -l 1024 -n 5)
 #                  into 05-capacity/results/<date>_engine-bench
 # A comparison's runs go into compare/<a>-vs-<b>/{<a>,<b>}/ and bin/csb
 # compare -roots writes its README.md. All groups take about 50 minutes;
@@ -78,7 +78,7 @@ refs_group() {
         refs_run 05-capacity/run_capacity.sh -n "capacity-${s}" -s SERVER="${s}"
       done
       bash "${CSB_ROOT}/scripts/engine-bench.sh" -o "${CSB_ROOT}/05-capacity/results/$(date -u +%Y-%m-%d_%H%M%S)_engine-bench" \
-        -c 64 -l 512 -d 10 -n 3 || REFS_FAILED+=("scripts/engine-bench.sh")
+        -c 64 -l 1024 -d 10 -n 5 || REFS_FAILED+=("scripts/engine-bench.sh")
       ;;
     csb-vs-nginx)
       for s in csb nginx; do

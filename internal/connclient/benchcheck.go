@@ -35,9 +35,22 @@ import (
 //	knee.json, knee.time      connclient lowrate at wrk's rate: the open loop
 //	                          at the server's knee (for information)
 //	ceiling.json, ceiling.time  connclient lowrate far above what it can do,
-//	                          against the responder: the engine's ceiling
+//	                          against the responder: every connection busy,
+//	                          its closed-loop ceiling
+//	sustain-N.json, .time     connclient lowrate at BenchSustainFractions of
+//	                          that ceiling, N in order, until one keeps its
+//	                          schedule (Kept: 99 % of its rate, sender lag
+//	                          p99 within 10 ms): the open-loop ceiling, the
+//	                          highest rate it sends on time. Below
+//	                          saturation an open loop sleeps and wakes for
+//	                          its requests, which costs it more per request
+//	                          than a loop that never waits (on this machine
+//	                          about 15 against 11 us): the closed-loop
+//	                          ceiling is a rate it cannot keep
 //	lag.json, lag.time        connclient lowrate at BenchLagFraction of the
-//	                          ceiling, against the responder (the lag's verdict)
+//	                          open-loop ceiling, same connections and
+//	                          responder: the lag's verdict, on every
+//	                          request's sender lag
 
 // TimeFormat is the /usr/bin/time -f format the bench writes.
 const TimeFormat = "user_s=%U sys_s=%S wall_s=%e"
@@ -51,7 +64,27 @@ const (
 	// sender lag p99 must be at most BenchLagMaxMs.
 	BenchLagFraction = 0.8
 	BenchLagMaxMs    = 1.0
+	// BenchKeptMin, BenchKeptLagMs: a run kept its schedule when it
+	// achieved at least this fraction of its target rate (Phase 5's own
+	// rule for a step) with its sender lag p99 within Phase 5's default
+	// latency budget: an engine that runs behind by a constant offset (a
+	// stall it never caught up with) has reached its ceiling even if it
+	// sends at the rate.
+	BenchKeptMin   = 0.99
+	BenchKeptLagMs = 10.0
 )
+
+// BenchSustainFractions are the fractions of the closed-loop ceiling the
+// bench tries, in order, for the open-loop ceiling (sustain-1, -2, ...).
+var BenchSustainFractions = []float64{0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5}
+
+// Kept says whether a lowrate result kept its schedule: it achieved at
+// least BenchKeptMin of its target rate, its sender lag p99 at most
+// BenchKeptLagMs.
+func Kept(l *LowrateResult) bool {
+	return l != nil && l.RPSAchieved != nil && l.RPSTarget > 0 && *l.RPSAchieved >= BenchKeptMin*float64(l.RPSTarget) &&
+		l.SenderLagP99Ms != nil && *l.SenderLagP99Ms <= BenchKeptLagMs
+}
 
 // CPUTime is one process's /usr/bin/time line.
 type CPUTime struct {
@@ -128,7 +161,14 @@ type BenchRep struct {
 	// open loop sleeps and wakes for each request, which costs more.
 	KneeRatio float64  `json:"knee_ratio"`
 	Ceiling   BenchRun `json:"ceiling"`
-	Lag       BenchRun `json:"lag"`
+	// Sustained is the first sustain-N run that kept its schedule (null:
+	// none did); SustainTried is how many were run.
+	Sustained    *BenchRun `json:"sustained"`
+	SustainTried int       `json:"sustain_runs"`
+	Lag          BenchRun  `json:"lag"`
+	// LagFraction is the lag run's target over the closed-loop ceiling's
+	// achieved rate.
+	LagFraction float64 `json:"lag_fraction_of_closed_ceiling"`
 }
 
 // Spread is the min, median and max of one figure over the repetitions;
@@ -161,12 +201,18 @@ type BenchReport struct {
 	// CeilingLoopUtil is how busy the engine's loops were in the ceiling
 	// run: well below 1, the responder, not the engine, set the ceiling.
 	CeilingLoopUtil Spread `json:"ceiling_loop_cpu_utilization"`
-	LagRPS          Spread `json:"lag_run_requests_per_s"`
-	LagP99Ms        Spread `json:"lag_run_sender_lag_p99_ms"`
+	// SustainedRPS is the open-loop ceiling: the highest rate the engine
+	// kept (its sustain run's achieved rate); the lag run is at
+	// BenchLagFraction of it.
+	SustainedRPS Spread `json:"sustained_requests_per_s"`
+	LagRPS       Spread `json:"lag_run_requests_per_s"`
+	LagFraction  Spread `json:"lag_run_fraction_of_closed_ceiling"`
+	LagP99Ms     Spread `json:"lag_run_sender_lag_p99_ms"`
 	// LagOwnP99Ms is the lag run's engine_lag_p99_ms: without the requests
 	// that waited for a connection (counted apart: a pool too small, or a
 	// responder that fell behind, is not the engine's lateness). The lag
-	// verdict is on it; lag_run_sender_lag_p99_ms is beside it.
+	// verdict is on lag_run_sender_lag_p99_ms, every request's lag; this
+	// one is beside it, to tell the engine's lateness from the pool's.
 	LagOwnP99Ms Spread `json:"lag_run_engine_lag_p99_ms"`
 	// LagOtherCPUS is the other work on the client's CPU during the lag
 	// run (client_cpu_other_s): well above 0, the figures are a shared
@@ -232,6 +278,32 @@ func clientRun(dir, name string) (BenchRun, error) {
 		run.LoopCPUUtil = ptr(round(*l.EventLoopsCPUS / *l.ElapsedS / float64(*l.EventLoops), 3))
 	}
 	return run, addTime(&run, filepath.Join(dir, name+".time"))
+}
+
+// sustainedRun reads dir's sustain-1, -2, ... runs (in order, until one is
+// missing) and returns the first that kept its schedule, and how many
+// there were.
+func sustainedRun(dir string) (*BenchRun, int, error) {
+	for k := 1; ; k++ {
+		name := "sustain-" + strconv.Itoa(k)
+		path := filepath.Join(dir, name+".json")
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, k - 1, nil
+		}
+		if err != nil {
+			return nil, k - 1, err
+		}
+		r, err := DecodeResult(path, b)
+		if err != nil {
+			return nil, k - 1, err
+		}
+		if !Kept(r.Lowrate) {
+			continue
+		}
+		run, err := clientRun(dir, name)
+		return &run, k, err
+	}
 }
 
 // addTime adds the process's CPU (path: NAME.time), the rates that
@@ -318,14 +390,21 @@ func BenchReportOf(dir string) (*BenchReport, error) {
 		d := filepath.Join(dir, "rep-"+strconv.Itoa(k))
 		var r BenchRep
 		r.Rep = filepath.Base(d)
-		var errs [5]error
+		var errs [6]error
 		r.Wrk, errs[0] = wrkRun(d)
 		r.Engine, errs[1] = clientRun(d, "engine")
 		r.Knee, errs[2] = clientRun(d, "knee")
 		r.Ceiling, errs[3] = clientRun(d, "ceiling")
 		r.Lag, errs[4] = clientRun(d, "lag")
+		r.Sustained, r.SustainTried, errs[5] = sustainedRun(d)
 		if err := errors.Join(errs[:]...); err != nil {
 			return nil, err
+		}
+		if r.Ceiling.RPS > 0 && r.Lag.RPSTarget != nil {
+			r.LagFraction = round(float64(*r.Lag.RPSTarget)/r.Ceiling.RPS, 3)
+		}
+		if r.Sustained == nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: none of its %d sustain runs kept its schedule: no open-loop ceiling", r.Rep, r.SustainTried))
 		}
 		if r.Wrk.PerCPUS > 0 {
 			r.Ratio = round(r.Engine.PerCPUS/r.Wrk.PerCPUS, 3)
@@ -338,6 +417,9 @@ func BenchReportOf(dir string) (*BenchReport, error) {
 		}
 		if r.Engine.Connections != r.Wrk.Connections {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: wrk ran %d connections, connclient %d: not the same load", r.Rep, r.Wrk.Connections, r.Engine.Connections))
+		}
+		if r.Lag.Connections != r.Ceiling.Connections {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: the ceiling ran %d connections, the lag run %d: not 0.8 of the same ceiling", r.Rep, r.Ceiling.Connections, r.Lag.Connections))
 		}
 		if r.Lag.PoolBusy != nil && *r.Lag.PoolBusy > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s lag: %d requests found every connection busy (their wait is in sender_lag, not in engine_lag)", r.Rep, *r.Lag.PoolBusy))
@@ -365,12 +447,19 @@ func BenchReportOf(dir string) (*BenchReport, error) {
 	rep.CeilingPerCPUS = spread(func(r BenchRep) *float64 { return val(r.Ceiling.PerCPUS) })
 	rep.CeilingCPUUtil = spread(func(r BenchRep) *float64 { return val(r.Ceiling.CPUUtil) })
 	rep.CeilingLoopUtil = spread(func(r BenchRep) *float64 { return r.Ceiling.LoopCPUUtil })
+	rep.SustainedRPS = spread(func(r BenchRep) *float64 {
+		if r.Sustained == nil {
+			return nil
+		}
+		return val(r.Sustained.RPS)
+	})
 	rep.LagRPS = spread(func(r BenchRep) *float64 { return val(r.Lag.RPS) })
+	rep.LagFraction = spread(func(r BenchRep) *float64 { return val(r.LagFraction) })
 	rep.LagP99Ms = spread(func(r BenchRep) *float64 { return r.Lag.LagP99Ms })
 	rep.LagOwnP99Ms = spread(func(r BenchRep) *float64 { return r.Lag.OwnLagP99Ms })
 	rep.LagOtherCPUS = spread(func(r BenchRep) *float64 { return r.Lag.OtherCPUS })
 	rep.RatioOK = *rep.Ratio.Median >= BenchRatioMin
-	rep.LagOK = rep.LagOwnP99Ms.N == len(rep.Repetitions) && *rep.LagOwnP99Ms.Median <= BenchLagMaxMs
+	rep.LagOK = rep.LagP99Ms.N == len(rep.Repetitions) && *rep.LagP99Ms.Median <= BenchLagMaxMs
 	return rep, nil
 }
 
@@ -392,8 +481,9 @@ func spreadOf(v []float64) Spread {
 
 // BenchRate is benchrate's answer: scale times wrk's achieved requests/s
 // (wrkOut) or a connclient result's rps_achieved (result), rounded down,
-// at least 1.
-func BenchRate(wrkOut, result string, scale float64) (int, error) {
+// at least 1; with kept, 0 when the result did not keep its schedule
+// (Kept).
+func BenchRate(wrkOut, result string, scale float64, kept bool) (int, error) {
 	var rps float64
 	switch {
 	case wrkOut != "":
@@ -419,6 +509,9 @@ func BenchRate(wrkOut, result string, scale float64) (int, error) {
 			return 0, fmt.Errorf("%s: not a lowrate result with rps_achieved", result)
 		}
 		rps = *r.Lowrate.RPSAchieved
+		if kept && !Kept(r.Lowrate) {
+			return 0, nil
+		}
 	}
 	return max(1, int(math.Floor(rps*scale))), nil
 }
@@ -428,11 +521,13 @@ func runBench(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("connclient "+args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var wrkOut, result, dir string
+	var kept bool
 	scale := 1.0
 	if args[0] == "benchrate" {
 		fs.StringVar(&wrkOut, "wrk", "", "")
 		fs.StringVar(&result, "result", "", "")
 		fs.Float64Var(&scale, "scale", 1, "")
+		fs.BoolVar(&kept, "kept", false, "")
 	} else {
 		fs.StringVar(&dir, "dir", "", "")
 	}
@@ -447,6 +542,8 @@ func runBench(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		err = usageErrorf("unexpected argument %q", fs.Arg(0))
 	case args[0] == "benchrate" && (wrkOut == "") == (result == ""):
 		err = usageErrorf("benchrate needs one of -wrk FILE or -result FILE")
+	case kept && result == "":
+		err = usageErrorf("-kept needs -result FILE (a lowrate result)")
 	case !(scale > 0 && scale <= 100):
 		err = usageErrorf("-scale %v: want a number above 0, at most 100", scale)
 	case args[0] == "benchreport" && dir == "":
@@ -457,7 +554,7 @@ func runBench(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if args[0] == "benchrate" {
-		rate, err := BenchRate(wrkOut, result, scale)
+		rate, err := BenchRate(wrkOut, result, scale, kept)
 		if err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return err

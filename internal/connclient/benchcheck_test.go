@@ -1,6 +1,7 @@
 package connclient
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"io"
@@ -56,6 +57,12 @@ func TestBenchReport(t *testing.T) {
 				t.Errorf("%s %s: other work on the client's CPU %v s, want 0 to its %v s", r.Rep, name, run.OtherCPUS, run.WallS)
 			}
 		}
+		if r.Sustained == nil || r.SustainTried != 1 || *r.Sustained.RPSTarget >= int(r.Ceiling.RPS) {
+			t.Errorf("%s: sustained %+v of %d runs, ceiling %v", r.Rep, r.Sustained, r.SustainTried, r.Ceiling.RPS)
+		}
+		if want := round(float64(*r.Lag.RPSTarget)/r.Ceiling.RPS, 3); r.LagFraction != want || want >= BenchLagFraction {
+			t.Errorf("%s: lag at %v of the closed-loop ceiling, want %v (below %v)", r.Rep, r.LagFraction, want, BenchLagFraction)
+		}
 		if r.Engine.Engine != EngineEpoll || r.Ceiling.LoopCPUUtil == nil || r.Lag.LagP99Ms == nil {
 			t.Errorf("%s: engine %q loop util %v lag %v", r.Rep, r.Engine.Engine, r.Ceiling.LoopCPUUtil, r.Lag.LagP99Ms)
 		}
@@ -64,8 +71,61 @@ func TestBenchReport(t *testing.T) {
 	if rep.Ratio.N != 2 || *rep.Ratio.Min != math.Min(a, b) || *rep.Ratio.Max != math.Max(a, b) || *rep.Ratio.Median != round((a+b)/2, 3) {
 		t.Errorf("ratio spread %+v of %v and %v", rep.Ratio, a, b)
 	}
-	if rep.RatioOK != (*rep.Ratio.Median >= BenchRatioMin) || rep.LagOK != (*rep.LagOwnP99Ms.Median <= BenchLagMaxMs) {
-		t.Errorf("verdicts %v %v for ratio %v, engine lag %v", rep.RatioOK, rep.LagOK, *rep.Ratio.Median, *rep.LagOwnP99Ms.Median)
+	if rep.RatioOK != (*rep.Ratio.Median >= BenchRatioMin) || rep.LagOK != (*rep.LagP99Ms.Median <= BenchLagMaxMs) {
+		t.Errorf("verdicts %v %v for ratio %v, sender lag %v", rep.RatioOK, rep.LagOK, *rep.Ratio.Median, *rep.LagP99Ms.Median)
+	}
+}
+
+// TestKept: a run kept its schedule with 99 % of its rate and a sender lag
+// p99 within 10 ms, not with either alone.
+func TestKept(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	for _, c := range []struct {
+		achieved, lag float64
+		want          bool
+	}{{990, 10, true}, {1000, 0.1, true}, {989, 0.1, false}, {1000, 10.5, false}} {
+		l := &LowrateResult{RPSTarget: 1000, RPSAchieved: f(c.achieved), SenderLagP99Ms: f(c.lag)}
+		if Kept(l) != c.want {
+			t.Errorf("achieved %v lag %v: kept %v", c.achieved, c.lag, !c.want)
+		}
+	}
+	if Kept(&LowrateResult{RPSTarget: 1000}) || Kept(nil) {
+		t.Error("a run without figures was kept")
+	}
+}
+
+// TestSustainedRun: the open-loop ceiling is the first sustain run that
+// kept its schedule, after the ones that did not; none kept is a note.
+func TestSustainedRun(t *testing.T) {
+	src := filepath.Join(benchDir, "rep-1")
+	dir := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.Replace(e.Name(), "sustain-1.", "sustain-2.", 1)
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(e.Name(), "sustain-1.") {
+			if e.Name() == "sustain-1.json" { // the one before fell behind
+				b = bytes.Replace(b, []byte(`"sender_lag_p99_ms":`), []byte(`"sender_lag_p99_ms":1e3,"x":`), 1)
+			}
+			os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+		}
+	}
+	run, n, err := sustainedRun(dir)
+	if err != nil || run == nil || n != 2 {
+		t.Fatalf("sustained %+v of %d runs, %v", run, n, err)
+	}
+	os.Remove(filepath.Join(dir, "sustain-2.json"))
+	if run, n, err := sustainedRun(dir); run != nil || n != 1 || err != nil {
+		t.Errorf("none kept: %+v of %d runs, %v", run, n, err)
 	}
 }
 
@@ -129,7 +189,7 @@ func TestReadTime(t *testing.T) {
 // and from a connclient result, rounded down.
 func TestBenchRate(t *testing.T) {
 	rep := filepath.Join(benchDir, "rep-1")
-	r, err := BenchRate(filepath.Join(rep, "wrk.out"), "", 1)
+	r, err := BenchRate(filepath.Join(rep, "wrk.out"), "", 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +200,7 @@ func TestBenchRate(t *testing.T) {
 	if want := int(float64(wrkRun.Requests) / wrkRun.ElapsedS); r != want {
 		t.Errorf("benchrate -wrk %d, want %d", r, want)
 	}
-	c, err := BenchRate("", filepath.Join(rep, "ceiling.json"), 0.8)
+	c, err := BenchRate("", filepath.Join(rep, "ceiling.json"), 0.8, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +211,13 @@ func TestBenchRate(t *testing.T) {
 	if want := ceil.Requests * 8 / 10 / int64(ceil.ElapsedS); math.Abs(float64(c)-float64(want))/float64(want) > 0.01 {
 		t.Errorf("benchrate -result -scale 0.8: %d, want about %d", c, want)
 	}
-	if _, err := BenchRate("", filepath.Join(rep, "wrk.time"), 1); err == nil {
+	if k, err := BenchRate("", filepath.Join(rep, "sustain-1.json"), 0.8, true); err != nil || k <= 0 {
+		t.Errorf("benchrate -kept of a run that kept its schedule: %d, %v", k, err)
+	}
+	if k, err := BenchRate("", filepath.Join(rep, "ceiling.json"), 0.8, true); err != nil || k != 0 {
+		t.Errorf("benchrate -kept of the ceiling (every connection busy): %d, %v, want 0", k, err)
+	}
+	if _, err := BenchRate("", filepath.Join(rep, "wrk.time"), 1, false); err == nil {
 		t.Error("a time file was taken for a result")
 	}
 }
@@ -164,6 +230,7 @@ func TestBenchUsage(t *testing.T) {
 		{"benchrate", "-wrk", "a", "-result", "b"},
 		{"benchrate", "-result", "b", "-scale", "0"},
 		{"benchrate", "-result", "b", "-scale", "101"},
+		{"benchrate", "-wrk", "a", "-kept"},
 		{"benchreport"},
 		{"benchreport", "-dir", "x", "extra"},
 	} {
