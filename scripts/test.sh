@@ -4,16 +4,21 @@
 #
 # Usage: bash scripts/test.sh [-h]
 #
-# Most of a bats run waits (on cells, ramps, TIME_WAIT, ssh retries), so two
-# lanes run at once, each on a netns lab of its own (CSB_LAB_ID<id>1 and
-# <id>2: namespaces, sshd, lock and results apart):
-#   lane 1: lint, go test, check-generated, then the files that check what
-#           happened but time nothing (several clients, Phase 1, TLS)
-#   lane 2: faults, isolation, the library, reports, configuration, Phases 2, 4
+# Most of a bats run waits (on cells, ramps, TIME_WAIT, ssh retries), so
+# three lanes run at once, each on a netns lab of its own (CSB_LAB_ID<id>1,
+# <id>2 and <id>3: namespaces, sshd, lock and results apart), with the
+# files that check what happened but time nothing:
+#   lane 1: lint, go test, check-generated, then Phase 1 and TLS
+#   lane 2: isolation, the demo, fault paths, the library, Phase 4,
+#           configuration, contracts, merges
+#   lane 3: several clients, servers under test (their "within noise" is a
+#           factor of two), faults, reports, Phase 2
 # Then, alone on the machine, the files whose assertions depend on the
-# CPUs being quiet (known rates, "within noise", trust marks), on the lab of
-# CSB_LAB_ID itself. Each lane's output is printed when it ends; the exit
-# status is 1 when any part failed. Labs the lanes brought up are taken down.
+# CPUs being quiet (known rates, trust marks, machine-wide kernel counts)
+# or on nothing else listening on loopback (the rehearsal's LAB=local
+# steps), on the lab of CSB_LAB_ID itself. Each lane's output is printed
+# when it ends; the exit status is 1 when any part failed. Labs the lanes
+# brought up are taken down.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
@@ -25,13 +30,13 @@ if [[ ! "${base}" =~ ^[a-z][a-z0-9]{0,6}$ ]]; then
   echo "error: CSB_LAB_ID=${base}: expected a lower-case name of at most 7 characters here (each lane adds a digit)" >&2
   exit 2
 fi
-LANE1=(tests/multiclient.bats tests/phase1.bats tests/tls.bats)
-LANE2=(tests/isolation.bats tests/demo.bats tests/faults.bats tests/faults-paths.bats tests/lib.bats tests/report.bats tests/phase2.bats tests/phase4.bats
+LANE1=(tests/phase1.bats tests/tls.bats)
+LANE2=(tests/isolation.bats tests/demo.bats tests/faults-paths.bats tests/lib.bats tests/phase4.bats
   tests/config.bats tests/contracts.bats tests/merge.bats)
-QUIET=(tests/phase0.bats tests/phase3.bats tests/server.bats tests/rehearsal.bats
-  tests/c100k.bats tests/trust.bats tests/capacity.bats)
+LANE3=(tests/multiclient.bats tests/server.bats tests/faults.bats tests/report.bats tests/phase2.bats)
+QUIET=(tests/phase0.bats tests/phase3.bats tests/rehearsal.bats tests/c100k.bats tests/trust.bats tests/capacity.bats)
 # Every bats file is in exactly one group.
-listed=$(printf '%s\n' "${LANE1[@]}" "${LANE2[@]}" "${QUIET[@]}" | sort)
+listed=$(printf '%s\n' "${LANE1[@]}" "${LANE2[@]}" "${LANE3[@]}" "${QUIET[@]}" | sort)
 all=$(printf '%s\n' tests/*.bats | sort)
 if [[ "${listed}" != "${all}" ]]; then
   echo "error: scripts/test.sh: the bats files and its groups differ: $(diff <(echo "${listed}") <(echo "${all}") | grep '^[<>]' | tr '\n' ' ')" >&2
@@ -43,10 +48,11 @@ was_up() { CSB_LAB_ID=$1 lab/netns.sh status >/dev/null 2>&1 || CLIENTS=2 CSB_LA
 
 make build >/dev/null || exit 1
 out=$(mktemp -d "${TMPDIR:-/tmp}/csb-test.XXXXXX") || exit 1
-up0=0 up1=0 up2=0
-was_up "${base}" && up0=1
-was_up "${base}1" && up1=1
-was_up "${base}2" && up2=1
+declare -A up=()
+for id in "" 1 2 3; do
+  up[x${id}]=0
+  was_up "${base}${id}" && up[x${id}]=1
+done
 start=${SECONDS}
 # ended NAME RC: a lane's last line, with how long it took.
 ended() { echo "== $1 ended after $((SECONDS - start)) s ($( (($2)) && echo FAILED || echo ok))"; return "$2"; }
@@ -54,6 +60,8 @@ ended() { echo "== $1 ended after $((SECONDS - start)) s ($( (($2)) && echo FAIL
 l1=$!
 (CSB_LAB_ID=${base}2 bats_run "${LANE2[@]}"; ended "lane 2" $?) >"${out}/lane2" 2>&1 &
 l2=$!
+(CSB_LAB_ID=${base}3 bats_run "${LANE3[@]}"; ended "lane 3" $?) >"${out}/lane3" 2>&1 &
+l3=$!
 rc=0
 wait "${l1}" || rc=1
 echo "== lane 1: lint, go test, check-generated; ${LANE1[*]}"
@@ -61,15 +69,18 @@ cat "${out}/lane1"
 wait "${l2}" || rc=1
 echo "== lane 2: ${LANE2[*]}"
 cat "${out}/lane2"
-for id in 1 2; do
-  ((id == 1 ? up1 : up2)) && continue
+wait "${l3}" || rc=1
+echo "== lane 3: ${LANE3[*]}"
+cat "${out}/lane3"
+for id in 1 2 3; do
+  [[ "${up[x${id}]}" == 0 ]] || continue
   CLIENTS=2 CSB_LAB_ID=${base}${id} lab/netns.sh down >/dev/null 2>&1 || true
   CSB_LAB_ID=${base}${id} lab/netns.sh down >/dev/null 2>&1 || true
 done
 rm -rf "${out}"
 echo "== alone: ${QUIET[*]}"
 bats_run "${QUIET[@]}" || rc=1
-if ((!up0)); then
+if [[ "${up[x]}" == 0 ]]; then
   CLIENTS=2 lab/netns.sh down >/dev/null 2>&1 || true
   lab/netns.sh down >/dev/null 2>&1 || true
 fi
