@@ -23,18 +23,27 @@ func TestPacedListener(t *testing.T) {
 		}
 		defer c.Close()
 	}
-	var last time.Time
+	// The pacer notes when each accept returned (next is that plus every);
+	// the next accept returns no earlier. Times taken here, after Accept
+	// returned, would lag by however long this goroutine waited to run.
 	for i := 0; i < n; i++ {
+		due := ln.next
+		before := time.Now()
 		c, err := ln.Accept()
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.Close()
 		now := time.Now()
-		if i > 0 && now.Sub(last) < every {
-			t.Errorf("accept %d came %v after the one before, want at least %v", i, now.Sub(last), every)
+		if i > 0 && now.Before(due) {
+			t.Errorf("accept %d came %v before its due time", i, due.Sub(now))
 		}
-		last = now
+		if i > 0 && ln.next.Sub(due) < every {
+			t.Errorf("accept %d returned %v after the one before, want at least %v", i, ln.next.Sub(due), every)
+		}
+		if ln.next.Before(before.Add(every)) {
+			t.Errorf("accept %d: the next is due %v, before every after this one", i, ln.next)
+		}
 	}
 	slow := newPacedListener(inner, time.Second)
 	slow.next = time.Now().Add(time.Second)
