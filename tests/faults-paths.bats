@@ -22,6 +22,7 @@ setup() {
 
 teardown() {
   if [[ -n "${MNT}" ]]; then
+    rm_kept_workdirs "${MNT}"
     umount "${MNT}" 2>/dev/null || umount -l "${MNT}" 2>/dev/null || true
     rmdir "${MNT}" 2>/dev/null || true
   fi

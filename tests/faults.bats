@@ -11,6 +11,7 @@ setup() {
 
 teardown() {
   if [[ -n "${MNT}" ]]; then
+    rm_kept_workdirs "${MNT}"
     umount "${MNT}" 2>/dev/null || umount -l "${MNT}" 2>/dev/null || true
     rmdir "${MNT}" 2>/dev/null || true
   fi
@@ -54,9 +55,8 @@ fill_disk() {
 @test "a run whose results disk fills stops: disk full named, status partial, exit non-zero" {
   small_disk 32m
   lab_is_up || lab/netns.sh up
-  export RESULTS_ROOT="${MNT}"
   local out="${BATS_TEST_TMPDIR}/out"
-  bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s DURATION=2 >"${out}" 2>&1 &
+  RESULTS_ROOT="${MNT}" bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s DURATION=2 >"${out}" 2>&1 &
   local pid=$!
   # Once the first cell is recorded, the disk fills.
   local cells=""

@@ -21,6 +21,20 @@ common_teardown() {
   return 0
 }
 
+# rm_kept_workdirs ROOT: remove the hosts' work directories that a run
+# under ROOT left because its results disk was full (their run.state names
+# a run directory under ROOT; the runner keeps them for the user to copy).
+# Only directories of this user, named as the runner names them.
+rm_kept_workdirs() {
+  local root=$1 d
+  [[ -n "${root}" ]] || return 0
+  for d in "${TMPDIR:-/tmp}"/csb-run.*; do
+    [[ -d "${d}" && ! -L "${d}" && -O "${d}" && -f "${d}/run.state" ]] || continue
+    grep -qF "run_dir=${root}/" "${d}/run.state" && rm -rf -- "${d}"
+  done
+  return 0
+}
+
 # need_root: skip a test that needs the netns lab when not root.
 need_root() {
   if [[ ${EUID} -ne 0 ]]; then
