@@ -43,7 +43,7 @@
 #                               (connclient.BenchSustainFractions), half as
 #                               long as -d, until one keeps its schedule
 #                               (achieved >= 99 % of its rate, sender lag
-#                               p99 <= 10 ms: benchrate -kept): the open-loop
+#                               p99 <= 10 ms: benchrate -next): the open-loop
 #                               ceiling, the highest rate it sends on time
 #   lag.json, lag.time          connclient lowrate -conns LAG_CONNS at 0.8 of
 #                               the open-loop ceiling (connclient benchrate),
@@ -134,24 +134,18 @@ timed() {
   cp /proc/stat "${dir}/${name}.stat1"
 }
 
-# sustain DIR ADDR: the sustain runs of DIR against ADDR, at falling
-# fractions of the ceiling until one keeps its schedule; prints the rate of
-# the lag run, 0.8 of the rate that run achieved (or of the last one's, if
-# none kept its schedule: the lag run then says so too).
+# sustain DIR ADDR: the sustain runs of DIR against ADDR, at the falling
+# fractions of the ceiling that `connclient benchrate -next` gives, until
+# one keeps its schedule or none is left; prints the lag run's rate.
 sustain() {
-  local dir=$1 addr=$2 k=0 f rate half=$(((SECS + 1) / 2))
-  for f in 0.95 0.9 0.85 0.8 0.75 0.7 0.6 0.5; do # connclient.BenchSustainFractions
+  local dir=$1 addr=$2 k=0 what rate half=$(((SECS + 1) / 2))
+  while read -r what rate < <("${BIN}/connclient" benchrate -next "${dir}") && [[ "${what}" == sustain ]]; do
     k=$((k + 1))
-    rate=$("${BIN}/connclient" benchrate -result "${dir}/ceiling.json" -scale "${f}")
     timed 1 "sustain-${k}" "${dir}" "${BIN}/connclient" lowrate -target "${addr}" -conns "${LAG_CONNS}" -rps "${rate}" \
       -duration "${half}s" -drain 0s -path /payload/1k
-    rate=$("${BIN}/connclient" benchrate -result "${dir}/sustain-${k}.json" -scale 0.8 -kept)
-    if ((rate > 0)); then
-      printf '%s\n' "${rate}"
-      return 0
-    fi
   done
-  "${BIN}/connclient" benchrate -result "${dir}/sustain-${k}.json" -scale 0.8
+  [[ "${what:-}" == lag ]] || die "connclient benchrate -next ${dir} failed" 1
+  printf '%s\n' "${rate}"
 }
 
 # repetition DIR: one repetition's runs into DIR.

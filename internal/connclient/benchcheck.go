@@ -82,8 +82,32 @@ var BenchSustainFractions = []float64{0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5}
 // least BenchKeptMin of its target rate, its sender lag p99 at most
 // BenchKeptLagMs.
 func Kept(l *LowrateResult) bool {
-	return l != nil && l.RPSAchieved != nil && l.RPSTarget > 0 && *l.RPSAchieved >= BenchKeptMin*float64(l.RPSTarget) &&
-		l.SenderLagP99Ms != nil && *l.SenderLagP99Ms <= BenchKeptLagMs
+	return l != nil && l.RPSAchieved != nil && l.SenderLagP99Ms != nil && kept(*l.RPSAchieved, float64(l.RPSTarget), *l.SenderLagP99Ms)
+}
+
+// kept is Kept's rule on the figures: achieved and target rates, sender
+// lag p99 in ms.
+func kept(achieved, target, lagP99Ms float64) bool {
+	return target > 0 && achieved >= BenchKeptMin*target && lagP99Ms <= BenchKeptLagMs
+}
+
+// BenchSustainNext is what the bench runs next in a repetition directory
+// holding ceiling.json and sustain-1 .. sustain-k: "sustain" and the rate
+// of sustain-(k+1), the next of BenchSustainFractions of the ceiling's
+// achieved rate, while none of them kept its schedule; else "lag" and the
+// lag run's rate, BenchLagFraction of the rate the run that kept its
+// schedule achieved (of the last one, when every fraction was tried).
+func BenchSustainNext(dir string) (string, int, error) {
+	run, tried, err := sustainedRun(dir)
+	if err != nil {
+		return "", 0, err
+	}
+	if run == nil && tried < len(BenchSustainFractions) {
+		rate, err := BenchRate("", filepath.Join(dir, "ceiling.json"), BenchSustainFractions[tried])
+		return "sustain", rate, err
+	}
+	rate, err := BenchRate("", filepath.Join(dir, "sustain-"+strconv.Itoa(tried)+".json"), BenchLagFraction)
+	return "lag", rate, err
 }
 
 // CPUTime is one process's /usr/bin/time line.
@@ -481,9 +505,8 @@ func spreadOf(v []float64) Spread {
 
 // BenchRate is benchrate's answer: scale times wrk's achieved requests/s
 // (wrkOut) or a connclient result's rps_achieved (result), rounded down,
-// at least 1; with kept, 0 when the result did not keep its schedule
-// (Kept).
-func BenchRate(wrkOut, result string, scale float64, kept bool) (int, error) {
+// at least 1.
+func BenchRate(wrkOut, result string, scale float64) (int, error) {
 	var rps float64
 	switch {
 	case wrkOut != "":
@@ -509,25 +532,28 @@ func BenchRate(wrkOut, result string, scale float64, kept bool) (int, error) {
 			return 0, fmt.Errorf("%s: not a lowrate result with rps_achieved", result)
 		}
 		rps = *r.Lowrate.RPSAchieved
-		if kept && !Kept(r.Lowrate) {
-			return 0, nil
-		}
 	}
 	return max(1, int(math.Floor(rps*scale))), nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // runBench runs benchrate or benchreport (args[0]).
 func runBench(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("connclient "+args[0], flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var wrkOut, result, dir string
-	var kept bool
+	var wrkOut, result, next, dir string
 	scale := 1.0
 	if args[0] == "benchrate" {
 		fs.StringVar(&wrkOut, "wrk", "", "")
 		fs.StringVar(&result, "result", "", "")
+		fs.StringVar(&next, "next", "", "")
 		fs.Float64Var(&scale, "scale", 1, "")
-		fs.BoolVar(&kept, "kept", false, "")
 	} else {
 		fs.StringVar(&dir, "dir", "", "")
 	}
@@ -540,10 +566,10 @@ func runBench(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		err = usageErrorf("%v", err)
 	case fs.NArg() > 0:
 		err = usageErrorf("unexpected argument %q", fs.Arg(0))
-	case args[0] == "benchrate" && (wrkOut == "") == (result == ""):
-		err = usageErrorf("benchrate needs one of -wrk FILE or -result FILE")
-	case kept && result == "":
-		err = usageErrorf("-kept needs -result FILE (a lowrate result)")
+	case args[0] == "benchrate" && btoi(wrkOut != "")+btoi(result != "")+btoi(next != "") != 1:
+		err = usageErrorf("benchrate needs one of -wrk FILE, -result FILE or -next DIR")
+	case next != "" && scale != 1:
+		err = usageErrorf("-next takes no -scale: the fractions are the bench's own")
 	case !(scale > 0 && scale <= 100):
 		err = usageErrorf("-scale %v: want a number above 0, at most 100", scale)
 	case args[0] == "benchreport" && dir == "":
@@ -553,8 +579,17 @@ func runBench(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "error: %v\n\n%s", err, Usage)
 		return err
 	}
+	if next != "" {
+		what, rate, err := BenchSustainNext(next)
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			return err
+		}
+		fmt.Fprintln(stdout, what, rate)
+		return nil
+	}
 	if args[0] == "benchrate" {
-		rate, err := BenchRate(wrkOut, result, scale, kept)
+		rate, err := BenchRate(wrkOut, result, scale)
 		if err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
 			return err

@@ -123,9 +123,19 @@ func TestSustainedRun(t *testing.T) {
 	if err != nil || run == nil || n != 2 {
 		t.Fatalf("sustained %+v of %d runs, %v", run, n, err)
 	}
+	// The next run: the lag, at 0.8 of what the run that kept it achieved.
+	lag, _ := BenchRate("", filepath.Join(dir, "sustain-2.json"), BenchLagFraction)
+	if what, rate, err := BenchSustainNext(dir); what != "lag" || rate != lag || err != nil {
+		t.Errorf("next: %s %d, %v; want lag %d", what, rate, err, lag)
+	}
 	os.Remove(filepath.Join(dir, "sustain-2.json"))
 	if run, n, err := sustainedRun(dir); run != nil || n != 1 || err != nil {
 		t.Errorf("none kept: %+v of %d runs, %v", run, n, err)
+	}
+	// None kept yet: the next fraction of the ceiling.
+	want, _ := BenchRate("", filepath.Join(dir, "ceiling.json"), BenchSustainFractions[1])
+	if what, rate, err := BenchSustainNext(dir); what != "sustain" || rate != want || err != nil {
+		t.Errorf("next: %s %d, %v; want sustain %d", what, rate, err, want)
 	}
 }
 
@@ -189,7 +199,7 @@ func TestReadTime(t *testing.T) {
 // and from a connclient result, rounded down.
 func TestBenchRate(t *testing.T) {
 	rep := filepath.Join(benchDir, "rep-1")
-	r, err := BenchRate(filepath.Join(rep, "wrk.out"), "", 1, false)
+	r, err := BenchRate(filepath.Join(rep, "wrk.out"), "", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +210,7 @@ func TestBenchRate(t *testing.T) {
 	if want := int(float64(wrkRun.Requests) / wrkRun.ElapsedS); r != want {
 		t.Errorf("benchrate -wrk %d, want %d", r, want)
 	}
-	c, err := BenchRate("", filepath.Join(rep, "ceiling.json"), 0.8, false)
+	c, err := BenchRate("", filepath.Join(rep, "ceiling.json"), 0.8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,13 +221,7 @@ func TestBenchRate(t *testing.T) {
 	if want := ceil.Requests * 8 / 10 / int64(ceil.ElapsedS); math.Abs(float64(c)-float64(want))/float64(want) > 0.01 {
 		t.Errorf("benchrate -result -scale 0.8: %d, want about %d", c, want)
 	}
-	if k, err := BenchRate("", filepath.Join(rep, "sustain-1.json"), 0.8, true); err != nil || k <= 0 {
-		t.Errorf("benchrate -kept of a run that kept its schedule: %d, %v", k, err)
-	}
-	if k, err := BenchRate("", filepath.Join(rep, "ceiling.json"), 0.8, true); err != nil || k != 0 {
-		t.Errorf("benchrate -kept of the ceiling (every connection busy): %d, %v, want 0", k, err)
-	}
-	if _, err := BenchRate("", filepath.Join(rep, "wrk.time"), 1, false); err == nil {
+	if _, err := BenchRate("", filepath.Join(rep, "wrk.time"), 1); err == nil {
 		t.Error("a time file was taken for a result")
 	}
 }
@@ -230,7 +234,8 @@ func TestBenchUsage(t *testing.T) {
 		{"benchrate", "-wrk", "a", "-result", "b"},
 		{"benchrate", "-result", "b", "-scale", "0"},
 		{"benchrate", "-result", "b", "-scale", "101"},
-		{"benchrate", "-wrk", "a", "-kept"},
+		{"benchrate", "-wrk", "a", "-next", "d"},
+		{"benchrate", "-next", "d", "-scale", "0.8"},
 		{"benchreport"},
 		{"benchreport", "-dir", "x", "extra"},
 	} {

@@ -23,7 +23,7 @@ const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-ho
                           [-tls-ca FILE [-tls-resume]]
        connclient burst   -target IP:PORT -conns N [-path P] [-source IP] [-timeout D]
        connclient responder -listen IP:PORT [-size N] [-spin]
-       connclient benchrate -wrk FILE | -result FILE [-scale F] [-kept]
+       connclient benchrate -wrk FILE | -result FILE [-scale F] | -next DIR
        connclient benchreport -dir DIR
 
 connclient opens many keep-alive TCP connections to an HTTP/1.1 server and
@@ -92,9 +92,11 @@ benchrate, benchreport  compute from the raw files of
          scripts/engine-bench.sh: benchrate prints the rate of its next run,
          -scale (default 1) times wrk's achieved requests/s (-wrk, wrk's
          output with lib/wrk/report.lua) or a lowrate result's rps_achieved
-         (-result; with -kept, 0 if that run achieved under 99 % of its
-         target or its sender lag p99 was over 10 ms: it did not keep its
-         schedule); benchreport prints, as JSON,
+         (-result); with -next DIR (a repetition directory), what the
+         bench runs next: "sustain RATE" (the next fraction of the ceiling
+         to try, while no sustain run kept its schedule: 99 % of its rate,
+         sender lag p99 within 10 ms) or "lag RATE" (0.8 of the rate the
+         one that kept it achieved); benchreport prints, as JSON,
          the figures of every repetition in -dir, their min/median/max and
          the verdicts: requests per client CPU-second at least 0.8 of wrk's
          (both keeping every connection busy), and sender lag p99 at most

@@ -591,7 +591,7 @@ func BenchmarkEngineLag80(b *testing.B) {
 		// Up to the last response (closing the 1024 sockets after it takes
 		// milliseconds, not the schedule's).
 		achieved := float64(n) / (time.Duration(e.loops[0].lastDone - e.startNs)).Seconds()
-		if tot := totals(e); achieved >= BenchKeptMin*float64(rate) && tot.lag.Quantile(0.99) <= BenchKeptLagMs*1000 {
+		if tot := totals(e); kept(achieved, float64(rate), tot.lag.Quantile(0.99)/1000) {
 			sustained = achieved
 			break
 		}
