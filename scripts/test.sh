@@ -18,9 +18,8 @@
 # long beside two other lanes as beside one). Then, alone on the machine,
 # the files whose assertions depend on the CPUs being quiet (known rates,
 # trust marks, machine-wide kernel counts), on the lab of CSB_LAB_ID
-# itself. Each lane's output is printed
-# when it ends; the exit status is 1 when any part failed. Labs the lanes
-# brought up are taken down.
+# itself. Each lane's output is printed when it ends; the exit status is 1
+# when any part failed. Labs the lanes brought up are taken down.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
@@ -58,22 +57,28 @@ done
 start=${SECONDS}
 # ended NAME RC: a lane's last line, with how long it took.
 ended() { echo "== $1 ended after $((SECONDS - start)) s ($( (($2)) && echo FAILED || echo ok))"; return "$2"; }
-(make lint && make test-go && make check-generated && CSB_LAB_ID=${base}1 bats_run "${LANE1[@]}"; ended "lane 1" $?) >"${out}/lane1" 2>&1 &
-l1=$!
-(CSB_LAB_ID=${base}2 bats_run "${LANE2[@]}"; ended "lane 2" $?) >"${out}/lane2" 2>&1 &
-l2=$!
-(CSB_LAB_ID=${base}3 bats_run "${LANE3[@]}"; ended "lane 3" $?) >"${out}/lane3" 2>&1 &
-l3=$!
+# lane ID FILE...: lane ID's files on lab CSB_LAB_ID<id>ID (lane 1 after
+# lint, the Go tests and the generated files), its output in out/laneID.
+lane() {
+  local id=$1
+  shift
+  ( ((id != 1)) || { make lint && make test-go && make check-generated; } &&
+    CSB_LAB_ID=${base}${id} bats_run "$@"
+    ended "lane ${id}" $?) >"${out}/lane${id}" 2>&1
+}
+lane 1 "${LANE1[@]}" &
+pids=($!)
+lane 2 "${LANE2[@]}" &
+pids+=($!)
+lane 3 "${LANE3[@]}" &
+pids+=($!)
+heads=("lint, go test, check-generated; ${LANE1[*]}" "${LANE2[*]}" "${LANE3[*]}")
 rc=0
-wait "${l1}" || rc=1
-echo "== lane 1: lint, go test, check-generated; ${LANE1[*]}"
-cat "${out}/lane1"
-wait "${l2}" || rc=1
-echo "== lane 2: ${LANE2[*]}"
-cat "${out}/lane2"
-wait "${l3}" || rc=1
-echo "== lane 3: ${LANE3[*]}"
-cat "${out}/lane3"
+for id in 1 2 3; do
+  wait "${pids[id - 1]}" || rc=1
+  echo "== lane ${id}: ${heads[id - 1]}"
+  cat "${out}/lane${id}"
+done
 for id in 1 2 3; do
   [[ "${up[x${id}]}" == 0 ]] || continue
   CLIENTS=2 CSB_LAB_ID=${base}${id} lab/netns.sh down >/dev/null 2>&1 || true
