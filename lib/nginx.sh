@@ -28,11 +28,14 @@ csb_nginx_max_conns() {
   echo "${conns}"
 }
 
-# csb_start_nginx NAME SIZES: the payload files and the config in the work
-# directory, checked with nginx -t, then the master started in the
-# foreground of its own session and its workers watched.
+# csb_start_nginx NAME SIZES [PROCS]: the payload files and the config in
+# the work directory, checked with nginx -t, then the master started in the
+# foreground of its own session and its workers watched. PROCS > 1 (a Phase
+# 3 plan's server processes) is that many workers, each listening with
+# reuseport; CSB_SERVER_IDLE_S (a Phase 3 scenario's ramp bound and hold)
+# how long a connection may stay idle.
 csb_start_nginx() {
-  local name=$1 sizes=$2 dir=${CSB_H_WORK[0]} size facts uid user="" hard conf paths=""
+  local name=$1 sizes=$2 procs=${3:-1} dir=${CSB_H_WORK[0]} size facts uid user="" hard conf paths=""
   facts=$(on_server_sh 'id -u; id -un; ulimit -Hn') || die "cannot read the server host's user and fd limit" 1
   { read -r uid; read -r user; read -r hard; } <<<"${facts}"
   [[ "${uid}" == 0 ]] || user=""
@@ -44,7 +47,7 @@ csb_start_nginx() {
     -sizes "${sizes}" -paths "${paths%,}" -health "${HEALTH_PATH}" -workers "${NGINX_WORKERS}" -server-cpus "${SERVER_CPUS}"
     -worker-connections "${NGINX_WORKER_CONNECTIONS:-0}" -max-conns "$(csb_nginx_max_conns)"
     -keepalive-requests "${NGINX_KEEPALIVE_REQUESTS:-0}" -keepalive-timeout "${NGINX_KEEPALIVE_TIMEOUT:-0}"
-    -hold "${C10K_HOLD:-0}" -fd-hard "${hard}")
+    -hold "${CSB_SERVER_IDLE_S:-${C10K_HOLD:-0}}" -fd-hard "${hard}" -procs "${procs}")
   if csb_tls_on; then
     gen+=(-tls-dir "${CSB_TLS_DIR}" -tls-tickets="$( ((TLS_TICKETS)) && echo true || echo false)")
   fi

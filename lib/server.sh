@@ -110,7 +110,7 @@ csb_http_start() {
   CSB_HTTP_PIDS=() CSB_HTTP_STOP=() CSB_HTTP_NAME=()
   case "${SERVER}" in
     csb) csb_start_csb "${name}" "${sizes}" "${procs}" "$@" ;;
-    nginx) csb_start_nginx "${name}" "${sizes}" ;;
+    nginx) csb_start_nginx "${name}" "${sizes}" "${procs}" ;;
     cmd) csb_start_cmd "${name}" ;;
     url) csb_start_url ;;
   esac
@@ -151,6 +151,8 @@ csb_start_csb() {
   shift 3
   local -a cmd=("${CSB_H_WORK[0]}/bin/csb-server" -addr "${SERVER_IP}" -port "${SERVER_PORT}" -sizes "${sizes}")
   ((procs > 1)) && cmd+=(-reuseport)
+  # A Phase 3 scenario's connections stay idle for its ramp and hold.
+  ((${CSB_SERVER_IDLE_S:-0} <= 600)) || cmd+=(-idle-timeout "$((CSB_SERVER_IDLE_S + 60))s")
   cmd+=("${CSB_TLS_SERVER_FLAGS[@]}" "$@")
   csb_server_pin cmd
   local i pid logs=()

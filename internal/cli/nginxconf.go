@@ -17,15 +17,18 @@ path, bound to -listen only, a foreground master, TLS when -tls-dir is set;
 and its sizing: worker_connections cover the phase's largest connection
 count (+1024, at least 4096), worker_rlimit_nofile is twice that +1024
 capped at the server host's hard fd limit, keepalive_timeout outlasts
-Phase 3's hold (+60 s, at least 75 s), one worker per CPU of SERVER_CPUS
-(else auto). Its second line is "# settings: ..." (what run.env records);
+Phase 3's hold (+60 s, at least 75 s; -hold is the time a connection may
+stay idle: the scenario's ramp bound and hold), one worker per CPU of
+SERVER_CPUS (else auto). With -procs N > 1 (a Phase 3 plan's server
+processes) N workers, each listening with reuseport, worker_connections
+the fd limit - 64 and worker_rlimit_nofile the fd limit. Its second line is "# settings: ..." (what run.env records);
 a "# warning: ..." line follows when the fd limit capped the sizing.
 
 Flags (empty or 0: the default above):
   -dir DIR  -user NAME  -listen IP:PORT  -sizes 1k,10k  -paths SIZE=PATH,...
   -health PATH  -workers N|auto  -server-cpus LIST  -worker-connections N
   -max-conns N  -keepalive-requests N  -keepalive-timeout S  -hold S
-  -fd-hard N  -tls-dir DIR  -tls-tickets=false
+  -fd-hard N  -procs N  -tls-dir DIR  -tls-tickets=false
 `
 
 func runNginxConf(args []string, stdout io.Writer) error {
@@ -47,6 +50,7 @@ func runNginxConf(args []string, stdout io.Writer) error {
 	fs.Int64Var(&in.KeepaliveTimeoutS, "keepalive-timeout", 0, "")
 	fs.Int64Var(&in.HoldS, "hold", 0, "")
 	fs.Int64Var(&in.FDHard, "fd-hard", 0, "")
+	fs.Int64Var(&in.Procs, "procs", 0, "")
 	fs.StringVar(&in.TLSDir, "tls-dir", "", "")
 	fs.BoolVar(&in.TLSTickets, "tls-tickets", true, "")
 	help := fs.Bool("h", false, "")

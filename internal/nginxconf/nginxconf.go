@@ -8,6 +8,7 @@ package nginxconf
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"csbench/internal/clienthosts"
@@ -42,6 +43,10 @@ type Input struct {
 	KeepaliveTimeoutS int64
 	HoldS             int64 // Phase 3's idle hold
 	FDHard            int64 // the server host's hard fd limit (0: unknown)
+	// Procs is the server processes a Phase 3 plan asks for (0 or 1: none):
+	// past one process's fd limit nginx gets that many workers, each its
+	// own listen socket (reuseport) and a whole fd budget.
+	Procs int64
 	// TLS: the directory holding cert.pem and key.pem ("" for cleartext).
 	TLSDir     string
 	TLSTickets bool
@@ -54,17 +59,39 @@ type Sizing struct {
 	Nofile            int64
 	KeepaliveRequests int64
 	KeepaliveTimeoutS int64
-	// Warning is set when the fd limit capped worker_rlimit_nofile.
+	// ReusePort: each worker listens on its own socket (SO_REUSEPORT),
+	// so the kernel spreads connections evenly over the planned workers.
+	ReusePort bool
+	// Warning is set when the fd limit capped worker_rlimit_nofile, or
+	// NGINX_WORKERS is below the plan's server processes.
 	Warning string
 }
+
+// FDMargin is the descriptors a worker keeps beyond its connections (its
+// listen sockets, logs, files served).
+const FDMargin = 64
 
 // Size computes the sizing. worker_connections covers the phase's largest
 // connection count in every worker (one worker may accept them all);
 // nginx's "auto" counts the host's CPUs, not those it may run on, so with
-// SERVER_CPUS the default is one worker per CPU listed.
+// SERVER_CPUS the default is one worker per CPU listed. With a plan of
+// several server processes (Procs) the workers are the plan's, each
+// listening on its own socket, with worker_connections the fd limit less
+// FDMargin and worker_rlimit_nofile the fd limit.
 func Size(in Input) Sizing {
 	s := Sizing{Workers: in.Workers, WorkerConnections: in.WorkerConnections,
 		KeepaliveRequests: in.KeepaliveRequests, KeepaliveTimeoutS: in.KeepaliveTimeoutS}
+	if in.Procs > 1 && in.FDHard > FDMargin {
+		s.ReusePort = true
+		if s.Workers == "" {
+			s.Workers = fmt.Sprint(in.Procs)
+		} else if n, err := strconv.ParseInt(s.Workers, 10, 64); err != nil || n < in.Procs {
+			s.Warning = fmt.Sprintf("nginx: NGINX_WORKERS=%s is below the %d server processes the plan needs for %d connections: some will be refused", s.Workers, in.Procs, in.MaxConns)
+		}
+		if s.WorkerConnections == 0 {
+			s.WorkerConnections = in.FDHard - FDMargin
+		}
+	}
 	if s.Workers == "" {
 		s.Workers = "auto"
 		if n := clienthosts.CPUCount(in.ServerCPUs); n > 0 {
@@ -81,6 +108,9 @@ func Size(in Input) Sizing {
 		s.KeepaliveTimeoutS = max(in.HoldS+HoldSlackS, KeepaliveTimeoutS)
 	}
 	s.Nofile = 2*s.WorkerConnections + NofileSpare
+	if s.ReusePort {
+		s.Nofile = in.FDHard
+	}
 	if in.FDHard > 0 && s.Nofile > in.FDHard {
 		s.Warning = fmt.Sprintf("nginx: worker_rlimit_nofile %d is above the server host's hard fd limit %d: capped there", s.Nofile, in.FDHard)
 		s.Nofile = in.FDHard
@@ -90,8 +120,12 @@ func Size(in Input) Sizing {
 
 // Settings is the sizing as run.env records it (server.nginx).
 func (s Sizing) Settings() string {
-	return fmt.Sprintf("worker_processes=%s worker_connections=%d worker_rlimit_nofile=%d keepalive_requests=%d keepalive_timeout=%ds access_log=off",
-		s.Workers, s.WorkerConnections, s.Nofile, s.KeepaliveRequests, s.KeepaliveTimeoutS)
+	rp := ""
+	if s.ReusePort {
+		rp = " reuseport=on"
+	}
+	return fmt.Sprintf("worker_processes=%s worker_connections=%d worker_rlimit_nofile=%d keepalive_requests=%d keepalive_timeout=%ds access_log=off%s",
+		s.Workers, s.WorkerConnections, s.Nofile, s.KeepaliveRequests, s.KeepaliveTimeoutS, rp)
 }
 
 // Render is the configuration file.
@@ -117,6 +151,9 @@ func Render(in Input, s Sizing) string {
 	ssl := ""
 	if in.TLSDir != "" {
 		ssl = " ssl"
+	}
+	if s.ReusePort {
+		ssl += " reuseport"
 	}
 	p("  server {\n    listen %s%s backlog=65535;\n    server_name _;\n", in.Listen, ssl)
 	if in.TLSDir != "" {
