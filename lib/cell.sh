@@ -45,13 +45,15 @@ csb_procs_of() {
 # csb_procs_hosts: the client hosts with processes in the table.
 csb_procs_hosts() { printf '%s\n' "${CSB_P_HOST[@]}" | sort -nu; }
 
-# csb_procs_start NAME: start every process of the table at one due time,
-# each host's in one call, and a pidstat per host following them
+# csb_procs_start NAME: start every process of the table at one due time
+# (the clocks' lead, and CSB_START_LEAD_PER_PROC_MS for each process of the
+# host that starts the most), each host's in one call, and a pidstat per host following them
 # (monitors/<label>/pidstat-NAME.txt). A process that could not be started
 # is logged with its host and why; its CSB_P_PID stays empty.
 csb_procs_start() {
-  local name=$1 k i due work out line
-  due=$(($(csb_epoch_ms) + CSB_START_LEAD_MS))
+  local name=$1 k i due work out line most
+  most=$(printf '%s\n' "${CSB_P_HOST[@]}" | sort | uniq -c | sort -rn | awk 'NR == 1 { print $1 }')
+  due=$(($(csb_epoch_ms) + CSB_START_LEAD_MS + ${most:-0} * CSB_START_LEAD_PER_PROC_MS))
   for k in $(csb_procs_hosts); do
     work=${CSB_H_WORK[k]}
     local script pidfiles="" mon
@@ -218,11 +220,20 @@ csb_procs_wait_event() {
       files+=("${CSB_P_OUT[i]}" "${CSB_P_ERR[i]}")
       [[ -z "${CSB_P_PID[i]}" ]] || pids+=" ${CSB_P_PID[i]}"
     done
+    # Every 10 s the host's csb prints how far its processes' ramps are
+    # (csb progress -ramp), logged here with the host's name.
     # shellcheck disable=SC2016 # expanded by the host's shell
-    on_host_sh "${k}" "cd $(csb_quote "${CSB_H_WORK[k]}") || exit 1
-set -- $(csb_quote "${CONNCLIENT_EVENT_PREFIX}${event}\"" "${bound}" "${pids}" "${files[@]}")"'
-pat=$1; end=$((SECONDS + $2)); pids=$3; shift 3
+    { on_host_sh "${k}" "cd $(csb_quote "${CSB_H_WORK[k]}") || exit 1
+set -- $(csb_quote "${CONNCLIENT_EVENT_PREFIX}${event}\"" "${bound}" "${pids}" "$(csb_client_bin "${k}")/csb" "${files[@]}")"'
+pat=$1; end=$((SECONDS + $2)); pids=$3; csb=$4; shift 4
+start=$SECONDS; next=$((SECONDS + 10))
 while [ "${SECONDS}" -lt "${end}" ]; do
+  if [ "${SECONDS}" -ge "${next}" ]; then
+    next=$((SECONDS + 10)); errs=""; i=0
+    for f in "$@"; do i=$((i + 1)); [ $((i % 2)) = 0 ] && errs="$errs $f"; done
+    # shellcheck disable=SC2086 # the files, one word each
+    "$csb" progress -ramp -in $((SECONDS - start)) $errs 2>/dev/null || true
+  fi
   ready=1
   i=0
   for f in "$@"; do
@@ -236,7 +247,7 @@ while [ "${SECONDS}" -lt "${end}" ]; do
   [ "$alive" = 1 ] || exit 1
   sleep 0.2
 done
-exit 1' &
+exit 1' | while IFS= read -r line; do log_info "$(csb_host_name "${k}"): ${line}"; done; } &
     watchers+=($!)
   done
   csb_wait_jobs "${watchers[@]}" || rc=1

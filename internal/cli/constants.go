@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"csbench/internal/c10kplan"
+	"csbench/internal/clock"
 	"csbench/internal/connclient"
 	"csbench/internal/kv"
 	"csbench/internal/loadplan"
@@ -41,6 +42,7 @@ func Constants() map[string]string {
 		"CSB_SERVER_EVENT_LISTENING": server.EventListening,
 		"CSB_PAYLOAD_LINE":           strings.TrimSuffix(server.Pattern, "\n"),
 		"CSB_NETNS_MAX_CLIENTS":      fmt.Sprint(settings.MaxClients),
+		"CSB_START_LEAD_PER_PROC_MS": fmt.Sprint(clock.LeadPerProcMs),
 	}
 	for k, v := range c10kplan.KBPerConn {
 		c["C10K_KB_PER_CONN_"+strings.ToUpper(k)] = fmt.Sprint(v)
@@ -59,7 +61,7 @@ func ConstantsShell() string {
 	c := Constants()
 	for _, k := range []string{"CSB_WRK_JSON_PREFIX", "CSB_WRK_DIST_PREFIX", "CONNCLIENT_EVENT_PREFIX",
 		"CONNCLIENT_EVENT_HOLDING", "CONNCLIENT_EVENT_RUNNING", "CONNCLIENT_EVENT_READY", "CSB_SERVER_EVENT_LISTENING",
-		"CSB_PAYLOAD_LINE", "CSB_NETNS_MAX_CLIENTS"} {
+		"CSB_PAYLOAD_LINE", "CSB_NETNS_MAX_CLIENTS", "CSB_START_LEAD_PER_PROC_MS"} {
 		fmt.Fprintf(&b, "%s=%s\n", k, shellQuote(c[k]))
 	}
 	return b.String()

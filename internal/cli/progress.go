@@ -1,16 +1,37 @@
 package cli
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
+	"time"
 
+	"csbench/internal/connclient"
 	"csbench/internal/progress"
 )
 
+// thousands is n with a comma every three digits.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
 const progressUsage = `Usage: csb progress [-what WORD] [-name TEXT] -k K -in S -first S PLAN_S...
        csb progress -took -lab LAB -profile PROFILE [-repeat N] -dir DIR... RUNNER...
+       csb progress -ramp -in S FILE...
 
 The first form prints the line a runner logs before its step K (1-based)
 of a plan of len(PLAN_S) steps, each PLAN_S its planned seconds (-1:
@@ -31,6 +52,11 @@ in the DIRs (else the newest with that profile on another LAB), or
 with another REPEAT (FROM) counts its cells' span times N/FROM (FROM is 0
 when nothing was scaled). make demo plans its phases so.
 
+The third form prints the line a runner logs while connclient processes
+open their connections, from each one's stderr (FILE: its last event line;
+a missing file counts as a process not yet started), -in seconds in:
+  ramp: 523,114 of 1,000,000 connections open (51 processes, 3 done), 4,950 connects/s, 0 failed; 1m46s in
+
 Exit status: 0, 2 bad usage.
 `
 
@@ -47,6 +73,7 @@ func runProgress(args []string, stdout io.Writer) error {
 	lab := fs.String("lab", "", "")
 	profile := fs.String("profile", "", "")
 	repeat := fs.Int("repeat", 0, "")
+	ramp := fs.Bool("ramp", false, "")
 	var dirs []string
 	fs.Func("dir", "", func(v string) error { dirs = append(dirs, v); return nil })
 	if err := fs.Parse(args); err != nil {
@@ -54,6 +81,21 @@ func runProgress(args []string, stdout io.Writer) error {
 	}
 	if *help {
 		fmt.Fprint(stdout, progressUsage)
+		return nil
+	}
+	if *ramp {
+		var rs []io.Reader
+		for _, f := range fs.Args() {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				b = nil
+			}
+			rs = append(rs, bytes.NewReader(b))
+		}
+		st := connclient.ReadRamp(rs...)
+		fmt.Fprintf(stdout, "ramp: %s of %s connections open (%d processes, %d done), %s connects/s, %d failed; %s in\n",
+			thousands(st.Established), thousands(st.Target), st.Procs, st.Done, thousands(int64(st.RatePerS+0.5)), st.Failed,
+			progress.Dur(time.Duration(max(*in, 0)*float64(time.Second))))
 		return nil
 	}
 	if *took {

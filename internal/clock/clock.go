@@ -119,6 +119,10 @@ const (
 	// LeadPerRemoteMinMs is the least added per host reached over ssh;
 	// twice its measured round trip when that is more.
 	LeadPerRemoteMinMs = 250
+	// LeadPerProcMs is added per process the busiest host of a cell starts:
+	// each is one `setsid csb start-at` in that host's one script (51
+	// connclient processes at C1M took about 1.9 s on a loaded host).
+	LeadPerProcMs = 60
 )
 
 // StartLeadMs is the lead for hosts reached over ssh with these round

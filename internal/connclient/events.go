@@ -1,6 +1,8 @@
 package connclient
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 )
@@ -40,4 +42,46 @@ func writeEvent(w io.Writer, ev Event) {
 		return
 	}
 	w.Write(append(b, '\n'))
+}
+
+// RampState is the connect phase of several processes, from their event
+// lines: each one's last event counted once.
+type RampState struct {
+	Procs, Reported, Done int     // processes, those that printed an event, those past the ramp
+	Established, Target   int64   // summed over the processes that reported
+	Failed                int64   // connects given up
+	RatePerS              float64 // summed over the last interval of each
+}
+
+// ReadRamp sums the last event line of each reader (a process's stderr).
+func ReadRamp(rs ...io.Reader) RampState {
+	st := RampState{Procs: len(rs)}
+	for _, r := range rs {
+		var last *Event
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			line := sc.Bytes()
+			if !bytes.HasPrefix(line, []byte(EventPrefix)) {
+				continue
+			}
+			var ev Event
+			if json.Unmarshal(line, &ev) == nil {
+				last = &ev
+			}
+		}
+		if last == nil {
+			continue
+		}
+		st.Reported++
+		st.Established += last.Established
+		st.Target += int64(last.Target)
+		st.Failed += last.Failed
+		if last.Event != EventRamp {
+			st.Done++
+		} else if last.RatePerS != nil {
+			st.RatePerS += *last.RatePerS
+		}
+	}
+	return st
 }
