@@ -238,6 +238,7 @@ csb_on_exit() {
     "${hook}" || log_warn "exit hook ${hook} failed"
   done
   [[ -z "${CSB_CELL_NAME}" ]] || csb_cell_end failed "${CSB_RUN_ERROR:-interrupted}"
+  ((!CSB_OOM_RECORDED)) || csb_oom_record after
   csb_workdirs_finish
   # A full results or server disk (found now, or by a write that failed
   # before) makes the run partial or failed, whatever else went right.

@@ -583,6 +583,7 @@ func New(r *rundir.Run, generatedBy string) *Summary {
 			NICDriver: h.Facts["nic_driver"], Sysctls: h.Sysctls, Tools: h.Tools,
 		}
 	}
+	oomCheck(r, s)
 	if set, err := clienthosts.FromRun(r); err != nil {
 		s.Notes = append(s.Notes, err.Error())
 	} else {
