@@ -60,9 +60,7 @@ csb_c10k_settings
 main() {
   csb_config_load "$@"
   csb_scenarios_check "Phase 3" active idle lowrate
-  csb_payloads_check ACTIVE_PAYLOAD "${ACTIVE_PAYLOAD}" || exit 2
   c10k_profile
-  C10K_PAYLOAD=${ACTIVE_PAYLOAD}
   csb_lab_enter "${BASH_SOURCE[0]}" "$@"
   mapfile -t C10K_CELLS < <(c10k_scenarios active idle lowrate)
   c10k_begin c10k "wrk" "$@"

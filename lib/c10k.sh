@@ -36,7 +36,7 @@ declare -ga C10K_CELLS=()
 # csb_c10k_settings: the settings every Phase 3 runner shares (declared
 # before csb_config_load; CONNS and RPS are each runner's own).
 csb_c10k_settings() {
-  csb_config_declare CONNECT_RATE "" posint_or_empty "Phase 3: connects per second over all client processes (empty: the profile's: smoke and quick 5000, full 2000)"
+  csb_config_declare CONNECT_RATE "" posint_or_empty "Phase 3: connects per second over all client processes (empty: the profile's, 5000)"
   csb_config_declare HOLD "" posint_or_empty "Phase 3: seconds an idle scenario holds its connections once every process holds them (empty: the profile's: 3, 10, 60)"
   csb_config_declare TW_THRESHOLD 500 uint "Phase 3: TIME_WAIT sockets toward the server from which a client address counts as busy; the retry runner waits until the client has fewer"
   csb_config_declare TW_WAIT_MAX 120 posint "Phase 3: longest wait, in seconds, for TIME_WAIT to drain before a scenario"
@@ -65,11 +65,15 @@ c10k_scenarios() {
   done
 }
 
-# c10k_profile: resolve the profile's values (HOLD, DURATION, CONNECT_RATE).
+# c10k_profile: resolve the profile's values (HOLD, DURATION, CONNECT_RATE)
+# and the payload the server serves (the active scenario's; with SERVER=nginx
+# its file is made from CSB_SIZE_BYTES).
 c10k_profile() {
+  C10K_PAYLOAD=${ACTIVE_PAYLOAD:-${C10K_PAYLOAD}}
+  csb_payloads_check ACTIVE_PAYLOAD "${C10K_PAYLOAD}" || exit 2
   C10K_HOLD=${HOLD:-$(csb_profile 3 5 60)}
   C10K_SECS=${DURATION:-$(csb_profile 5 5 30)}
-  C10K_CONNECT_RATE=${CONNECT_RATE:-$(csb_profile 5000 5000 2000)}
+  C10K_CONNECT_RATE=${CONNECT_RATE:-$(csb_profile 5000 5000 5000)}
   ((10#${C10K_SECS} > 0)) || usage_error "DURATION=0: a scenario needs at least 1 second (empty: the profile's)"
 }
 
@@ -117,7 +121,7 @@ c10k_cell_name() {
 }
 
 # c10k_snapshot CELL WHEN [SS]: the server processes' /proc/PID/status,
-# every host's /proc/net/sockstat, and the server host's /proc/slabinfo
+# every host's /proc/net/sockstat and /proc/meminfo, and the server host's /proc/slabinfo
 # ("unreadable" when not root) and page size: the three ways of memory per
 # connection; with SS=1 also the ESTABLISHED sockets of the server port on
 # every host (ss), all hosts at once. Raw files; counted by csb summarize.
@@ -129,7 +133,7 @@ c10k_snapshot() {
   local -a jobs=()
   for h in $(csb_hosts); do
     d="$(csb_monitor_dir "${h}")/c10k"
-    script="mkdir -p $(csb_quote "${d}") && cd $(csb_quote "${d}") && cat /proc/net/sockstat >$(csb_quote "${base}.sockstat")"
+    script="mkdir -p $(csb_quote "${d}") && cd $(csb_quote "${d}") && cat /proc/net/sockstat >$(csb_quote "${base}.sockstat") && cat /proc/meminfo >$(csb_quote "${base}.meminfo")"
     if ((h == 0)); then
       script+="; for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; { cat /proc/slabinfo 2>/dev/null || echo unreadable; } >$(csb_quote "${base}.slabinfo"); getconf PAGESIZE >$(csb_quote "${base}.pagesize")"
       ((with_ss)) && script+="; ss -Htn state established $(csb_quote "( sport = :${SERVER_PORT} )") >$(csb_quote "${base}.established")"
@@ -140,6 +144,23 @@ c10k_snapshot() {
     jobs+=($!)
   done
   csb_wait_jobs "${jobs[@]}" || true
+}
+
+# c10k_cost_files CELL: the cell's memory snapshots (meminfo, sockstat,
+# page size) copied from every host into the run directory now, not only
+# at the end: the next step's plan predicts its memory from them
+# (`csb c10k-plan -cost-run`).
+c10k_cost_files() {
+  local cell=$1 h d
+  for h in $(csb_hosts); do
+    d="${CSB_RUN_DIR}/monitors/${CSB_H_LABEL[h]}/c10k"
+    mkdir -p "${d}"
+    # shellcheck disable=SC2016 # expanded by the host's shell
+    on_host_sh "${h}" "cd $(csb_quote "$(csb_monitor_dir "${h}")/c10k") && set -- $(csb_quote "${cell}")"'
+for f in "$1".before.meminfo "$1".held.meminfo "$1".before.sockstat "$1".held.sockstat "$1".before.pagesize; do [ -f "$f" ] && set -- "$@" "$f"; done
+shift; [ $# -gt 0 ] && tar -cf - "$@"' | tar -xf - -C "${d}" 2>/dev/null ||
+      log_warn "${cell}: its memory snapshots could not be copied from $(csb_host_name "${h}"): the next step is planned from the estimates"
+  done
 }
 
 # c10k_procs CELL KIND ARGS...: the cell's table: one connclient KIND per
@@ -196,9 +217,12 @@ c10k_scenario() {
   fi
   params+=("server_procs=${C10K_PLAN[server_procs]}" "client_procs=${#C10K_SRC_IP[@]}"
     "sources=$(IFS=, && echo "${C10K_SRC_IP[*]}")" "connect_rate_per_s=${C10K_CONNECT_RATE}" "clients=${CSB_CLIENTS_N}")
-  CSB_SERVER_CONNS=${conns} csb_http_start "csb-server-${cell}" "${C10K_PAYLOAD}" "${C10K_PLAN[server_procs]}"
-  c10k_snapshot "${cell}" before
   local bound=${C10K_PLAN[ramp_bound_s]} hold="raw/${cell}.hold" start="raw/${cell}.start"
+  # Its connections stay idle through the ramp (at most its bound) and the
+  # hold or the schedule: the server must not close them before.
+  CSB_SERVER_CONNS=${conns} CSB_SERVER_IDLE_S=$((bound + C10K_HOLD + C10K_SECS)) \
+    csb_http_start "csb-server-${cell}" "${C10K_PAYLOAD}" "${C10K_PLAN[server_procs]}"
+  c10k_snapshot "${cell}" before
   case "${kind}" in
     idle) c10k_procs "${cell}" idle -ramp-max "${bound}s" -hold-file "${hold}" -hold-wait "$((bound + 60))s" -path "${HEALTH_PATH}" ;;
     lowrate) c10k_procs "${cell}" lowrate -ramp-max "${bound}s" -duration "${C10K_SECS}s" -path "${HEALTH_PATH}" -start-file "${start}" -start-wait "$((bound + 60))s" ;;
@@ -241,6 +265,7 @@ c10k_scenario() {
   esac
   csb_procs_end "$((bound + C10K_SECS + C10K_HOLD + 90))" c10k_has_result
   csb_http_stop
+  c10k_cost_files "${cell}"
 }
 
 # The tool of each kind (its pidstat file is pidstat-<tool>-<cell>.txt).

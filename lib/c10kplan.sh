@@ -11,9 +11,12 @@
 # threads in the active scenario), which addresses to add, how long the ramp
 # may take, or why the scenario cannot work: a code (fd_limit,
 # ephemeral_ports, time_wait, listen_backlog, memory, file_max,
-# rps_below_processes), a sentence and the setting to change. The plan
-# document is raw/<cell>.plan.json; the report reads its code. Preflight
-# refuses the run (exit 6) on a refusal; before a scenario the plan waits
+# rps_below_processes, tcp_mem), a sentence and the setting to change. The
+# plan document is raw/<cell>.plan.json; the report reads its code.
+# Memory is predicted from the estimates for a run's first step and, before
+# each later one, from the cost per connection the run's largest earlier
+# step measured (`-cost-run`: MemAvailable's fall and the TCP buffer pages).
+# Preflight refuses the run (exit 2 for memory or files, else 6) on a refusal; before a scenario the plan waits
 # once for TIME_WAIT to drain when it asks (TW_WAIT_MAX at most). The
 # arithmetic and its constants are in internal/c10kplan (doc comments).
 
@@ -33,7 +36,7 @@ c10k_plan_run() {
   (($# == 0)) || shift
   local -a cmd=("${CSB_ROOT}/bin/csb" c10k-plan -kind "${kind}" -conns "${conns}" -rps "${rps}"
     -connect-rate "${C10K_CONNECT_RATE}" -lab "${LAB}" -server-ip "${SERVER_IP}" -server-port "${SERVER_PORT}"
-    -tw-threshold "${TW_THRESHOLD}" -server-facts "${dir}/limits.server.env")
+    -tw-threshold "${TW_THRESHOLD}" -server-facts "${dir}/limits.server.env" -server-kind "${SERVER}")
   for k in $(csb_clients); do
     label=${CSB_H_LABEL[k]} first=${CSB_H_ADDRS[k]%%,*} extra=""
     [[ "${CSB_H_ADDRS[k]}" != *,* ]] || extra=${CSB_H_ADDRS[k]#*,}
@@ -43,31 +46,41 @@ c10k_plan_run() {
     [[ -z "${cell}" ]] || spec+=",sockets=${CSB_RUN_DIR}/raw/${cell}.${label}.ports.txt,addrs=${CSB_RUN_DIR}/raw/${cell}.${label}.addrs.json"
     cmd+=(-client-host "${spec}")
   done
-  [[ -z "${cell}" ]] || cmd+=(-out "${CSB_RUN_DIR}/raw/${cell}.plan.json")
+  # In the run, memory is predicted from what its earlier steps measured.
+  [[ -z "${cell}" ]] || cmd+=(-out "${CSB_RUN_DIR}/raw/${cell}.plan.json" -cost-run "${CSB_RUN_DIR}")
   out=$("${cmd[@]}" "$@") || die "csb c10k-plan failed (see above): $(csb_quote "${cmd[@]}" "$@")" 1
   csb_kv_into C10K_PLAN "${out}"
 }
 
-# c10k_preflight SCENARIO...: refuse the run (exit 6) before anything
-# starts when a scenario ("KIND CONNS RPS") cannot work on these hosts.
+# c10k_preflight SCENARIO...: refuse the run before anything starts when a
+# scenario ("KIND CONNS RPS") cannot work on these hosts: exit 2 when only a
+# smaller CONNS cures it (memory, files), else 6 (the plan's exit). A step
+# after a smaller one is checked on memory again before it starts, from
+# what the smaller one measured: here its estimate only warns.
 c10k_preflight() {
-  local sc kind conns rps bad=0 tmp
+  local sc kind conns rps bad=0 tmp first="" rc=0
   # The run directory does not exist yet: the hosts' facts in files here.
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/csb-c10k-facts.XXXXXX")
   csb_facts_read "${tmp}/limits." .env
   for sc in "$@"; do
     read -r kind conns rps <<<"${sc}"
-    c10k_plan_run "${kind}" "${conns}" "${rps}" "${tmp}"
+    local -a after=()
+    [[ -z "${first}" ]] || ((conns <= first)) || after=(-after-step)
+    first=${first:-${conns}}
+    c10k_plan_run "${kind}" "${conns}" "${rps}" "${tmp}" "" "${after[@]}"
     if ((!C10K_PLAN[ok])); then
       printf 'error: %s %s: %s\n' "${kind}" "${conns}" "${C10K_PLAN[refusal]}" >&2
       bad=1
+      ((rc == 2)) || rc=${C10K_PLAN[exit]}
+    elif [[ "${C10K_PLAN[note]}" == *"memory: "* ]]; then
+      log_warn "${kind} ${conns}: ${C10K_PLAN[note]}"
     fi
   done
   C10K_FACTS_TMP=${tmp}
   log_info "limits: ${C10K_PLAN[limits]}"
   if ((bad)); then
     rm -rf "${tmp}"
-    die "a Phase 3 scenario cannot work on these hosts (see above); nothing was started" 6
+    die "a Phase 3 scenario cannot work on these hosts (see above); nothing was started" "${rc}"
   fi
   log_info "preflight: every scenario fits the fd limits, backlog, memory and files of every host${C10K_PLAN[note]:+ (${C10K_PLAN[note]})}"
 }

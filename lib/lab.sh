@@ -112,8 +112,9 @@ csb_lab_enter() {
   fi
   local script=$1
   shift
+  # The kernel's tcp_mem, read here: no namespace of the lab sees it.
   exec ip netns exec "${CSB_NETNS_CLIENT}" env CSB_NETNS_INSIDE=1 CSB_NETNS_OWNED="${owned}" \
-    bash "${script}" "$@"
+    CSB_NETNS_TCP_MEM="$(cat /proc/sys/net/ipv4/tcp_mem 2>/dev/null || true)" bash "${script}" "$@"
 }
 
 # csb_lab_release: at the end of a run, take down a netns lab the run brought

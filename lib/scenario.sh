@@ -24,7 +24,9 @@ csb_scenarios_check() {
 # csb_facts_read PREFIX SUFFIX: every host's facts, read there (through
 # its ssh: the limits its processes get), as KEY=VALUE lines into
 # PREFIX<label>SUFFIX: fd limits, CPUs, the sysctls the plans and the
-# predictions read, MemAvailable, files open and the sockstat TCP line. A
+# predictions read, MemAvailable (CSB_TEST_MEM_AVAILABLE_KB in its place:
+# tests only), the page size, net.ipv4.tcp_mem, files open and the sockstat
+# TCP line. A
 # value that cannot be read (an empty sysctl as a non-root user) stays
 # empty: a plan calls it unreadable and skips the check that needs it.
 csb_facts_read() {
@@ -40,8 +42,20 @@ for k in net.core.somaxconn net.ipv4.tcp_max_syn_backlog net.ipv4.tcp_syncookies
   printf "%s=%s\n" "$k" "$(sysctl -n "$k" 2>/dev/null | tr -s "\t " "  ")"
 done
 printf "mem_available_kb=%s\n" "$(sed -n "s/^MemAvailable: *\([0-9]*\) kB$/\1/p" /proc/meminfo)"
+printf "pagesize=%s\n" "$(getconf PAGESIZE)"
+printf "net.ipv4.tcp_mem=%s\n" "$(tr -s "\t " "  " </proc/sys/net/ipv4/tcp_mem 2>/dev/null)"
 printf "sockstat=%s\n" "$(grep "^TCP:" /proc/net/sockstat)"' >"$1${CSB_H_LABEL[h]}$2" ||
       die "cannot read the settings and limits of $(csb_host_name "${h}")" 4
+    # tcp_mem is the kernel's, not a namespace's: the netns lab's hosts
+    # (and this runner, inside one) cannot see it; csb_lab_enter read it
+    # before entering the lab (CSB_NETNS_TCP_MEM).
+    if [[ "${LAB}" == netns && "${CSB_NETNS_TCP_MEM:-}" =~ ^[0-9[:space:]]+$ ]] && grep -qx 'net.ipv4.tcp_mem=' "$1${CSB_H_LABEL[h]}$2"; then
+      sed -i "s/^net\.ipv4\.tcp_mem=\$/net.ipv4.tcp_mem=$(tr -s '\t ' '  ' <<<"${CSB_NETNS_TCP_MEM}")/" "$1${CSB_H_LABEL[h]}$2"
+    fi
+    # A test's memory figure (the refusal of a step that would not fit).
+    if [[ -n "${CSB_TEST_MEM_AVAILABLE_KB:-}" ]]; then
+      sed -i "s/^mem_available_kb=.*/mem_available_kb=$((10#${CSB_TEST_MEM_AVAILABLE_KB}))/" "$1${CSB_H_LABEL[h]}$2"
+    fi
   done
 }
 

@@ -64,6 +64,11 @@ type Host struct {
 	FilesOpen      Num `json:"files_open"` // fs.file-nr, first field
 	FilesMax       Num `json:"files_max"`  // fs.file-nr, third field
 	MemAvailableKB Num `json:"mem_available_kb"`
+	// TCPMemPressure and TCPMemMax: net.ipv4.tcp_mem's second and third
+	// fields (pages; global, not per namespace), and the page size in KiB.
+	TCPMemPressure Num `json:"tcp_mem_pressure_pages"`
+	TCPMemMax      Num `json:"tcp_mem_max_pages"`
+	PageKB         Num `json:"page_kb"`
 	// CPUs its processes may use (nproc); facts read before it was
 	// recorded have none, which is not a fact that went unread.
 	CPUs Num `json:"cpus"`
@@ -114,6 +119,17 @@ func ParseFacts(text string) Host {
 		h.FilesMax = field("fs.file-nr", 2)
 	}
 	h.MemAvailableKB = field("mem_available_kb", 0)
+	// Facts read before these were recorded have none: not unread.
+	if _, ok := m["net.ipv4.tcp_mem"]; ok {
+		if h.TCPMemPressure = field("net.ipv4.tcp_mem", 1); h.TCPMemPressure.Known {
+			h.TCPMemMax = field("net.ipv4.tcp_mem", 2)
+		}
+	}
+	if _, ok := m["pagesize"]; ok {
+		if b := field("pagesize", 0); b.Known {
+			h.PageKB = known(b.V / 1024)
+		}
+	}
 	if _, ok := m["cpus"]; ok {
 		h.CPUs = field("cpus", 0)
 	}

@@ -203,10 +203,10 @@ func TestPlansC100K(t *testing.T) {
 	}{
 		{"c100k-idle", "", base("idle", 0), func(t *testing.T) []ClientHost {
 			return []ClientHost{c100kHost(t, "local", "198.18.0.2", nil)}
-		}, 6, 6, []int64{6}},
+		}, 6, 8, []int64{8}},
 		{"c100k-lowrate", "", base("lowrate", 5000), func(t *testing.T) []ClientHost {
 			return []ClientHost{c100kHost(t, "local", "198.18.0.2", nil)}
-		}, 6, 6, []int64{6}},
+		}, 6, 8, []int64{8}},
 		{"hosts-2-c100k", "", func() Input { in := base("lowrate", 5000); in.Lab = "ssh"; return in }(), func(t *testing.T) []ClientHost {
 			return two(t)
 		}, 6, 6, []int64{3, 3}},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"csbench/internal/c10kplan"
+	"csbench/internal/phase3"
 )
 
 const c10kPlanUsage = `Usage: csb c10k-plan -server-facts FILE -client-facts FILE -kind KIND -conns N [flags]
@@ -28,6 +29,14 @@ Flags:
   -sockets FILE   ss -Htan dst SERVER:PORT output (without it: preflight only)
   -addrs FILE     ip -j -4 addr show dev CLIENT_NIC output
   -out FILE       write the plan document here (temp file and rename)
+  -server-kind csb|nginx|cmd|url   the server under test: its estimate of
+                  memory per connection before a step has been measured
+  -after-step     a smaller step of the run comes first (preflight): this
+                  one's memory is checked from that step's measured cost
+                  before it starts; the estimate only warns here
+  -cost-run DIR   the run so far: memory is predicted from the cost per
+                  connection its largest earlier step measured (MemAvailable's
+                  fall, TCP buffer pages), not from the estimates
   -client-host name=NAME,ip=IP,facts=FILE[,nic=NIC][,sockets=FILE][,addrs=FILE][,extra=IP+IP]
                   one client host (repeat for each; default: one host "local"
                   with -client-ip, -client-nic, -client-facts, -sockets,
@@ -35,7 +44,9 @@ Flags:
                   planned on its own facts, each source names its host
 
 Exit status: 0 planned (ok=1 or ok=0: a refusal is an answer), 2 bad usage,
-1 a file could not be read.
+1 a file could not be read. The answer's exit= is the runner's status for a
+refusal before the run: 2 when only a smaller CONNS cures it (memory,
+files), 6 for a limit or sysctl to raise.
 `
 
 func runC10kPlan(args []string, stdout io.Writer) error {
@@ -62,6 +73,10 @@ func runC10kPlan(args []string, stdout io.Writer) error {
 	fs.StringVar(&sockets, "sockets", "", "")
 	fs.StringVar(&addrs, "addrs", "", "")
 	fs.StringVar(&out, "out", "", "")
+	var costRun string
+	fs.StringVar(&in.ServerKind, "server-kind", "", "")
+	fs.BoolVar(&in.AfterStep, "after-step", false, "")
+	fs.StringVar(&costRun, "cost-run", "", "")
 	help := fs.Bool("h", false, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: c10k-plan: %v", errUsage, err)
@@ -110,7 +125,14 @@ func runC10kPlan(args []string, stdout io.Writer) error {
 		hosts = append(hosts, h)
 		in.Client = h.Facts
 	}
+	var costErr error
+	if costRun != "" {
+		in.Cost, costErr = phase3.StepCost(costRun, in.Kind, in.Conns)
+	}
 	p := c10kplan.ComputeHosts(in, hosts)
+	if costErr != nil {
+		p.Notes = append(p.Notes, "memory planned from the estimates: the cost the step before measured could not be read ("+costErr.Error()+")")
+	}
 	if out != "" {
 		if err := c10kplan.Write(out, p); err != nil {
 			return err

@@ -33,7 +33,7 @@ func TestConstantsCommand(t *testing.T) {
 	m := kv.ParseString(out.String(), "=")
 	for k, want := range map[string]string{
 		"C10K_FD_MARGIN": "64", "C10K_PORT_MARGIN": "256", "C10K_REUSEPORT_SLACK_PCT": "90",
-		"CSB_SIZE_K": "1024", "C10K_KB_PER_CONN_SERVER": "32",
+		"CSB_SIZE_K": "1024", "C10K_KB_PER_CONN_SERVER_CSB": "24",
 	} {
 		if m[k] != want {
 			t.Errorf("%s=%q, want %q", k, m[k], want)

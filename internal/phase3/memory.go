@@ -33,6 +33,7 @@ var MemoryKeys = []string{
 	"client_vmrss_mb", "client_rss_per_conn_kb",
 	"tcp_mem_pages_before", "tcp_mem_pages_held", "tcp_slab_objs_before", "tcp_slab_objs_held", "tcp_slab_obj_bytes",
 	"kernel_tcp_mem_kb_per_conn", "kernel_tcp_slab_kb_per_conn", "kernel_kb_per_conn",
+	"host_mem_kb_per_conn", "client_host_mem_kb_per_conn",
 }
 
 // Kernel bases (details "kernel_basis").
@@ -101,7 +102,7 @@ func readPageSize(path string) (float64, error) {
 // measureMemory fills MemoryKeys for a cell whose connections n were held
 // (n: the server's ESTABLISHED, else the clients' count); shared says both
 // ends ran on one machine. It returns notes on what it could not read.
-func measureMemory(path func(host, when, ext string) string, clients []*Client, n *float64, shared bool,
+func measureMemory(path func(host, when, ext string) string, clients []*Client, clientHosts []string, n *float64, shared bool,
 	m map[string]*float64, details map[string]any) []string {
 	var notes []string
 	if len(clients) > 0 {
@@ -156,6 +157,22 @@ func measureMemory(path func(host, when, ext string) string, clients []*Client, 
 	}
 	if a, b := m["kernel_tcp_mem_kb_per_conn"], m["kernel_tcp_slab_kb_per_conn"]; a != nil && b != nil {
 		m["kernel_kb_per_conn"] = summary.F(round(*a+*b, 2))
+	}
+	// The fourth way (cost.go): MemAvailable's fall, the server host's,
+	// and on separate machines the client hosts' summed.
+	if f, err := memFall(path, "server"); err == nil && ok {
+		m["host_mem_kb_per_conn"] = summary.F(round(f / *n, 1))
+	}
+	if !shared && ok {
+		t, any := 0.0, false
+		for _, l := range clientHosts {
+			if f, err := memFall(path, l); err == nil {
+				t, any = t+f, true
+			}
+		}
+		if any {
+			m["client_host_mem_kb_per_conn"] = summary.F(round(t / *n, 1))
+		}
 	}
 	return notes
 }

@@ -229,7 +229,7 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 		m["server_rss_per_conn_kb"] = summary.F(round((held-base) / *n, 1))
 	}
 	lab := r.Get("lab")
-	for _, p := range measureMemory(c10k, clients, n, lab == "netns" || lab == "local", m, details) {
+	for _, p := range measureMemory(c10k, clients, labels, n, lab == "netns" || lab == "local", m, details) {
 		note("%s", p)
 	}
 	return notes
