@@ -122,9 +122,9 @@ c10k_cell_name() {
 
 # c10k_snapshot CELL WHEN [SS]: the server processes' /proc/PID/status,
 # every host's /proc/net/sockstat and /proc/meminfo, and the server host's /proc/slabinfo
-# ("unreadable" when not root) and page size: the three ways of memory per
+# ("unreadable" when not root) and page size: the ways of memory per
 # connection; with SS=1 also the ESTABLISHED sockets of the server port on
-# every host (ss), all hosts at once. Raw files; counted by csb summarize.
+# every host (ss, gzipped: at 1m it is 70 MB a host), all hosts at once. Raw files; counted by csb summarize.
 # ss walks the kernel's socket hash, shared by every namespace of a machine:
 # with 10k connections it stalled a low-rate client's sender by 20 ms, so it
 # is taken only while no request is in flight (idle holds).
@@ -136,9 +136,9 @@ c10k_snapshot() {
     script="mkdir -p $(csb_quote "${d}") && cd $(csb_quote "${d}") && cat /proc/net/sockstat >$(csb_quote "${base}.sockstat") && cat /proc/meminfo >$(csb_quote "${base}.meminfo")"
     if ((h == 0)); then
       script+="; for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; { cat /proc/slabinfo 2>/dev/null || echo unreadable; } >$(csb_quote "${base}.slabinfo"); getconf PAGESIZE >$(csb_quote "${base}.pagesize")"
-      ((with_ss)) && script+="; ss -Htn state established $(csb_quote "( sport = :${SERVER_PORT} )") >$(csb_quote "${base}.established")"
+      ((with_ss)) && script+="; ss -Htn state established $(csb_quote "( sport = :${SERVER_PORT} )") | gzip -1 >$(csb_quote "${base}.established.gz")"
     elif ((with_ss)); then
-      script+="; ss -Htn state established $(csb_quote "( dport = :${SERVER_PORT} )") >$(csb_quote "${base}.established")"
+      script+="; ss -Htn state established $(csb_quote "( dport = :${SERVER_PORT} )") | gzip -1 >$(csb_quote "${base}.established.gz")"
     fi
     on_host_sh "${h}" "${script}" || log_warn "snapshot ${base} failed on $(csb_host_name "${h}")" &
     jobs+=($!)

@@ -35,3 +35,24 @@ func TestRenderTLSAndPaths(t *testing.T) {
 		}
 	}
 }
+
+// C1M: the plan's 56 server processes (fd limit 20000) are 56 workers, each
+// listening on its own socket, with the whole fd budget; keep-alive outlasts
+// the ramp bound and the hold; NGINX_WORKERS below the plan is warned about.
+func TestSizeC1M(t *testing.T) {
+	in := Input{Dir: "/w", Listen: "198.18.0.1:8080", Sizes: []string{"1k"}, MaxConns: 1_000_000, HoldS: 2030 + 60 + 30, FDHard: 20000, Procs: 56}
+	s := Size(in)
+	if s.Workers != "56" || !s.ReusePort || s.WorkerConnections != 20000-FDMargin || s.Nofile != 20000 || s.KeepaliveTimeoutS != 2180 || s.Warning != "" {
+		t.Fatalf("sizing %+v", s)
+	}
+	conf := Render(in, s)
+	for _, want := range []string{"worker_processes 56;", "worker_rlimit_nofile 20000;", "worker_connections 19936;", "listen 198.18.0.1:8080 reuseport backlog=65535;"} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("config lacks %q:\n%s", want, conf)
+		}
+	}
+	in.Workers = "8"
+	if s = Size(in); s.Workers != "8" || !strings.Contains(s.Warning, "NGINX_WORKERS=8 is below the 56 server processes") {
+		t.Errorf("NGINX_WORKERS below the plan: %+v", s)
+	}
+}

@@ -2,10 +2,12 @@ package phase3
 
 import (
 	"bufio"
+	"compress/gzip"
 	"csbench/internal/connclient"
 	"csbench/internal/summary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -172,8 +174,17 @@ func countLines(path string) (float64, error) {
 		return 0, err
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+		defer z.Close()
+		r = z
+	}
 	n := 0
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		if strings.TrimSpace(sc.Text()) != "" {
 			n++
