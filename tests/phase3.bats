@@ -136,7 +136,7 @@ lab_checks() {
   lab_checks "${was_up}" "${retry}"
 }
 
-@test "what cannot work is refused before anything starts, naming the setting (exit 6, 2)" {
+@test "what cannot work is refused before anything starts, naming the setting (exit 6, 2; memory 2)" {
   local somaxconn hard
   somaxconn=$(sysctl -n net.core.somaxconn)
   run bash 03-c10k/run_c10k_beyond.sh -l local -p smoke -s CONNS=100 -s CONNECT_RATE=$((somaxconn * 10 + 10))
@@ -152,10 +152,17 @@ lab_checks() {
   fi
 
   # One connclient process per source address: a low fd limit asks for
-  # more processes than LAB=local has addresses (127.0.0.1 + 32).
-  run bash -c 'ulimit -n 200 && exec bash 03-c10k/run_c10k_beyond.sh -l local -p smoke -s CONNS=10000 -s SCENARIOS=idle'
+  # more processes than LAB=local has addresses (127.0.0.1 + 100).
+  run bash -c 'ulimit -n 200 && exec bash 03-c10k/run_c10k_beyond.sh -l local -p smoke -s CONNS=20000 -s SCENARIOS=idle'
   [ "$status" -eq 6 ]
-  [[ "$output" == *"client fd limit: 10000 connections need 74 connclient processes (hard fd limit 200"*"33 source address(es)"* ]]
+  [[ "$output" == *"client fd limit: 20000 connections need 148 connclient processes (hard fd limit 200"*"101 source address(es)"* ]]
+
+  # A step the host's memory cannot hold (a test's memory figure: 100 MB
+  # available) is refused with the figures, exit 2, nothing started.
+  CSB_TEST_MEM_AVAILABLE_KB=100000 run bash 03-c10k/run_c10k_beyond.sh -l local -p smoke -s CONNS=20000 -s SCENARIOS=idle
+  [ "$status" -eq 2 ]
+  [[ "$output" == *"memory: 20000 connections need about 703 MiB on this machine (both ends), by the estimate (server csb 24 + client 4 + kernel 8 KiB a connection); 97 MiB are available and 90 % of it, 87 MiB, may be planned: lower CONNS"* ]]
+  [ ! -d "${RESULTS_ROOT}/03-c10k" ] || [ -z "$(ls -A "${RESULTS_ROOT}/03-c10k")" ]
 
   run bash 03-c10k/run_c10k.sh -l local -p smoke -s SCENARIOS=idle,bogus
   [ "$status" -eq 2 ]

@@ -66,3 +66,22 @@ func TestC1MMemory(t *testing.T) {
 		t.Errorf("tcp_mem at 0.02 KiB: ok=%v pages %v %+v", p.OK, p.TCPMemPages, p.Refusals)
 	}
 }
+
+// With each source planned on the even half of its ports, an address
+// whose earlier sockets (TIME_WAIT) hold most of that half is passed over,
+// though the whole range would still have room: its connects would crawl.
+func TestFastPortsSkipTimeWait(t *testing.T) {
+	in := Input{Kind: "idle", Conns: 100000, ConnectRate: 5000, Lab: "netns", ServerIP: "198.18.0.1", ServerPort: 8080,
+		ClientIP: "198.18.0.2", ClientNIC: "csbc0", TWThreshold: 500, ServerKind: "nginx",
+		Server: c100kFacts(t, "server"), Client: c100kFacts(t, "client"),
+		Sockets: timeWait("198.18.0.2", 12500), Present: map[string]bool{"198.18.0.2": true}}
+	p := Compute(in)
+	if !p.OK || !p.FastPorts || len(p.Sources) != 8 {
+		t.Fatalf("ok=%v fast=%v %d sources; %+v", p.OK, p.FastPorts, len(p.Sources), p.Refusals)
+	}
+	for _, s := range p.Sources {
+		if s.IP == "198.18.0.2" {
+			t.Errorf("picked 198.18.0.2 with 12500 of its 14116 even ports in TIME_WAIT")
+		}
+	}
+}

@@ -114,6 +114,9 @@ type Plan struct {
 	ClientProcsNeeded  int64 `json:"client_procs_needed"`
 	PortsPerSource     Num   `json:"client_ports_per_source"`
 	TWReusable         bool  `json:"client_tw_reusable"`
+	// FastPorts: each source carries at most the even half of the port
+	// range, where connect() is fast (see size).
+	FastPorts bool `json:"client_fast_ports"`
 	MaxSources         int   `json:"client_sources_max"`
 	BacklogNeeded      int64 `json:"backlog_needed"`
 	ServerKBPerConn    int64 `json:"server_kb_per_conn_estimate"`
@@ -237,7 +240,7 @@ func (p *Plan) size() {
 		// enough (measured: 14,116 of 28,232 at 835/s, then 20/s).
 		if half := ports.V/2 - PortMargin; half > 0 && in.Kind != "active" {
 			if fast := ceil(in.Conns, half); fast > p.ClientProcsByPorts && fast <= int64(p.MaxSources) {
-				p.ClientProcsByPorts = fast
+				p.ClientProcsByPorts, p.FastPorts = fast, true
 			} else if fast > p.ClientProcsByPorts {
 				p.Notes = append(p.Notes, fmt.Sprintf("client ports: %d connections fill more than the even half of the port range (%d ports) of the %d source addresses: past it each connect scans for a free port and the ramp slows; more addresses (CLIENT_EXTRA_IPS) or a wider net.ipv4.ip_local_port_range keep it fast",
 					in.Conns, ports.V/2, p.MaxSources))
