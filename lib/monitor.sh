@@ -79,11 +79,12 @@ csb_monitors_stop() {
       ((eh == h)) || continue
       local group=0
       [[ "${name}" != sar ]] || group=1
-      script+="( $(csb_kill_script "${pid}" "${name}" 5 INT "${group}")
-) & "
+      script+="$(csb_kill_call "${pid}" "${name}" 5 INT "${group}") &
+"
     done
     [[ -n "${script}" ]] || continue
-    on_host_sh "${h}" "${script} wait
+    on_host_sh "${h}" "$(csb_kill_fn)
+${script}wait
 cd $(csb_quote "$(csb_monitor_dir "${h}")") && { [ ! -f sar.bin ] || $(csb_quote "${sadf[@]}") >sar.json; }" >/dev/null 2>&1 ||
       log_warn "stopping the monitors or sadf on $(csb_host_name "${h}") failed: $(csb_pids_of "${h}")" &
     jobs+=($!)

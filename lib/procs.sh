@@ -29,18 +29,23 @@ csb_untrack() {
 # csb_stop_all: stop every remembered process, one script per host (client
 # hosts first: the load goes before the server does).
 csb_stop_all() {
-  local h e eh pid name script
+  local h e eh pid name script list
+  local fn
+  fn=$(csb_kill_fn)
   for h in $(csb_clients) 0; do
-    script=""
+    script="" list=""
     for e in "${CSB_PIDS[@]}"; do
       read -r eh pid name <<<"${e}"
       ((eh == h)) || continue
-      log_info "stopping ${CSB_H_LABEL[h]} process ${pid} ${name}"
-      script+="( $(csb_kill_script "${pid}" "${name}" 10)
-) & "
+      list+="${list:+, }process ${pid} ${name}"
+      script+="csb_stop_one ${pid} $(printf '%q' "${name}") 10 TERM 0 &
+"
     done
     [[ -n "${script}" ]] || continue
-    on_host_sh "${h}" "${script} wait" >/dev/null 2>&1 ||
+    # One line a host: at C1M a host has a hundred processes.
+    log_info "stopping ${CSB_H_LABEL[h]} ${list}"
+    on_host_sh "${h}" "${fn}
+${script}wait" >/dev/null 2>&1 ||
       log_warn "could not stop every process of $(csb_host_name "${h}"): $(csb_pids_of "${h}"); stop them by hand"
   done
   CSB_PIDS=()

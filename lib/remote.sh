@@ -258,26 +258,38 @@ on_host_bg() {
   CSB_SSH_ONCE=1 on_host_sh "${h}" "${guard}setsid $(csb_quote "$@") </dev/null >$(csb_quote "${log}") 2>&1 & p=\$!; $(csb_record_line "${dir}" "$@")echo \$p"
 }
 
+# csb_kill_fn: the shell function csb_stop_one PID NAME GRACE_S SIGNAL
+# GROUP for a host's script: it stops PID only if its command line still
+# names NAME (so a reused PID is never hit): SIGNAL, up to GRACE_S seconds,
+# then KILL. GROUP=1 signals PID's process group (started by setsid, so PID
+# leads it): sar's sadc child stops at once with it instead of after its
+# next interval. Defined once per script, called once per process (`&`
+# each, then `wait`): at C1M a run stops 130 processes, and a subshell per
+# process cost seconds each on the loaded machine.
+csb_kill_fn() {
+  # shellcheck disable=SC2016 # expanded by the host's shell
+  printf '%s\n' 'csb_stop_one() {
+  pid=$1 name=$2 grace=$3 sig=$4
+  if [ -r /proc/$pid/cmdline ] && tr "\0" " " </proc/$pid/cmdline | grep -qF -- "$name"; then
+    if [ "$5" = 1 ]; then kill -"$sig" -- "-$pid" 2>/dev/null || true; else kill -"$sig" "$pid" 2>/dev/null || true; fi
+    i=0
+    while csb_alive "$pid" && [ $i -lt $((grace * 20)) ]; do sleep 0.05; i=$((i+1)); done
+    if csb_alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; echo "killed $pid ($name) with KILL" >&2; fi
+  fi
+}'
+}
+
+# csb_kill_call PID NAME [GRACE_S] [SIGNAL] [GROUP]: the line that stops
+# one process with csb_stop_one.
+csb_kill_call() {
+  printf 'csb_stop_one %s %s %s %s %s\n' "$(csb_quote "$1")" "$(csb_quote "$2")" "$((${3:-10}))" "$(csb_quote "${4:-TERM}")" "$((${5:-0}))"
+}
+
 # csb_kill_script PID NAME [GRACE_S] [SIGNAL] [GROUP]: a script that stops
-# PID only if its command line still names NAME (so a reused PID is never
-# hit): SIGNAL (default TERM), up to GRACE_S seconds, then KILL. GROUP=1
-# signals PID's process group (started by setsid, so PID leads it): sar's
-# sadc child stops at once with it instead of after its next interval.
+# one process.
 csb_kill_script() {
-  local pid=$1 name=$2 grace=${3:-10} sig=${4:-TERM} group=${5:-0}
-  # shellcheck disable=SC2016 # $pid expands in the generated script
-  local target='"$pid"'
-  # shellcheck disable=SC2016 # likewise
-  ((group)) && target='-- "-$pid"'
-  cat <<EOF
-pid=$(csb_quote "${pid}"); name=$(csb_quote "${name}")
-if [ -r /proc/\$pid/cmdline ] && tr '\\0' ' ' </proc/\$pid/cmdline | grep -qF -- "\$name"; then
-  kill -$(csb_quote "${sig}") ${target} 2>/dev/null || true
-  i=0
-  while csb_alive "\$pid" && [ \$i -lt $((grace * 20)) ]; do sleep 0.05; i=\$((i+1)); done
-  if csb_alive "\$pid"; then kill -KILL "\$pid" 2>/dev/null || true; echo "killed \$pid (\$name) with KILL" >&2; fi
-fi
-EOF
+  csb_kill_fn
+  csb_kill_call "$@"
 }
 
 # csb_stop_pid H PID NAME [GRACE_S] [SIGNAL]: stop one process of host H.

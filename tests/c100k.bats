@@ -212,7 +212,7 @@ two_hosts_clean() {
   [ "${rc}" -eq 130 ]
   d=$(results_line "$(cat "${out}")")
   jq -e '.status == "partial" and (.error | test("SIGINT")) and .cells[0].status == "failed"' "${d}/summary.json"
-  grep -q 'stopping client2 process [0-9]* start-at' "${out}"
+  grep -q 'stopping client2 .*process [0-9]* start-at' "${out}"
   # What client 2's process wrote until then came back with the run.
   [ -s "${d}/raw/idle-2k.client-2.log" ]
   two_hosts_clean "${d}"

@@ -244,7 +244,7 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   dir=$(results_line "$(cat "${log}")")
   grep -qx 'status=partial' "${dir}/run.env"
   grep -q '^started\.client2=[0-9]* start-at$' "${dir}/run.env"
-  grep -q 'stopping client2 process [0-9]* start-at' "${log}"
+  grep -q 'stopping client2 .*process [0-9]* start-at' "${log}"
   pids_gone "${dir}"
   local wd
   wd=$(sed -n 's/^client\.2\.workdir=//p' "${dir}/run.env")
