@@ -332,6 +332,7 @@ var counterMetrics = []struct{ counter, metric string }{
 	{"TcpActiveOpens", "active_opens"},
 	{"TcpPassiveOpens", "passive_opens"},
 	{"TcpExtTCPSynRetrans", "syn_retrans"},
+	{"TcpExtTCPMemoryPressures", "tcp_memory_pressures"},
 }
 
 // Counters adds, for each host, the nstat deltas over the cell

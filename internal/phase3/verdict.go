@@ -25,6 +25,7 @@ const (
 	WallFD          = "fd limit"
 	WallBacklog     = "listen backlog"
 	WallMemory      = "memory"
+	WallTCPMem      = "tcp_mem: the kernel's TCP memory"
 	WallQueueing    = "queueing: p99 ≫ service time"
 	WallShortRamp   = "short ramp"
 	WallSlowConnect = "slow connects"
@@ -171,6 +172,19 @@ func verdict(s *summary.Summary, c *summary.Cell, plan *c10kplan.Plan) *summary.
 			}
 			return &summary.Verdict{Bound: WallBacklog, Evidence: ev}
 		}
+		// The kernel under TCP memory pressure trims buffers and refuses
+		// allocations past tcp_mem's max: nstat and sockstat say so.
+		mp := 0.0
+		for _, k := range []string{"server_tcp_memory_pressures", "client_tcp_memory_pressures"} {
+			if v := val(m, k); !math.IsNaN(v) {
+				mp += v
+			}
+		}
+		if mp > 0 {
+			return &summary.Verdict{Bound: WallTCPMem, Evidence: fmt.Sprintf("%s; TCPMemoryPressures %.0f; sockstat TCP mem %s → %s pages (tcp_mem max %s)", ev, mp,
+				decimal.Format(m["tcp_mem_pages_before"], 0), decimal.Format(m["tcp_mem_pages_held"], 0),
+				numText(plan, func(p *c10kplan.Plan) c10kplan.Num { return p.Facts.Server.TCPMemMax }))}
+		}
 		if r := rampOf(c); r != nil {
 			return lostAfterRetries(c, r, ev)
 		}
@@ -291,6 +305,8 @@ func refusalWall(code string) string {
 		return WallBacklog
 	case c10kplan.CodeMemory, c10kplan.CodeFileMax:
 		return WallMemory
+	case c10kplan.CodeTCPMem:
+		return WallTCPMem
 	}
 	return "refused"
 }

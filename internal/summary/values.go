@@ -85,6 +85,7 @@ var nonNegativeMetrics = []metricRule{
 	{"suffix", "_listen_overflows", "a TCP counter"},
 	{"suffix", "_out_rsts", "a TCP counter"},
 	{"suffix", "_tcp_timeouts", "a TCP counter"},
+	{"suffix", "_tcp_memory_pressures", "a TCP counter: times the kernel entered TCP memory pressure"},
 	{"suffix", "_tcp_inuse", "a count of sockets"},
 	{"suffix", "_established", "a count of connections"},
 	{"contains", "_time_wait", "a count of TIME_WAIT sockets"},
