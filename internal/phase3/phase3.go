@@ -77,6 +77,13 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	for _, rc := range r.Cells {
 		c := summary.NewCell(rc)
 		s.Notes = append(s.Notes, measure(r, hosts, rc, plans[rc.Name], &c)...)
+		// Requests that failed (timed out, refused) make a cell whose
+		// processes all ended well not ok: its figures stand, with errors.
+		if f := c.Metrics["requests_failed"]; c.Status == "ok" && f != nil && *f > 0 {
+			errs, _ := c.Details["errors"].(map[string]float64)
+			msg := fmt.Sprintf("%.0f requests failed (%s)", *f, causes(errs))
+			c.Status, c.Error = rundir.StatusErrors, &msg
+		}
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 		if coolErr == nil {
 			c.Metrics["client_tw_cooldown_s"] = summary.F(round(cool.WaitS, 1))
@@ -84,6 +91,12 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 			c.Metrics["client_time_wait_cooldown_end"] = summary.F(cool.End)
 		}
 		s.Cells = append(s.Cells, c)
+	}
+	for _, c := range s.Cells {
+		if c.Status == rundir.StatusErrors && s.Status == "ok" {
+			msg := "cell " + c.Name + ": " + *c.Error
+			s.Status, s.Error = "partial", &msg
+		}
 	}
 	fillRunKeys(s.Cells, RampKeys)
 	fillRunKeys(s.Cells, HoldKeys)
@@ -221,9 +234,16 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 	if rc.Params["scenario"] == "idle" {
 		holdFigures(r, rc, clients, processHosts(plan), c, note)
 	}
+	// Memory is per connection the clients hold (their own count); ss's
+	// listing is the server's view, but past a few hundred thousand
+	// sockets its netlink dump comes back cut short (269,097 of 1,000,000
+	// held at C1M): then the clients' count is used, and said.
 	n := m["server_established"]
-	if n == nil || *n == 0 {
-		n = m["connections_established"]
+	if ce := m["connections_established"]; ce != nil && *ce > 0 && (n == nil || *n < *ce) {
+		if n != nil && *n > 0 && *n < 0.99**ce {
+			note("ss listed %.0f ESTABLISHED sockets on the server port, the clients hold %.0f: its dump was cut short; memory per connection is per the clients' %.0f", *n, *ce, *ce)
+		}
+		n = ce
 	}
 	if m["server_rss_held_mb"] != nil && m["server_rss_baseline_mb"] != nil && n != nil && *n > 0 {
 		m["server_rss_per_conn_kb"] = summary.F(round((held-base) / *n, 1))
