@@ -116,12 +116,12 @@ type Plan struct {
 	TWReusable         bool  `json:"client_tw_reusable"`
 	// FastPorts: each source carries at most the even half of the port
 	// range, where connect() is fast (see size).
-	FastPorts bool `json:"client_fast_ports"`
-	MaxSources         int   `json:"client_sources_max"`
-	BacklogNeeded      int64 `json:"backlog_needed"`
-	ServerKBPerConn    int64 `json:"server_kb_per_conn_estimate"`
-	ClientKBPerConn    int64 `json:"client_kb_per_conn_estimate"`
-	KernelKBPerConn    int64 `json:"kernel_kb_per_conn_estimate"`
+	FastPorts       bool  `json:"client_fast_ports"`
+	MaxSources      int   `json:"client_sources_max"`
+	BacklogNeeded   int64 `json:"backlog_needed"`
+	ServerKBPerConn int64 `json:"server_kb_per_conn_estimate"`
+	ClientKBPerConn int64 `json:"client_kb_per_conn_estimate"`
+	KernelKBPerConn int64 `json:"kernel_kb_per_conn_estimate"`
 	// Memory: what the plan predicts and from what (the basis: "estimate"
 	// or "measured at CELL").
 	MemBasis       string `json:"mem_basis"`

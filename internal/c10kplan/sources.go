@@ -95,7 +95,7 @@ func (k *pick) tw(ip string) int64   { return k.in.Sockets.TimeWait[ip] }
 // ones first, so the sockets an address has toward the server (TIME_WAIT
 // included) hold even ports first. Past them its connects crawl.
 func (k *pick) fastFree(ip string) int64 { return k.ports/2 - k.in.Sockets.InUse[ip] }
-func (k *pick) busy(ip string) bool  { return !k.p.TWReusable && k.tw(ip) >= k.in.TWThreshold }
+func (k *pick) busy(ip string) bool      { return !k.p.TWReusable && k.tw(ip) >= k.in.TWThreshold }
 func (k *pick) source(ip string, add bool) Source {
 	return Source{IP: ip, Add: add, Busy: k.busy(ip), InUse: k.in.Sockets.InUse[ip], TimeWait: k.tw(ip)}
 }
