@@ -201,7 +201,13 @@ need_nginx() {
   [ "$status" -eq 0 ]
   local dir
   dir=$(results_line "$output")
-  grep -q 'keepalive_timeout 75s;' "${dir}/nginx/nginx.conf"
+  # Idle connections outlast the ramp's bound and the hold (3 s): nginx
+  # must not close them before.
+  local ka bound
+  ka=$(sed -n 's/^ *keepalive_timeout \([0-9]*\)s;$/\1/p' "${dir}/nginx/nginx.conf")
+  bound=$(grep -o -- '-ramp-max [0-9]*s' "${dir}/logs/console.log" | head -n 1 | tr -dc '0-9')
+  echo "keepalive_timeout ${ka} s, ramp bound ${bound} s"
+  [ -n "${ka}" ] && [ -n "${bound}" ] && [ "${ka}" -ge $((bound + 3 + 60)) ]
   [ "$(jq -r '.cells[0].status' "${dir}/summary.json")" = ok ]
   grep -q '2000 of 2000 connections held' "${dir}/Report_03-c10k.md"
   nothing_left "${dir}"
