@@ -86,7 +86,7 @@ setup() {
   jq -c '.cells[] | [.name, (.metrics | .server_rss_per_conn_kb, .client_rss_per_conn_kb, .kernel_tcp_slab_kb_per_conn,
     .kernel_tcp_mem_kb_per_conn, .tcp_slab_objs_before, .tcp_slab_objs_held)]' "${SUM}"
   jq -e 'all(.cells[]; .metrics as $m
-    | $m.server_rss_per_conn_kb > 0 and $m.server_rss_per_conn_kb < 100 and $m.host_mem_kb_per_conn > 0
+    | $m.server_rss_per_conn_kb > 0 and $m.server_rss_per_conn_kb < 100 and $m.host_mem_kb_per_conn != null
     and $m.client_rss_per_conn_kb > 0 and $m.client_rss_per_conn_kb < 200
     and $m.tcp_slab_objs_held > $m.tcp_slab_objs_before and $m.tcp_slab_obj_bytes > 0
     and $m.kernel_tcp_slab_kb_per_conn > 1 and $m.kernel_kb_per_conn != null
