@@ -46,8 +46,9 @@ lowrate  opens -conns connections (paced at -rate), each with one request on
          for -duration on an open-model schedule: request i is due at
          start + i/rps, and its latency is measured from the due time
          (coordinated-omission corrected) and from the actual send.
-         Cleartext runs on event loops (engine "epoll"): one per CPU the
-         process may use (-loops), each owning its share of the
+         Cleartext runs on event loops (engine "epoll"): one per 5,000
+         requests/s, at most one per CPU the process may use (-loops),
+         each owning its share of the
          connections and of the schedule (non-blocking sockets in one epoll
          set, no goroutine per request). A due request takes the connection
          of its loop idle the longest; when every one is busy it waits,
@@ -162,8 +163,9 @@ lowrate flags:
   -drain D          how long after -duration a request still waiting for a
                     connection may be sent; the rest are counted unsent
                     (default: no bound, every request is sent)
-  -loops N          event loops (default GOMAXPROCS: one per CPU the process
-                    may use, as taskset allows)
+  -loops N          event loops (default one per 5,000 -rps, at most
+                    GOMAXPROCS: one per CPU the process may use, as taskset
+                    allows)
 responder flags:
   -listen IP:PORT   address to listen on, an IP literal; port 0: any free port
   -size N           response body bytes, 0 to 1048576 (default 1024)

@@ -39,8 +39,8 @@
 // connection would be closed before its first scheduled request). Then the
 // schedule runs: request i due at start + i/rps. Cleartext runs on the
 // event-loop engine (engine.go): the connections' fds are taken out of the
-// Go runtime's poller and split over one event loop per CPU (GOMAXPROCS, or
-// -loops), each a goroutine locked to its thread that waits in
+// Go runtime's poller and split over event loops (one per 5,000 requests/s,
+// at most one per CPU: GOMAXPROCS; or -loops), each a goroutine locked to its thread that waits in
 // epoll_pwait2 (nanosecond timeouts) as a raw syscall, reads and writes
 // non-blocking, parses responses incrementally (respparse.go) and
 // allocates nothing per request. A due request takes its loop's connection
