@@ -68,6 +68,7 @@ c10k_preflight() {
     [[ -z "${first}" ]] || ((conns <= first)) || after=(-after-step)
     first=${first:-${conns}}
     c10k_plan_run "${kind}" "${conns}" "${rps}" "${tmp}" "" "${after[@]}"
+    [[ -z "${C10K_PLAN[port_range_wanted]}" ]] || C10K_PORT_RANGE=${C10K_PLAN[port_range_wanted]}
     if ((!C10K_PLAN[ok])); then
       printf 'error: %s %s: %s\n' "${kind}" "${conns}" "${C10K_PLAN[refusal]}" >&2
       bad=1
@@ -83,15 +84,46 @@ c10k_preflight() {
     die "a Phase 3 scenario cannot work on these hosts (see above); nothing was started" "${rc}"
   fi
   log_info "preflight: every scenario fits the fd limits, backlog, memory and files of every host${C10K_PLAN[note]:+ (${C10K_PLAN[note]})}"
+  c10k_port_range_allowed
 }
 C10K_FACTS_TMP=""
 
-# c10k_record_facts: the facts read in preflight, kept in raw/; the plans
-# from here on read these files.
+# C10K_PORT_RANGE: the client port range ("LO HI") the plans asked for and
+# this run sets on every client host once the run directory exists (empty:
+# none). A source past three quarters of its range's even half makes
+# connect() slow (internal/c10kplan, wantPortRange); the netns lab's
+# namespaces are the lab's own, a real host's range is changed only with
+# APPLY_SYSCTLS=1 (lib/sysctl.sh), and put back at exit either way.
+C10K_PORT_RANGE=""
+
+# c10k_port_range_allowed: keep C10K_PORT_RANGE where the run may set it,
+# else say what it would have done and plan with the range as it is.
+c10k_port_range_allowed() {
+  local k
+  [[ -n "${C10K_PORT_RANGE}" ]] || return 0
+  if [[ "${LAB}" != netns && "${APPLY_SYSCTLS}" != 1 ]]; then
+    log_warn "the client's net.ipv4.ip_local_port_range is narrow for these steps: each source address would fill more than 3/4 of its even ports, where connects slow down; APPLY_SYSCTLS=1 lets the run set it to ${C10K_PORT_RANGE} (put back at exit)"
+    C10K_PORT_RANGE=""
+    return 0
+  fi
+  for k in $(csb_clients); do csb_sysctl_allowed "${k}" net.ipv4.ip_local_port_range "${C10K_PORT_RANGE}"; done
+}
+
+# c10k_record_facts: the facts read in preflight, kept in raw/ (read again
+# once C10K_PORT_RANGE is set); the plans from here on read these files.
 c10k_record_facts() {
-  cp "${C10K_FACTS_TMP}"/limits.*.env "${CSB_RUN_DIR}/raw/"
+  local k
+  if [[ -z "${C10K_PORT_RANGE}" ]]; then
+    cp "${C10K_FACTS_TMP}"/limits.*.env "${CSB_RUN_DIR}/raw/"
+    csb_run_set sysctls_changed none
+  else
+    # The range is set before anything is measured, and the facts read
+    # again with it: every plan of the run sees the range its cells ran on.
+    for k in $(csb_clients); do csb_sysctl_set "${k}" net.ipv4.ip_local_port_range "${C10K_PORT_RANGE}"; done
+    csb_facts_read "${CSB_RUN_DIR}/raw/limits." .env
+    csb_run_set sysctls_changed "net.ipv4.ip_local_port_range on the client hosts"
+  fi
   rm -rf "${C10K_FACTS_TMP}"
-  csb_run_set sysctls_changed none
 }
 
 # c10k_plan CELL KIND CONNS RPS: plan the scenario (raw/CELL.plan.json) and

@@ -69,4 +69,4 @@ source "${CSB_LIB}/c10kplan.sh"    # Phase 3's plan (csb c10k-plan) carried out
 # shellcheck source=lib/c10k.sh
 source "${CSB_LIB}/c10k.sh"        # Phase 3: one scenario of many connections as one cell
 # shellcheck source=lib/sysctl.sh
-source "${CSB_LIB}/sysctl.sh"      # Phase 4: sysctls a scenario changes, recorded and put back
+source "${CSB_LIB}/sysctl.sh"      # Phases 3 and 4: sysctls a scenario changes, recorded and put back

@@ -3,7 +3,8 @@
 #
 # Phase 4 needs sysctls changed on a host: the server's net.core.somaxconn
 # for the listen backlog, the client's net.ipv4.ip_local_port_range to show
-# the port wall. In the netns lab they are per namespace (the lab's own),
+# the port wall; Phase 3 widens the client's range when its plan asks
+# (lib/c10kplan.sh, C10K_PORT_RANGE). In the netns lab they are per namespace (the lab's own),
 # and the runner sets them freely. On a real host (LAB=local, LAB=ssh) a
 # sysctl is changed only with APPLY_SYSCTLS=1, only the ones a scenario
 # lists, as root or through `sudo -n`; otherwise the run is refused before
@@ -51,7 +52,7 @@ csb_sysctl_allowed() {
   local -a cmds=()
   local why="" k
   while (($# >= 2)); do
-    [[ "$1" != fs.* ]] || die "internal: ${1} is host-wide; Phase 4 never changes it" 1
+    [[ "$1" != fs.* ]] || die "internal: ${1} is host-wide; no runner changes it" 1
     cmds+=("sysctl -w $(csb_quote "$1=$2")")
     shift 2
   done

@@ -41,6 +41,12 @@ const (
 	// after CLIENT_IP: C1M needs 51 client processes by the fd limit
 	// (20000) and 73 by the ports (half of 28,232 each), one per address.
 	MaxAddedSources = 100
+	// FastPortsPct: a source carrying more than this percentage of the
+	// even half of its port range makes the plan ask for the wide range
+	// (WidePortLo-WidePortHi) where the runner may set it.
+	FastPortsPct = 75
+	WidePortLo   = 1024
+	WidePortHi   = 65535
 	// SchemaVersion of the plan document (major).
 	SchemaVersion = 1
 )

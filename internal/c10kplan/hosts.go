@@ -81,6 +81,7 @@ func ComputeHosts(in Input, hosts []ClientHost) *Plan {
 	p.Sources, p.Candidates = []Source{}, []SourceState{}
 	p.RetryAfterTimeWait = false
 	p.ClientProcsByFD, p.ClientProcsByPorts, p.ClientProcsNeeded = 0, 0, 0
+	p.PortRangeWanted = "" // any host's wish, set on every client host
 	p.Stage = "preflight"
 	c, r, q := loadplan.Split(in.Conns, len(hosts)), loadplan.Split(in.ConnectRate, len(hosts)), loadplan.Split(in.RPS, len(hosts))
 	for i, h := range hosts {
@@ -90,6 +91,9 @@ func ComputeHosts(in Input, hosts []ClientHost) *Plan {
 		p.ClientProcsByFD += sub.ClientProcsByFD
 		p.ClientProcsByPorts += sub.ClientProcsByPorts
 		p.ClientProcsNeeded += sub.ClientProcsNeeded
+		if sub.PortRangeWanted != "" {
+			p.PortRangeWanted = sub.PortRangeWanted
+		}
 		for _, rf := range sub.Refusals {
 			if rf.Host == "client" {
 				rf.Host = "client " + h.Name

@@ -116,12 +116,16 @@ type Plan struct {
 	TWReusable         bool  `json:"client_tw_reusable"`
 	// FastPorts: each source carries at most the even half of the port
 	// range, where connect() is fast (see size).
-	FastPorts       bool  `json:"client_fast_ports"`
-	MaxSources      int   `json:"client_sources_max"`
-	BacklogNeeded   int64 `json:"backlog_needed"`
-	ServerKBPerConn int64 `json:"server_kb_per_conn_estimate"`
-	ClientKBPerConn int64 `json:"client_kb_per_conn_estimate"`
-	KernelKBPerConn int64 `json:"kernel_kb_per_conn_estimate"`
+	FastPorts bool `json:"client_fast_ports"`
+	// PortRangeWanted: the client's ip_local_port_range the runner sets
+	// before the run where it may ("LO HI"; empty: none), because each
+	// source would carry more than FastPortsPct of the range's even half.
+	PortRangeWanted string `json:"client_port_range_wanted"`
+	MaxSources      int    `json:"client_sources_max"`
+	BacklogNeeded   int64  `json:"backlog_needed"`
+	ServerKBPerConn int64  `json:"server_kb_per_conn_estimate"`
+	ClientKBPerConn int64  `json:"client_kb_per_conn_estimate"`
+	KernelKBPerConn int64  `json:"kernel_kb_per_conn_estimate"`
 	// Memory: what the plan predicts and from what (the basis: "estimate"
 	// or "measured at CELL").
 	MemBasis       string `json:"mem_basis"`
@@ -250,6 +254,24 @@ func (p *Plan) size() {
 	p.ClientProcsNeeded = max(p.ClientProcsByFD, p.ClientProcsByPorts)
 	if in.Kind == "active" {
 		p.ClientProcsNeeded = 1 // wrk: one process
+	}
+	p.wantPortRange()
+}
+
+// wantPortRange asks for WidePortRange on the client when each source
+// would carry more than FastPortsPct of the even half of its port range
+// and the range is narrower: past ~80 % of the even half connect() slows
+// (measured at C1M, 73 sources of 13,699 connections in 28,232 ports: the
+// pace was cut from 69 connects/s a source to 19 at 11,983), and the wide
+// range holds the same connections in fewer processes at ~60 %.
+func (p *Plan) wantPortRange() {
+	in := &p.Scenario
+	ports := p.PortsPerSource
+	if in.Kind == "active" || !ports.Known || ports.V >= WidePortHi-WidePortLo+1 || p.ClientProcsNeeded < 1 {
+		return
+	}
+	if per := ceil(in.Conns, p.ClientProcsNeeded); per*100 > (ports.V/2)*FastPortsPct {
+		p.PortRangeWanted = fmt.Sprintf("%d %d", WidePortLo, WidePortHi)
 	}
 }
 
