@@ -445,7 +445,8 @@ netns_up() {
 
   local k prefix=${CSB_NETNS_PREFIX}
   log_info "creating namespaces $(netns_namespaces "${n}" | tr '\n' ' ')"
-  for ns in $(netns_namespaces "${n}"); do ip netns add "${ns}"; done
+  # shellcheck disable=SC2046 # one name per line
+  netns_add $(netns_namespaces "${n}")
   if ((n == 1)); then
     ip link add "${CSB_NETNS_SERVER_NIC}" netns "${CSB_NETNS_SERVER}" type veth \
       peer name "${CSB_NETNS_CLIENT_NIC}" netns "${CSB_NETNS_CLIENT}"
@@ -513,7 +514,28 @@ netns_is_ancestor() {
 netns_lab_namespaces() {
   local names
   names=$(ip -j netns list 2>/dev/null | csb_ipj netns) || return 0
-  grep -xE -- "(${CSB_NETNS_SERVER}|${CSB_NETNS_CLIENT}[0-9]*|${CSB_NETNS_SWITCH})" <<<"${names}" || true
+  grep -xE -- "(${CSB_NETNS_SERVER}|${CSB_NETNS_CLIENT}[0-9]*|${CSB_NETNS_SWITCH}|${CSB_NETNS_PARENT})" <<<"${names}" || true
+}
+
+# netns_add NS...: create the namespaces, each with a TCP established hash
+# of its own (CSB_NETNS_EHASH buckets) where the kernel has
+# net.ipv4.tcp_child_ehash_entries (Linux >= 6.1), which a new namespace
+# reads from the namespace that creates it: they are created from inside
+# CSB_NETNS_PARENT (nsenter --net: the mount namespace stays this one, so
+# /run/netns sees them), which is removed again. Nothing of the root
+# namespace is changed. Elsewhere they share the kernel's table, as before.
+netns_add() {
+  local ns
+  local -a via=()
+  ip netns add "${CSB_NETNS_PARENT}"
+  if command -v nsenter >/dev/null &&
+    ip netns exec "${CSB_NETNS_PARENT}" sysctl -qw "net.ipv4.tcp_child_ehash_entries=${CSB_NETNS_EHASH}" 2>/dev/null; then
+    via=(nsenter "--net=/run/netns/${CSB_NETNS_PARENT}")
+  else
+    log_info "this kernel has no net.ipv4.tcp_child_ehash_entries: the lab's namespaces share the kernel's TCP hash"
+  fi
+  for ns in "$@"; do "${via[@]}" ip netns add "${ns}"; done
+  ip netns del "${CSB_NETNS_PARENT}"
 }
 
 # netns_teardown: remove every namespace, process and key of this lab.

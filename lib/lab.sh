@@ -36,6 +36,15 @@ CSB_NETNS_STATE="/tmp/${CSB_LAB_ID}-netns"
 CSB_NETNS_SWITCH=${CSB_LAB_ID}-sw
 # shellcheck disable=SC2034 # read by lab/netns.sh
 CSB_NETNS_LAN_PREFIX=16
+# The namespace `up` creates the others from, then removes (lab/netns.sh,
+# netns_add), and the TCP established-hash buckets each of them gets: a
+# host's own table, as two machines have, sized for C1M (1m connections a
+# side). Shared, the 2m sockets of both sides hung in chains of 8 in the
+# kernel's 262,144 buckets, and their lookups took 20 % of both CPUs.
+# shellcheck disable=SC2034 # read by lab/netns.sh
+CSB_NETNS_PARENT=${CSB_LAB_ID}-mk
+# shellcheck disable=SC2034 # read by lab/netns.sh
+CSB_NETNS_EHASH=1048576
 
 # csb_netns_client_ns K / _ip K / _nic K: client K's namespace, address, NIC.
 csb_netns_client_ns() { if (($1 == 1)); then echo "${CSB_NETNS_CLIENT}"; else echo "${CSB_NETNS_CLIENT}$1"; fi; }
