@@ -123,10 +123,13 @@ ramp flags (idle, lowrate):
                     k due at start + k/rate, whatever happens. aimd: the ramp
                     paces itself to what the server accepts, from -rate down:
                     every 100 ms, if an attempt (connect, TLS handshake, first
-                    request) begun after the last cut timed out or took
-                    -connect-slow or longer, done or still under way (a SYN
-                    or a handshake's last ACK was dropped on a full queue),
-                    the rate is halved, to no less than max(1, rate/100);
+                    request) begun after the last cut timed out, or took
+                    -connect-slow or longer with a retransmission on it
+                    (TCP_INFO: a SYN or a handshake's last ACK was dropped
+                    on a full queue), or has been under way 3 x
+                    -connect-slow, the rate is halved, to no less than
+                    max(1, rate/100); a slow attempt with nothing
+                    retransmitted waited for a CPU and changes nothing;
                     while attempts complete within -connect-slow it grows by
                     rate/20 per second, up to -rate
   -connect-retries R  an attempt that timed out (the connect, or the TLS

@@ -11,8 +11,9 @@
 // start + i/rate); with -pace aimd (the default) the ramp paces itself to
 // what the server accepts, from -rate down: every 100 ms, when an attempt
 // (connect, TLS handshake, first request) begun after the last cut timed
-// out or took -connect-slow (1 s, a SYN retransmitted) or longer, done or
-// still under way, the rate is halved (to no less than max(1, rate/100));
+// out, or took -connect-slow (1 s, a SYN retransmitted) or longer with a
+// retransmission on it (TCP_INFO), or has been under way 3 x
+// -connect-slow, the rate is halved (to no less than max(1, rate/100));
 // while attempts complete within -connect-slow it grows by rate/20 per
 // second, up to -rate (ramppace.go). An attempt that timed out (no answer
 // to the connect, the handshake or the first request) is made again, at

@@ -14,8 +14,9 @@ import (
 // the last ACK of handshakes under way (tcp_abort_on_overflow=0); the
 // client's SYN is then retransmitted after the initial RTO of 1 s, so an
 // attempt (connect, TLS handshake, first request) that takes 1 s or more
-// (-connect-slow) has met a full queue, and one that times out has met
-// several. Offering more connects then only adds to the drops. The rule,
+// (-connect-slow) with a retransmission on it has met a full queue, and
+// one that times out has met several (the attempts feed the controller:
+// connect.go, paceStep). Offering more connects then only adds to the drops. The rule,
 // applied every rampTick:
 //
 //   - cut: when an attempt that began after the last cut timed out, or

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // ipBindAddressNoPort is IP_BIND_ADDRESS_NO_PORT from linux/in.h: with it,
@@ -95,4 +96,22 @@ func rssMB() *float64 {
 		}
 	}
 	return nil
+}
+
+// retransmitted says whether the kernel has retransmitted anything on the
+// connection (TCP_INFO's total_retrans: a SYN, or data after a dropped
+// ACK), the mark of a full queue on the way; true when it cannot be read,
+// so an unreadable connection counts as before.
+func retransmitted(rc syscall.RawConn) bool {
+	var info syscall.TCPInfo
+	ok := false
+	if err := rc.Control(func(fd uintptr) {
+		n := uint32(syscall.SizeofTCPInfo)
+		_, _, errno := syscall.Syscall6(syscall.SYS_GETSOCKOPT, fd, syscall.IPPROTO_TCP, syscall.TCP_INFO,
+			uintptr(unsafe.Pointer(&info)), uintptr(unsafe.Pointer(&n)), 0)
+		ok = errno == 0
+	}); err != nil {
+		return true
+	}
+	return !ok || info.Total_retrans > 0
 }
