@@ -21,9 +21,9 @@ Example:
   csb check-settings SERVER_PORT port flag 8080 PAYLOADS sizes default 1k,10k
 `
 
-func runCheckSettings(args []string, _, stderr io.Writer) error {
+func runCheckSettings(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-		fmt.Fprint(stderr, checkSettingsUsage)
+		fmt.Fprint(stdout, checkSettingsUsage)
 		return nil
 	}
 	if len(args)%4 != 0 {

@@ -78,6 +78,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if c == nil {
 		return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 	}
+	if len(args) == 2 && (args[1] == "-h" || args[1] == "--help") && !ownHelp[c.name] {
+		fmt.Fprint(stdout, c.help())
+		return nil
+	}
 	return c.run(args[1:], stdout, stderr)
 }
 

@@ -91,3 +91,13 @@ func TestCommandsTable(t *testing.T) {
 		}
 	}
 }
+
+// Every command answers -h on stdout with exit 0, its own help or its row's.
+func TestEveryCommandHelp(t *testing.T) {
+	for _, c := range Commands() {
+		var out, errb strings.Builder
+		if code := Main([]string{c[0], "-h"}, &out, &errb); code != 0 || out.Len() == 0 {
+			t.Errorf("csb %s -h: exit %d, stdout %d bytes, stderr %q", c[0], code, out.Len(), errb.String())
+		}
+	}
+}

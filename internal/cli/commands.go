@@ -84,6 +84,28 @@ func Commands() [][2]string {
 	return out
 }
 
+// ownHelp: the commands that answer -h themselves, with their flags; the
+// others' -h is help, from their row of commands.
+var ownHelp = map[string]bool{"c10k-plan": true, "clock": true, "start-at": true, "cert": true, "tls-probe": true,
+	"conn-predict": true, "sizes": true, "load-plan": true, "nginx-conf": true, "lock": true, "check-paths": true,
+	"check-settings": true, "hosts": true, "capacity-next": true, "progress": true}
+
+// help is csb NAME -h for a command without its own: its forms and what it
+// does.
+func (c *command) help() string {
+	var b strings.Builder
+	for i, u := range c.usage {
+		lead := "       csb "
+		if i == 0 {
+			lead = "Usage: csb "
+		}
+		b.WriteString(lead + u + "\n")
+	}
+	text := strings.ToUpper(c.summary[:1]) + c.summary[1:] + ". " + c.more
+	b.WriteString("\n" + strings.Join(wrap(text, 76), "\n") + "\n")
+	return b.String()
+}
+
 func lookup(name string) *command {
 	for i := range commands {
 		if commands[i].name == name {
