@@ -338,7 +338,9 @@ func TestLowrateHeaderTimeout(t *testing.T) {
 // of 4 connections carries exactly a quarter of the 40 requests, after the
 // one request that opened it. (Arrival
 // order at the server is not checked: on a loaded machine two requests due
-// 20 ms apart on different connections may arrive swapped.)
+// 20 ms apart on different connections may arrive swapped.) At 50 req/s
+// one event loop runs the schedule: its idle connections are a FIFO, which
+// is round robin while each response is back within the 20 ms.
 func TestLowrateRoundRobin(t *testing.T) {
 	var mu sync.Mutex
 	perPeer := map[string]int{}
@@ -349,7 +351,7 @@ func TestLowrateRoundRobin(t *testing.T) {
 		io.WriteString(w, "ok\n")
 	})
 	_, stderr, err := runCmd(t, context.Background(), "lowrate", "-target", hostPort(s),
-		"-conns", "4", "-rps", "100", "-duration", "400ms")
+		"-conns", "4", "-rps", "50", "-duration", "800ms")
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, stderr)
 	}
