@@ -225,7 +225,9 @@ c10k_scenario() {
   c10k_snapshot "${cell}" before
   case "${kind}" in
     idle) c10k_procs "${cell}" idle -ramp-max "${bound}s" -hold-file "${hold}" -hold-wait "$((bound + 60))s" -path "${HEALTH_PATH}" ;;
-    lowrate) c10k_procs "${cell}" lowrate -ramp-max "${bound}s" -duration "${C10K_SECS}s" -path "${HEALTH_PATH}" -start-file "${start}" -start-wait "$((bound + 60))s" ;;
+    # -close-late: a process that ends first does not close its
+    # connections while the others' last requests are under way.
+    lowrate) c10k_procs "${cell}" lowrate -ramp-max "${bound}s" -duration "${C10K_SECS}s" -path "${HEALTH_PATH}" -start-file "${start}" -start-wait "$((bound + 60))s" -close-late ;;
     active) c10k_procs "${cell}" active ;;
   esac
   csb_cell_begin "${cell}" "${params[@]}"

@@ -163,6 +163,10 @@ lowrate flags:
                     several processes (and hosts) start one schedule at one
                     agreed moment
   -start-wait D     longest wait for F (default 10m; then the run fails)
+  -close-late       with -start-file: close the connections only once every
+                    process's schedule may be over (its start, -duration,
+                    -drain and -timeout), so that closing these does not
+                    delay the requests the others still have under way
   -drain D          how long after -duration a request still waiting for a
                     connection may be sent; the rest are counted unsent
                     (default: no bound, every request is sent)
@@ -241,6 +245,9 @@ type config struct {
 	// start as Unix milliseconds, once every connection is open.
 	startFile string
 	startWait time.Duration
+	// closeLate (lowrate, with startFile): close the connections at the
+	// agreed schedule's end plus drain and timeout, not at this one's.
+	closeLate bool
 	tlsCA     string         // -tls-ca: TLS on, this CA trusted
 	tlsCfg    *tls.Config    // built from tlsCA (and -tls-resume) by parseArgs
 	close     string         // churn: client, server or linger0
@@ -378,6 +385,7 @@ func parseArgs(args []string) (*config, error) {
 		fs.DurationVar(&cfg.duration, "duration", 30*time.Second, "")
 		fs.StringVar(&cfg.startFile, "start-file", "", "")
 		fs.DurationVar(&cfg.startWait, "start-wait", 10*time.Minute, "")
+		fs.BoolVar(&cfg.closeLate, "close-late", false, "")
 		fs.DurationVar(&cfg.drain, "drain", 0, "")
 		fs.Var(&loops, "loops", "")
 	}
@@ -386,6 +394,9 @@ func parseArgs(args []string) (*config, error) {
 	}
 	if !conns.set {
 		return nil, usageErrorf("-conns is required")
+	}
+	if cfg.closeLate && cfg.startFile == "" {
+		return nil, usageErrorf("-close-late needs -start-file")
 	}
 	if conns.v > maxConns {
 		return nil, usageErrorf("-conns %d is above %d", conns.v, maxConns)

@@ -79,6 +79,11 @@ type engine struct {
 	startNs int64     // when request 0 is due, on that clock
 	loops   []*evloop
 	stop    atomic.Bool
+	// closeAt: when the schedule is over before it, the connections stay
+	// open until then (-close-late); zero: closed at once. loopsDone, if
+	// set, is called when the loops have ended, before that wait.
+	closeAt   time.Time
+	loopsDone func()
 
 	mu     sync.Mutex // orders interrupt and close: no write to a closed fd
 	closed bool
@@ -262,6 +267,15 @@ func (e *engine) run(ctx context.Context, start time.Time) {
 		}()
 	}
 	wg.Wait()
+	if e.loopsDone != nil {
+		e.loopsDone()
+	}
+	if wait := time.Until(e.closeAt); wait > 0 && !e.stop.Load() {
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
 	e.close()
 }
 

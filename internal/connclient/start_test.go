@@ -2,10 +2,14 @@ package connclient
 
 import (
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -36,3 +40,41 @@ func TestWaitStart(t *testing.T) {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// -close-late: a process whose schedule is over keeps its connections open
+// until the agreed start plus -duration and -timeout, when every other
+// process's last request is answered or failed; the server sees them
+// close only then. Without -start-file it is a usage error.
+func TestLowrateCloseLate(t *testing.T) {
+	var closed atomic.Int64
+	s := okServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateClosed {
+			closed.CompareAndSwap(0, time.Now().UnixNano())
+		}
+	}
+	path := filepath.Join(t.TempDir(), "start")
+	start := time.Now().Add(300 * time.Millisecond)
+	os.WriteFile(path, []byte(itoa(start.UnixMilli())), 0o644)
+	res, stderr, err := runCmd(t, context.Background(), "lowrate", "-target", hostPort(s), "-conns", "2", "-rps", "20",
+		"-duration", "200ms", "-timeout", "700ms", "-start-file", path, "-close-late")
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, stderr)
+	}
+	if res["requests_completed"].(float64) != 4 {
+		t.Errorf("completed %v, want 4", res["requests_completed"])
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for closed.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The schedule ended ~200 ms after the start; the close waits for
+	// start + 200 ms + 700 ms.
+	if at := time.Unix(0, closed.Load()); at.Before(start.Add(850 * time.Millisecond)) {
+		t.Errorf("first connection closed %v after the start, want >= 900ms", at.Sub(start))
+	}
+	if _, _, err := runCmd(t, context.Background(), "lowrate", "-target", hostPort(s), "-conns", "1", "-rps", "1",
+		"-close-late"); err == nil || !strings.Contains(err.Error(), "-close-late needs -start-file") {
+		t.Errorf("without -start-file: %v", err)
+	}
+}
