@@ -11,9 +11,9 @@
 #                  meets its port wall within the quick cells); bin/csb report
 #   c1m            03-c10k/run_c10k_beyond.sh with the full profile (steps
 #                  20k, 50k, 100k, 1m) with SERVER=nginx, named c1m, and
-#                  with the reference server, named c1m-csb, idle at 100k and
-#                  1m (its 1m step does not fit in memory: refused before it
-#                  starts, from what 100k measured);
+#                  with the reference server, named c1m-csb, idle at 100k,
+#                  500k and 1m (its 1m step does not fit in memory: refused
+#                  before it starts, from what 500k measured);
 #                  hosts unpinned (CPU_PIN=0)
 #   csb-vs-nginx   Phases 0-3 (run_c10k.sh) with SERVER=csb and SERVER=nginx,
 #                  the server process pinned to CPU 1 (SERVER_CPUS=1) and
@@ -75,10 +75,10 @@ refs_group() {
       bin/csb report || REFS_FAILED+=("csb report")
       ;;
     c1m)
-      # Unpinned, the hosts share both cores (pinned, the 73 connclient
-      # processes of the 1m step saturated the client's one core).
+      # Unpinned, the hosts share both cores (pinned, the 51 connclient
+      # processes of the 1m step saturate the client's one core).
       refs_run 03-c10k/run_c10k_beyond.sh -p full -n c1m -s SERVER=nginx -s CPU_PIN=0
-      refs_run 03-c10k/run_c10k_beyond.sh -p full -n c1m-csb -s SERVER=csb -s CPU_PIN=0 -s CONNS=100k,1m -s SCENARIOS=idle
+      refs_run 03-c10k/run_c10k_beyond.sh -p full -n c1m-csb -s SERVER=csb -s CPU_PIN=0 -s CONNS=100k,500k,1m -s SCENARIOS=idle
       ;;
     capacity)
       for s in csb nginx; do
