@@ -35,9 +35,11 @@
 #          5000 connects/s
 #   quick  CONNS 20k,50k, RPS 5000, hold 5 s, 5 s per cell, 5000 connects/s
 #   full   CONNS 20k,50k,100k,1m, RPS 10000, hold 60 s, 30 s per cell,
-#          5000 connects/s (C1M: about 25 minutes with SERVER=nginx; the
-#          reference server's 1m step does not fit in 24 GiB and is
-#          refused before it starts, from what its 100k step measured)
+#          8000 connects/s at most (the ramp backs off to what the hosts
+#          accept: 4,200-5,500/s at 1m here). C1M: about 17 minutes with
+#          SERVER=nginx; the reference server's 1m step does not fit in
+#          24 GiB and is refused before it starts, from what its 100k
+#          step measured
 #
 # Requires: curl, sysstat, iproute2 and Go on the client; sysstat and
 # iproute2 on the server. LAB=netns needs root; LAB=ssh needs as many

@@ -36,7 +36,7 @@ declare -ga C10K_CELLS=()
 # csb_c10k_settings: the settings every Phase 3 runner shares (declared
 # before csb_config_load; CONNS and RPS are each runner's own).
 csb_c10k_settings() {
-  csb_config_declare CONNECT_RATE "" posint_or_empty "Phase 3: connects per second over all client processes (empty: the profile's, 5000)"
+  csb_config_declare CONNECT_RATE "" posint_or_empty "Phase 3: connects per second over all client processes, the ramp's ceiling (empty: the profile's: 5000, 5000, 8000)"
   csb_config_declare HOLD "" posint_or_empty "Phase 3: seconds an idle scenario holds its connections once every process holds them (empty: the profile's: 3, 10, 60)"
   csb_config_declare TW_THRESHOLD 500 uint "Phase 3: TIME_WAIT sockets toward the server from which a client address counts as busy; the retry runner waits until the client has fewer"
   csb_config_declare TW_WAIT_MAX 120 posint "Phase 3: longest wait, in seconds, for TIME_WAIT to drain before a scenario"
@@ -73,7 +73,7 @@ c10k_profile() {
   csb_payloads_check ACTIVE_PAYLOAD "${C10K_PAYLOAD}" || exit 2
   C10K_HOLD=${HOLD:-$(csb_profile 3 5 60)}
   C10K_SECS=${DURATION:-$(csb_profile 5 5 30)}
-  C10K_CONNECT_RATE=${CONNECT_RATE:-$(csb_profile 5000 5000 5000)}
+  C10K_CONNECT_RATE=${CONNECT_RATE:-$(csb_profile 5000 5000 8000)}
   ((10#${C10K_SECS} > 0)) || usage_error "DURATION=0: a scenario needs at least 1 second (empty: the profile's)"
 }
 
