@@ -283,6 +283,17 @@ func TestCrossCheckH2load(t *testing.T) {
 	wantErrContains(t, err, "done: log 1448 lines, text 2129")
 	wantErrContains(t, err, "time for request min: log 11872.0us, text 12980us")
 
+	// Responses whose headers came before a -D run ended and whose
+	// streams were still open (nginx: 192 2xx, 184 done, 192 started): in
+	// the text's classes, in no log line; no more than the open streams.
+	open := *txt
+	open.Status2xx += 40 // 2169 started, 2129 done
+	if err := CrossCheckH2load(&open, log); err != nil {
+		t.Errorf("40 open streams with headers: %v", err)
+	}
+	open.Status2xx++
+	wantErrContains(t, CrossCheckH2load(&open, log), "status codes: text has 41 more than the log's, which has only 0 failed streams and 40 still open at the end")
+
 	// One line lost.
 	cut := &H2loadLog{Requests: log.Requests[1:]}
 	wantErrContains(t, CrossCheckH2load(txt, cut), "done: log 2128 lines, text 2129")
