@@ -21,6 +21,7 @@ func init() {
 	Checks["json"] = checkJSON
 	LoadReaders["wrk"] = httpphase.ReadWrk
 	LoadReaders["oha"] = func(path string) (*httpphase.Load, error) { return httpphase.ReadOha(path, nil) }
+	LoadReaders["h2load"] = httpphase.ReadH2load
 	Phases["00-iperf3"] = phase0.Phase{}
 	Phases["01-http-baseline"] = phase1.Phase{}
 	Phases["02-http-matrix"] = phase2.Phase{}

@@ -3,6 +3,7 @@ package httpphase
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,21 +26,32 @@ var ClientMetricKeys = []string{
 }
 
 // RawName is the file name of a cell's load generator output on each
-// client host: <cell>.txt (wrk) or <cell>.json (oha).
+// client host: <cell>.txt (wrk), <cell>.json (oha) or <cell>.h2load.txt
+// (h2load, its log beside it: H2loadLogName).
 func RawName(c rundir.Cell) string {
-	if c.Params["loadgen"] == "oha" {
+	switch c.Params["loadgen"] {
+	case "oha":
 		return c.Name + ".json"
+	case "h2load":
+		return c.Name + ".h2load.txt"
 	}
 	return c.Name + ".txt"
 }
 
 // ReadLoad reads one load generator output, whichever tool wrote it.
 func ReadLoad(dir string, c rundir.Cell, path string) (*Load, error) {
-	if c.Params["loadgen"] == "oha" {
+	switch c.Params["loadgen"] {
+	case "oha":
 		return ReadOha(path, ResponseBytes(dir, c.Params["payload"]))
+	case "h2load":
+		return ReadH2load(path)
 	}
 	return ReadWrk(path)
 }
+
+// threadBound tells a load generator that runs one thread per -t and can
+// use at most one CPU each (wrk, h2load); oha uses the client's CPUs.
+func threadBound(tool string) bool { return tool == "wrk" || tool == "h2load" }
 
 // readClients reads every client host's share of a cell: its load
 // generator's output (raw/<label>/<cell>.<ext>), its process (pidstat) and
@@ -101,7 +113,11 @@ func readClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc ru
 			who = cl.Label + ": "
 		}
 		if l.CrossCheck != "" {
-			notes = append(notes, "cell "+rc.Name+": "+who+"wrk's text and the hook's lines disagree: "+l.CrossCheck)
+			what := "wrk's text and the hook's lines disagree: "
+			if l.Tool == "h2load" {
+				what = "h2load's text and its log disagree: "
+			}
+			notes = append(notes, "cell "+rc.Name+": "+who+what+l.CrossCheck)
 		}
 		if l.DistMissing != "" && set.N() > 1 {
 			notes = append(notes, "cell "+rc.Name+": "+who+"latency percentiles not merged exactly: "+l.DistMissing)
@@ -146,7 +162,11 @@ func MergeLoads(ls []*Load) *Load {
 	var ds []dist.Dist
 	exact := true
 	maxMs := math.Inf(-1)
+	var protos []string // the clients' protocols, each once: one unless they disagree
 	for _, l := range ls {
+		if !slices.Contains(protos, l.Protocol) {
+			protos = append(protos, l.Protocol)
+		}
 		out.DurationS = math.Max(out.DurationS, l.DurationS)
 		out.Responses += l.Responses
 		out.OK += l.OK
@@ -167,6 +187,7 @@ func MergeLoads(ls []*Load) *Load {
 			maxMs = math.Max(maxMs, *p)
 		}
 	}
+	out.Protocol = strings.Join(protos, ",")
 	for _, k := range LatencyKeys {
 		out.Latency[k] = nil
 	}
@@ -178,23 +199,8 @@ func MergeLoads(ls []*Load) *Load {
 	}
 	d := dist.Merge(ds...)
 	out.Dist = &d
-	if d.Count() == 0 {
-		return out
-	}
-	ms := func(us float64) *float64 { v := us / 1000; return &v }
-	mean, _ := d.Mean()
-	out.Latency["mean"] = ms(mean)
-	if sd, ok := d.Stdev(); ok {
-		out.Latency["stdev"] = ms(sd)
-	}
-	mx, _ := d.Max()
-	out.Latency["max"] = ms(float64(mx))
-	for _, p := range []struct {
-		k string
-		p float64
-	}{{"p50", 50}, {"p75", 75}, {"p90", 90}, {"p95", 95}, {"p99", 99}, {"p99_9", 99.9}} {
-		v, _ := d.Percentile(p.p)
-		out.Latency[p.k] = ms(float64(v))
+	if d.Count() != 0 {
+		out.Latency = latencyOf(d)
 	}
 	return out
 }
@@ -230,7 +236,7 @@ func ClientVerdicts(s *summary.Summary, c *summary.Cell) []string {
 		if threads == "" {
 			threads = c.Params["threads"]
 		}
-		if th, err := strconv.ParseFloat(threads, 64); err == nil && c.Params["loadgen"] == "wrk" && (math.IsNaN(limit) || th <= limit) {
+		if th, err := strconv.ParseFloat(threads, 64); err == nil && threadBound(c.Params["loadgen"]) && (math.IsNaN(limit) || th <= limit) {
 			limit, what = th, threads+" thread(s)"
 		}
 		proc := summary.Val(cc.Metrics["loadgen_cpu_pct"])
@@ -290,4 +296,32 @@ func ClientsSection(d *report.Doc, s *summary.Summary) {
 	case merged[summary.LatencyMergeExact]:
 		d.P("Latency percentiles of the cells are **exact**: computed from the merge of every client's full distribution (wrk's `CSB_WRK_DIST` line: every recorded value with its count), by wrk's own rule, so they are what one wrk would have said had it made every request. Percentiles are never averaged.")
 	}
+}
+
+// latencyOf is the latency figures of a distribution of microseconds, in
+// ms: all nil when it is empty.
+func latencyOf(d dist.Dist) map[string]*float64 {
+	out := map[string]*float64{}
+	for _, k := range LatencyKeys {
+		out[k] = nil
+	}
+	if d.Count() == 0 {
+		return out
+	}
+	ms := func(us float64) *float64 { v := us / 1000; return &v }
+	mean, _ := d.Mean()
+	out["mean"] = ms(mean)
+	if sd, ok := d.Stdev(); ok {
+		out["stdev"] = ms(sd)
+	}
+	mx, _ := d.Max()
+	out["max"] = ms(float64(mx))
+	for _, p := range []struct {
+		k string
+		p float64
+	}{{"p50", 50}, {"p75", 75}, {"p90", 90}, {"p95", 95}, {"p99", 99}, {"p99_9", 99.9}} {
+		v, _ := d.Percentile(p.p)
+		out[p.k] = ms(float64(v))
+	}
+	return out
 }

@@ -19,7 +19,11 @@ import (
 
 // Load is what one load generator run measured, whichever tool ran.
 type Load struct {
-	Tool      string  // "wrk" or "oha"
+	Tool string // "wrk", "oha" or "h2load"
+	// Protocol is the application protocol the tool reported (h2load's
+	// "Application protocol:": h2, h2c or http/1.1); "" when the tool
+	// does not say (wrk and oha speak HTTP/1.1).
+	Protocol  string
 	DurationS float64 // the measured run's wall time
 	Responses float64 // responses read, whatever their status
 	// OK counts the responses that carried the payload: wrk's requests less
@@ -237,4 +241,75 @@ func ResponseBytes(dir, size string) *float64 {
 	}
 	v := float64(st.Size()) + float64(body)
 	return &v
+}
+
+// H2loadLogName is the name of h2load's --log-file beside its text output
+// <cell>.h2load.txt: <cell>.h2load.log.
+func H2loadLogName(textPath string) string {
+	return strings.TrimSuffix(textPath, ".txt") + ".log"
+}
+
+// ReadH2load reads raw/<cell>.h2load.txt, what h2load printed, and the
+// --log-file beside it (H2loadLogName): one line per request, the source
+// of the latency distribution (every request's, so several clients' merge
+// exactly), tied to the text by parse.CrossCheckH2load. Responses are the
+// completed requests (any status), OK the 2xx and 3xx ones; the streams
+// that closed in error and the requests h2load never sent or abandoned are
+// errors ("errored"), as are the error statuses ("status"). The wire bytes
+// are h2load's traffic total: every frame it read, headers (HPACK), data
+// and control, which HTTP/1.1's status lines and headers compare with.
+func ReadH2load(path string) (*Load, error) {
+	tf, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("no h2load output: %w", err)
+	}
+	defer tf.Close()
+	t, err := parse.ParseH2loadText(tf)
+	if err != nil {
+		return nil, err
+	}
+	lf, err := os.Open(H2loadLogName(path))
+	if err != nil {
+		return nil, fmt.Errorf("no h2load log: %w", err)
+	}
+	defer lf.Close()
+	lg, err := parse.ParseH2loadLog(lf)
+	if err != nil {
+		return nil, err
+	}
+	if t.DurationS == nil {
+		return nil, fmt.Errorf("h2load ran a request count (-n), not a duration (-D): not a cell of this phase")
+	}
+	completed := float64(t.Completed())
+	ok := float64(t.Succeeded)
+	wire := float64(t.TrafficBytes)
+	l := &Load{
+		Tool:      "h2load",
+		DurationS: *t.DurationS,
+		Responses: completed,
+		OK:        ok,
+		WireBytes: &wire,
+		WireBasis: "h2load's traffic (every frame read: HPACK headers, data, control)",
+		Errors: map[string]float64{
+			"errored": float64(t.Errored), "timeout": float64(t.Timeout), "status": completed - ok,
+		},
+		ErrorsTotal: float64(t.Failed),
+		StatusCodes: map[string]float64{
+			"2xx": float64(t.Status2xx), "3xx": float64(t.Status3xx), "4xx": float64(t.Status4xx), "5xx": float64(t.Status5xx),
+		},
+		Protocol: t.Protocol,
+	}
+	if err := parse.CrossCheckH2load(t, lg); err != nil {
+		l.CrossCheck = err.Error()
+		l.DistMissing = "h2load's log disagrees with its text: " + err.Error()
+		l.Latency = map[string]*float64{}
+		for _, k := range LatencyKeys {
+			l.Latency[k] = nil
+		}
+		return l, nil
+	}
+	d := lg.Latency()
+	l.Dist = &d
+	l.Latency = latencyOf(d)
+	return l, nil
 }

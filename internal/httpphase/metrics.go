@@ -69,11 +69,16 @@ func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir
 	} else {
 		c.LatencyMerge = summary.LatencyMergeNone
 	}
-	if agg.Tool == "wrk" {
+	switch agg.Tool {
+	case "wrk":
 		for _, k := range []string{"connect", "read", "write", "timeout", "status"} {
 			m["errors_"+k] = summary.F(agg.Errors[k])
 		}
-	} else {
+	case "h2load":
+		// Its streams closed in error are in errors_total and details.
+		m["errors_status"] = summary.F(agg.Errors["status"])
+		m["errors_timeout"] = summary.F(agg.Errors["timeout"])
+	default:
 		m["errors_status"] = summary.F(agg.Errors["status"])
 		m["errors_deadline_aborted"] = summary.F(agg.Aborted)
 	}
@@ -87,6 +92,9 @@ func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir
 	}
 	c.Details = map[string]any{
 		"loadgen": agg.Tool, "status_codes": codes, "errors": errs, "throughput_basis": agg.WireBasis,
+	}
+	if agg.Protocol != "" {
+		c.Details["protocol"] = agg.Protocol
 	}
 	labels := make([]string, len(c.Clients))
 	for i, cl := range c.Clients {

@@ -32,6 +32,9 @@ const (
 // WrkLatencyNote says what wrk's latency figures are.
 const WrkLatencyNote = "wrk's latencies (its text and the hook's alike) include wrk's own coordinated-omission correction (`stats_correct`, applied before `done()`): every response slower than runtime / (requests / connections) adds synthetic samples, so wrk's mean and tail overstate what the requests themselves took."
 
+// H2loadNote says what h2load's latency figures are.
+const H2loadNote = "HTTP/2 cells are h2load's (`raw/<client>/<cell>.h2load.txt`, its text): its latencies come from its `--log-file` (`.h2load.log` beside it), one line per request with its status and time from sending to the end of the response, so percentiles are of every request and several clients' merge exactly; h2load is a closed loop too (a slow response delays the next request of its stream), without wrk's correction. Its text is cross-checked against the log."
+
 // Rules states the verdict rules, for the reports.
 func Rules(s *summary.Summary) string {
 	shared := ""
@@ -102,7 +105,7 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 			decimal.Format(m["server_cpu_pct"], 0), decimal.Format(s.Hosts["server"].CPUs, 0), decimal.Format(m["client_cpu_pct"], 0), decimal.Format(s.Hosts["client"].CPUs, 0)))
 	}
 	limit := ""
-	if tool == "wrk" {
+	if threadBound(tool) {
 		limit = fmt.Sprintf(", %s thread(s)", c.Params["threads"])
 	}
 	// Each client host is judged on its own (a sum over hosts bounds

@@ -1,0 +1,111 @@
+package httpphase
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"csbench/internal/parse"
+)
+
+// h2loadCell copies the parser's fixture NAME (.txt, .log) into a
+// directory as a cell's raw output <cell>.h2load.txt and its log, and
+// returns the text's path.
+func h2loadCell(t *testing.T, dir, name, cell string) string {
+	t.Helper()
+	path := filepath.Join(dir, cell+".h2load.txt")
+	for src, dst := range map[string]string{name + ".txt": path, name + ".log": H2loadLogName(path)} {
+		b, err := os.ReadFile(filepath.Join("..", "parse", "testdata", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func TestReadH2load(t *testing.T) {
+	dir := t.TempDir()
+	l, err := ReadH2load(h2loadCell(t, dir, "h2load-h2c-slots", "1k-h2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fixture: 2129 succeeded in -D 3, 2227630 bytes of traffic, h2c,
+	// time for request 12.98 .. 72.18 ms, mean 55.70 ms.
+	if l.Tool != "h2load" || l.Protocol != "h2c" || l.DurationS != 3 || l.Responses != 2129 || l.OK != 2129 ||
+		*l.WireBytes != 2227630 || l.ErrorsTotal != 0 || l.CrossCheck != "" || l.Dist == nil || l.Dist.Count() != 2129 {
+		t.Fatalf("load: %+v", l)
+	}
+	if got := l.RPS(); got < 709.6 || got > 709.7 {
+		t.Errorf("RPS %v, want 2129 / 3 s (h2load printed 709.67)", got)
+	}
+	if mn, mx, mean := *l.Latency["p50"], *l.Latency["max"], *l.Latency["mean"]; mn < 12.98 || mx < 72.18 || mx > 72.19 || mean < 55.69 || mean > 55.71 {
+		t.Errorf("latency p50 %v max %v mean %v ms, want max 72.18, mean 55.70 (h2load's text)", mn, mx, mean)
+	}
+	if err := Check(l, 0); err != nil {
+		t.Errorf("check: %v", err)
+	}
+
+	// Two clients: the merge's p99 is the p99 of both logs' requests.
+	other := filepath.Join(dir, "other")
+	if err := os.Mkdir(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := ReadH2load(h2loadCell(t, other, "h2load-h2-tls-slots", "1k-h2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := MergeLoads([]*Load{l, l2})
+	var logs []*parse.H2loadLog
+	for _, p := range []string{filepath.Join(dir, "1k-h2.h2load.log"), filepath.Join(other, "1k-h2.h2load.log")} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg, err := parse.ParseH2loadLog(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, lg)
+	}
+	d := parse.MergeH2loadLogs(logs...).Latency()
+	p99, _ := d.Percentile(99)
+	if m.Latency["p99"] == nil || *m.Latency["p99"] != float64(p99)/1000 {
+		t.Errorf("merged p99 %v ms, want %v us from both logs' requests", m.Latency["p99"], p99)
+	}
+	if m.Protocol != "h2c,h2" || m.Responses != l.Responses+l2.Responses {
+		t.Errorf("merge: protocol %q, responses %v", m.Protocol, m.Responses)
+	}
+}
+
+func TestReadH2loadRefusals(t *testing.T) {
+	dir := t.TempDir()
+	// An HTTP/1.1-only server: h2load prints h2c, every request errored,
+	// exit 0: read, and not ok.
+	l, err := ReadH2load(h2loadCell(t, dir, "h2load-h1-only-server", "x"))
+	if err == nil {
+		t.Fatalf("a -n run read as a cell: %+v", l)
+	}
+	path := h2loadCell(t, dir, "h2load-h2c-slots", "cut")
+	if err := os.Remove(H2loadLogName(path)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadH2load(path); err == nil || !strings.Contains(err.Error(), "no h2load log") {
+		t.Errorf("no log: %v", err)
+	}
+	// A log that is not the text's run: the figures stay, the latencies
+	// are not taken from it.
+	path = h2loadCell(t, dir, "h2load-h2c-slots", "odd")
+	b, _ := os.ReadFile(H2loadLogName(path))
+	if err := os.WriteFile(H2loadLogName(path), b[:strings.LastIndex(string(b[:len(b)-1]), "\n")+1], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err = ReadH2load(path)
+	if err != nil || l.CrossCheck == "" || l.Dist != nil || l.Latency["p99"] != nil {
+		t.Errorf("a log one line short: %v %+v", err, l)
+	}
+}
