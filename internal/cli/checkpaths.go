@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"crypto/x509"
+	"csbench/internal/server"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,7 +17,7 @@ import (
 	"time"
 )
 
-const checkPathsUsage = `Usage: csb check-paths -base URL -dir DIR [-ca FILE] [-health PATH] [-keepalive] -path SIZE=PATH:BYTES...
+const checkPathsUsage = `Usage: csb check-paths -base URL -dir DIR [-ca FILE] [-health PATH] [-keepalive] [-http 1.1|2|1.1,2] -path SIZE=PATH:BYTES...
 
 Before a run's first cell: fetches every payload path twice (and the
 health path once) from the server under test through the benchmark
@@ -27,6 +28,14 @@ go to DIR/<size>-<n>.headers (DIR/health-1.headers). Prints
 connection_close=1 when the server answered "Connection: close" (every
 request of a keep-alive load then opens a connection), else 0; with
 -keepalive (Phase 3 holds keep-alive connections) such a server is refused.
+
+-http lists the HTTP versions the run loads with (default 1.1): each path
+is fetched over each. For 2 the server is first asked for HTTP/2 as a load
+generator asks (https: ALPN offering h2 and http/1.1; http: prior
+knowledge, the HTTP/2 preface): a server that does not answer in HTTP/2
+is refused (exit 2) with what it offered instead; otherwise it prints
+http2=h2 or http2=h2c, and the paths are fetched over HTTP/2 into
+DIR/<size>-h2-<n>.headers.
 `
 
 func runCheckPaths(args []string, stdout io.Writer) error {
@@ -37,11 +46,8 @@ func runCheckPaths(args []string, stdout io.Writer) error {
 	ca := fs.String("ca", "", "")
 	health := fs.String("health", "/healthz", "")
 	keepalive := fs.Bool("keepalive", false, "")
-	type target struct {
-		size, path string
-		bytes      int64
-	}
-	var targets []target
+	httpList := fs.String("http", server.DefaultHTTP, "")
+	var targets []pathTarget
 	fs.Func("path", "", func(v string) error {
 		size, rest, ok1 := strings.Cut(v, "=")
 		i := strings.LastIndex(rest, ":")
@@ -52,7 +58,7 @@ func runCheckPaths(args []string, stdout io.Writer) error {
 		if err != nil || n <= 0 {
 			return fmt.Errorf("-path %q: BYTES is a positive count", v)
 		}
-		targets = append(targets, target{size, rest[:i], n})
+		targets = append(targets, pathTarget{size, rest[:i], n})
 		return nil
 	})
 	help := fs.Bool("h", false, "")
@@ -66,6 +72,10 @@ func runCheckPaths(args []string, stdout io.Writer) error {
 	case *base == "" || *dir == "" || fs.NArg() > 0:
 		return fmt.Errorf("%w: check-paths needs -base and -dir, and no argument", errUsage)
 	}
+	versions, err := server.ParseHTTPVersions(*httpList)
+	if err != nil {
+		return fmt.Errorf("%w: check-paths: %v", errUsage, err)
+	}
 	tr := &http.Transport{Proxy: nil, DisableCompression: true}
 	if *ca != "" {
 		pem, err := os.ReadFile(*ca)
@@ -78,26 +88,77 @@ func runCheckPaths(args []string, stdout io.Writer) error {
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
 	}
 	closed := false
+	var out strings.Builder
+	for _, v := range versions.List() {
+		p := new(http.Protocols)
+		tag := ""
+		if v == "2" {
+			offer, ok, err := h2Offer(*base, tr.TLSClientConfig, 10*time.Second)
+			if err != nil {
+				return fmt.Errorf("%w: the server under test could not be asked for HTTP/2 on %s: %v", errBadInput, hostOf(*base), err)
+			}
+			if !ok {
+				return fmt.Errorf("%w: HTTP=2 asked, but the server under test offers %s; serve HTTP/2 there (h2 over TLS, h2c with prior knowledge in cleartext) or use HTTP=1.1", errBadInput, offer)
+			}
+			fmt.Fprintf(&out, "http2=%s\n", offer)
+			p.SetHTTP2(true)
+			p.SetUnencryptedHTTP2(true)
+			tag = "h2-"
+		} else {
+			p.SetHTTP1(true)
+		}
+		t := tr.Clone()
+		t.Protocols = p
+		if err := checkPathsOver(t, *base, *dir, tag, *health, targets, &closed); err != nil {
+			return err
+		}
+	}
+	if closed && *keepalive {
+		return fmt.Errorf("%w: the server under test answers 'Connection: close' (see raw/verify/): Phase 3 holds keep-alive connections, which this server closes after one response; configure it to keep connections alive", errBadInput)
+	}
+	c := 0
+	if closed {
+		c = 1
+	}
+	_, err = fmt.Fprintf(stdout, "connection_close=%d\n%s", c, out.String())
+	return err
+}
+
+func hostOf(base string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")
+}
+
+// pathTarget is one payload to fetch: its size's name, path and body size.
+type pathTarget struct {
+	size, path string
+	bytes      int64
+}
+
+// checkPathsOver fetches every target twice and the health path once
+// through tr, keeping the headers as DIR/<size>-<tag><n>.headers; closed
+// is set when a response said "Connection: close".
+func checkPathsOver(tr *http.Transport, base, dir, tag, health string, targets []pathTarget, closed *bool) error {
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	defer tr.CloseIdleConnections()
 	fetch := func(name, path string) (int64, error) {
-		res, err := client.Get(*base + path)
+		res, err := client.Get(base + path)
 		if err != nil {
-			return 0, fmt.Errorf("%w: the server under test did not answer GET %s on %s: %v", errBadInput, path, strings.TrimPrefix(strings.TrimPrefix(*base, "http://"), "https://"), err)
+			return 0, fmt.Errorf("%w: the server under test did not answer GET %s on %s: %v", errBadInput, path, strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://"), err)
 		}
 		defer res.Body.Close()
 		n, err := io.Copy(io.Discard, res.Body)
 		if err != nil {
 			return 0, fmt.Errorf("%w: the server under test's answer to GET %s broke off after %d bytes: %v", errBadInput, path, n, err)
 		}
-		if err := writeHeaders(filepath.Join(*dir, name+".headers"), res); err != nil {
+		if err := writeHeaders(filepath.Join(dir, name+".headers"), res); err != nil {
 			return 0, err
 		}
 		if res.Close || strings.EqualFold(res.Header.Get("Connection"), "close") {
-			closed = true
+			*closed = true
 		}
 		switch {
 		case res.StatusCode != http.StatusOK:
@@ -109,7 +170,7 @@ func runCheckPaths(args []string, stdout io.Writer) error {
 	}
 	for _, t := range targets {
 		for i := 1; i <= 2; i++ {
-			got, err := fetch(fmt.Sprintf("%s-%d", t.size, i), t.path)
+			got, err := fetch(fmt.Sprintf("%s-%s%d", t.size, tag, i), t.path)
 			if err != nil {
 				if errors.As(err, new(statusError)) {
 					err = fmt.Errorf("%w (the %s payload; PAYLOAD_PATHS maps a size to its path)", err, t.size)
@@ -121,21 +182,13 @@ func runCheckPaths(args []string, stdout io.Writer) error {
 			}
 		}
 	}
-	if _, err := fetch("health-1", *health); err != nil {
+	if _, err := fetch("health-"+tag+"1", health); err != nil {
 		if errors.As(err, new(statusError)) {
 			err = fmt.Errorf("%w (HEALTH_PATH)", err)
 		}
 		return err
 	}
-	if closed && *keepalive {
-		return fmt.Errorf("%w: the server under test answers 'Connection: close' (see raw/verify/): Phase 3 holds keep-alive connections, which this server closes after one response; configure it to keep connections alive", errBadInput)
-	}
-	c := 0
-	if closed {
-		c = 1
-	}
-	_, err := fmt.Fprintf(stdout, "connection_close=%d\n", c)
-	return err
+	return nil
 }
 
 // statusError is an answer that was not 200, which the callers name with
