@@ -29,6 +29,7 @@ Flags (empty or 0: the default above):
   -health PATH  -workers N|auto  -server-cpus LIST  -worker-connections N
   -max-conns N  -keepalive-requests N  -keepalive-timeout S  -hold S
   -fd-hard N  -procs N  -tls-dir DIR  -tls-tickets=false
+  -http2    the listen speaks HTTP/2 (h2 by ALPN over TLS; h2c in cleartext)
 `
 
 func runNginxConf(args []string, stdout io.Writer) error {
@@ -53,6 +54,7 @@ func runNginxConf(args []string, stdout io.Writer) error {
 	fs.Int64Var(&in.Procs, "procs", 0, "")
 	fs.StringVar(&in.TLSDir, "tls-dir", "", "")
 	fs.BoolVar(&in.TLSTickets, "tls-tickets", true, "")
+	fs.BoolVar(&in.HTTP2, "http2", false, "")
 	help := fs.Bool("h", false, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: nginx-conf: %v", errUsage, err)

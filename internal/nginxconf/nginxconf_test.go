@@ -34,6 +34,16 @@ func TestRenderTLSAndPaths(t *testing.T) {
 			t.Errorf("config lacks %q:\n%s", want, conf)
 		}
 	}
+	// HTTP/2: h2 beside HTTP/1.1 over TLS, h2c in cleartext.
+	in.HTTP2 = true
+	if conf := Render(in, s); !strings.Contains(conf, "listen [fd00::1]:8443 ssl http2 backlog=65535;") {
+		t.Errorf("http2 over TLS:\n%s", conf)
+	}
+	in.TLSDir = ""
+	s = Size(in)
+	if conf := Render(in, s); !strings.Contains(conf, "listen [fd00::1]:8443 http2 backlog=65535;") || !strings.Contains(conf, "sendfile off;") {
+		t.Errorf("h2c:\n%s", conf)
+	}
 }
 
 // C1M: the plan's 56 server processes (fd limit 20000) are 56 workers, each
