@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"csbench/internal/atomicfile"
@@ -86,7 +87,44 @@ func Header(d *Doc, s *summary.Summary, title string) {
 	if s.TLS != nil {
 		rows = append(rows[:7:7], append([][]string{{"scheme", TLSDescription(*s.TLS)}}, rows[7:]...)...)
 	}
+	if s.HTTP != nil {
+		at := min(len(rows), 8)
+		rows = append(rows[:at:at], append([][]string{{"HTTP", HTTPDescription(s)}}, rows[at:]...)...)
+	}
 	d.Table([]string{"", ""}, rows)
+}
+
+// HTTPDescription is the header's line on the HTTP versions of a run that
+// loaded over HTTP/2: which ones, what the server answered when asked for
+// HTTP/2 before the first cell, and what the load generator itself
+// reported in the cells (details.protocol), each once.
+func HTTPDescription(s *summary.Summary) string {
+	h := s.HTTP
+	var b strings.Builder
+	if h.Versions == "2" {
+		b.WriteString("HTTP/2")
+	} else {
+		b.WriteString("HTTP/1.1 and HTTP/2, side by side")
+	}
+	fmt.Fprintf(&b, " (HTTP=%s)", h.Versions)
+	switch h.HTTP2 {
+	case "h2":
+		b.WriteString("; the server chose h2 by ALPN when asked before the first cell (`csb check-paths`, raw/verify/)")
+	case "h2c":
+		b.WriteString("; the server answered the HTTP/2 preface in cleartext (h2c, prior knowledge) when asked before the first cell (`csb check-paths`, raw/verify/)")
+	default:
+		b.WriteString("; what the server offered was not recorded")
+	}
+	var seen []string
+	for _, c := range s.Cells {
+		if p, ok := c.Details["protocol"].(string); ok && p != "" && !slices.Contains(seen, p) {
+			seen = append(seen, p)
+		}
+	}
+	if len(seen) > 0 {
+		fmt.Fprintf(&b, "; the load generator's own account: %s", strings.Join(seen, ", "))
+	}
+	return b.String()
 }
 
 // ServerDescription is the header's line on the server under test: kind,

@@ -62,6 +62,7 @@ type Summary struct {
 	Link          Link              `json:"link"`
 	Server        *Server           `json:"server,omitempty"` // HTTP phases only
 	TLS           *TLS              `json:"tls,omitempty"`    // HTTP phases, runs that recorded SCHEME
+	HTTP          *HTTP             `json:"http,omitempty"`   // HTTP phases, runs that loaded over HTTP/2
 	Hosts         map[string]Host   `json:"hosts"`
 	// Clients is set for a run with several client hosts (run.env
 	// clients >= 2) and absent for one client: its table is the run's.
@@ -597,6 +598,7 @@ func New(r *rundir.Run, generatedBy string) *Summary {
 		sv := ServerFor(r)
 		s.Server = &sv
 		s.TLS = TLSFor(r)
+		s.HTTP = HTTPFor(r)
 	}
 	return s
 }
