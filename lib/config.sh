@@ -134,7 +134,11 @@ csb_config_load() {
       r) from_flag[RESULTS_ROOT]=${OPTARG} ;;
       s)
         [[ "${OPTARG}" =~ ^([A-Z][A-Z0-9_]*)=(.*)$ ]] || usage_error "-s takes KEY=VALUE, got: ${OPTARG}"
-        [[ -n "${CSB_CHECK[${BASH_REMATCH[1]}]+x}" ]] || usage_error "unknown setting ${BASH_REMATCH[1]} (see lab.env.example)"
+        if [[ -z "${CSB_CHECK[${BASH_REMATCH[1]}]+x}" ]]; then
+          ! csb_key_declared_anywhere "${BASH_REMATCH[1]}" ||
+            usage_error "${BASH_REMATCH[1]} is a setting of other runners, not of this one (its settings are listed below)"
+          usage_error "unknown setting ${BASH_REMATCH[1]} (see lab.env.example)"
+        fi
         from_flag[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
         ;;
       :) usage_error "option -${OPTARG} needs a value" ;;
