@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Phase 1: can an HTTP server fill the link? wrk against the fixed-payload server.
+# Phase 1: can an HTTP server fill the link? wrk (and h2load over HTTP/2) against the fixed-payload server.
 #
 # Usage: bash 01-http-baseline/run_http_baseline.sh [-h] [-c FILE] [-l LAB] [-p PROFILE]
 #                                                   [-n NAME] [-r RESULTS_ROOT] [-s KEY=VALUE]...
@@ -13,6 +13,18 @@
 # and the connections up; its output is kept in raw/warmup/<size>.txt and
 # counts in no figure. wrk's text and the hook's CSB_WRK_JSON line are kept
 # verbatim in raw/<size>.txt; one response's headers in raw/headers/.
+#
+# HTTP=2 loads over HTTP/2 instead, HTTP=1.1,2 over both side by side: cell
+# <size>-h2 is h2load -t THREADS -c CONNECTIONS -m 1 -D DURATION (one stream
+# per connection: the concurrency of the HTTP/1.1 cell) with its
+# --log-file, every request's status and latency, kept beside its text in
+# raw/<client>/<size>-h2.h2load.{txt,log}. SCHEME=https is h2 (ALPN), http
+# h2c with prior knowledge. Before the first cell the server is asked for
+# HTTP/2 as h2load asks (csb check-paths -http): a server that answers
+# otherwise is refused (exit 2), naming what it offered. The reference
+# server then serves HTTP/1.1 and HTTP/2; nginx gets http2 on its listen
+# (nginx before 1.25.1 speaks only h2c on a cleartext http2 listen, so
+# HTTP=1.1,2 with SERVER=nginx needs SCHEME=https).
 #
 # Per cell (summary.json): rps, throughput_mbps (bytes read, headers
 # included), goodput_mbps (bodies only), latency p50..p99.9 in ms, errors by
@@ -48,14 +60,15 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() { csb_usage http-baseline PAYLOADS THREADS CONNECTIONS WARMUP DURATION \
+usage() { csb_usage http-baseline PAYLOADS HTTP THREADS CONNECTIONS WARMUP DURATION \
   REPEAT SERVER PAYLOAD_PATHS SCHEME NON2XX_MAX; }
 
 PHASE=01-http-baseline
 
 csb_config_declare PAYLOADS 1k,10k,100k sizes "sizes, one cell each, as the server names them (default 1k,10k,100k)"
-csb_config_declare THREADS "" posint_or_empty "wrk threads (empty: the profile's)"
-csb_config_declare CONNECTIONS "" posint_or_empty "wrk connections (empty: the profile's)"
+csb_config_declare HTTP 1.1 "enum:1.1|2|1.1,2" "HTTP versions of the cells: 1.1 (wrk), 2 (h2load: h2 over TLS with SCHEME=https, h2c with prior knowledge with http), 1.1,2 both, side by side"
+csb_config_declare THREADS "" posint_or_empty "wrk (h2load) threads (empty: the profile's)"
+csb_config_declare CONNECTIONS "" posint_or_empty "wrk (h2load) connections (empty: the profile's)"
 csb_config_declare REPEAT 1 posint "runs of every cell, shuffled (default 1); the report gives each payload's median, min–max and spread"
 csb_config_declare WARMUP "" uint_or_empty "seconds of unrecorded warm-up per cell, 0 for none (empty: the profile's)"
 
@@ -68,11 +81,16 @@ check_settings() {
   REPEAT=$((10#${REPEAT}))
 }
 
-# http_cell SIZE REP THREADS CONNECTIONS SECONDS WARMUP: one payload, one
-# repetition (named <size>-r<rep> when REPEAT > 1), on every client host.
+# http_cell SIZE HTTP REP THREADS CONNECTIONS SECONDS WARMUP: one payload
+# over one HTTP version, one repetition (named <size>[-h2][-r<rep>]), on
+# every client host.
 http_cell() {
-  local size=$1 rep=$2 threads=$3 conns=$4 secs=$5 warmup=$6
-  local name=${size}
+  local size=$1 http=$2 rep=$3 threads=$4 conns=$5 secs=$6 warmup=$7
+  local name=${size} tool=wrk
+  local -a proto=()
+  if [[ "${http}" == 2 ]]; then
+    name+=-h2 tool=h2load proto=("streams=1")
+  fi
   ((REPEAT > 1)) && name+="-r${rep}"
   if [[ ! -s "${CSB_RUN_DIR}/raw/headers/${size}.txt" ]]; then
     csb_capture_response "${size}" "${CSB_RUN_DIR}/raw/headers/${size}.txt" ||
@@ -82,7 +100,7 @@ http_cell() {
   local -a params
   mapfile -t params < <(csb_load_params)
   csb_load_cell "${name}" "$(csb_payload_url "${size}")" "${secs}" "${warmup}" "payload=${size}" \
-    "payload_bytes=${CSB_SIZE_BYTES[${size}]}" "rep=${rep}" "loadgen=wrk" "threads=${threads}" \
+    "payload_bytes=${CSB_SIZE_BYTES[${size}]}" "rep=${rep}" "http=${http}" "loadgen=${tool}" "${proto[@]}" "threads=${threads}" \
     "connections=${conns}" "duration_s=${secs}" "warmup_s=${warmup}" "${params[@]}"
 }
 
@@ -98,7 +116,10 @@ main() {
 
   csb_build_all
   csb_ssh_open
-  csb_preflight_tools "wrk curl sar mpstat pidstat sadf nstat ip ss" "sar mpstat pidstat sadf nstat ip ss"
+  local tools="curl sar mpstat pidstat sadf nstat ip ss"
+  ! csb_http1_on || tools="wrk ${tools}"
+  ! csb_http2_on || tools="h2load ${tools}"
+  csb_preflight_tools "${tools}" "sar mpstat pidstat sadf nstat ip ss"
   csb_load_plan "${conns}" "${threads}"
   ((CSB_LOAD[ok])) || usage_error "CONNECTIONS=${conns}: ${CSB_LOAD[refusal]}"
   csb_preflight_route
@@ -110,18 +131,21 @@ main() {
   csb_server_deploy
   csb_http_start csb-server "${PAYLOADS}" 1
 
-  local -a sizes cells=()
-  local rep cell
+  local -a sizes versions cells=()
+  local rep cell http
   IFS=, read -r -a sizes <<<"${PAYLOADS}"
+  IFS=, read -r -a versions <<<"${HTTP}"
   for size in "${sizes[@]}"; do
-    for ((rep = 1; rep <= REPEAT; rep++)); do
-      cells+=("${size} ${rep}")
+    for http in "${versions[@]}"; do
+      for ((rep = 1; rep <= REPEAT; rep++)); do
+        cells+=("${size} ${http} ${rep}")
+      done
     done
   done
   csb_cells_shuffle cells "$((duration + warmup))"
   for cell in "${cells[@]}"; do
-    read -r size rep <<<"${cell}"
-    http_cell "${size}" "${rep}" "${threads}" "${conns}" "${duration}" "${warmup}"
+    read -r size http rep <<<"${cell}"
+    http_cell "${size}" "${http}" "${rep}" "${threads}" "${conns}" "${duration}" "${warmup}"
   done
   csb_http_stop
 }

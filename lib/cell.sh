@@ -7,22 +7,28 @@
 # table CSB_P_HOST[i], CSB_P_OUT[i], CSB_P_ERR[i], CSB_P_CMD[i]
 # (csb_proc_add). OUT and ERR are paths under the host's work directory,
 # the same once fetched into the run directory (raw/<label>/<cell>.txt);
-# ERR may be OUT (wrk prints its errors among its text). Each process runs
+# ERR may be OUT (wrk prints its errors among its text); CSB_P_MORE[i] is
+# what else it writes there (h2load's --log-file; csb_proc_also), removed
+# before it starts and brought back with OUT. Each process runs
 # under `csb start-at`, which writes its timing (due, start, end, exit)
 # beside it (csb_proc_timing); each host's processes are followed by one
 # pidstat there. One client host is the table's case of one.
 
-declare -ga CSB_P_HOST=() CSB_P_OUT=() CSB_P_ERR=() CSB_P_CMD=() CSB_P_PID=() CSB_P_RC=()
+declare -ga CSB_P_HOST=() CSB_P_OUT=() CSB_P_ERR=() CSB_P_CMD=() CSB_P_PID=() CSB_P_RC=() CSB_P_MORE=()
 
 # csb_procs_reset: an empty table for the next cell.
-csb_procs_reset() { CSB_P_HOST=() CSB_P_OUT=() CSB_P_ERR=() CSB_P_CMD=() CSB_P_PID=() CSB_P_RC=(); }
+csb_procs_reset() { CSB_P_HOST=() CSB_P_OUT=() CSB_P_ERR=() CSB_P_CMD=() CSB_P_PID=() CSB_P_RC=() CSB_P_MORE=(); }
 
 # csb_proc_add K OUT ERR CMD ARGS...: one process of the cell on client K.
 csb_proc_add() {
   local k=$1 out=$2 err=$3
   shift 3
-  CSB_P_HOST+=("${k}") CSB_P_OUT+=("${out}") CSB_P_ERR+=("${err}") CSB_P_CMD+=("$(csb_quote "$@")") CSB_P_PID+=("")
+  CSB_P_HOST+=("${k}") CSB_P_OUT+=("${out}") CSB_P_ERR+=("${err}") CSB_P_CMD+=("$(csb_quote "$@")") CSB_P_PID+=("") CSB_P_MORE+=("")
 }
+
+# csb_proc_also FILE: the last process added also writes FILE (a path
+# under the work directory, in OUT's directory).
+csb_proc_also() { CSB_P_MORE[${#CSB_P_HOST[@]} - 1]=$1; }
 
 # csb_client_bin K: the directory holding csb, connclient and report.lua on
 # client K (its work directory's bin/).
@@ -69,7 +75,7 @@ ulimit -Sn \"\$(ulimit -Hn)\" 2>/dev/null || true"
       pidfiles+=" $(csb_quote "${work}/${pf}")"
       csb_log_line CMD "${CSB_H_LABEL[k]}: $(csb_client_bin "${k}")/csb start-at -due ${due} -- ${CSB_P_CMD[i]}"
       script+="
-mkdir -p run $(csb_quote "$(dirname "${CSB_P_OUT[i]}")" "$(dirname "${CSB_P_ERR[i]}")") && rm -f $(csb_quote "${pf}" "${t}")
+mkdir -p run $(csb_quote "$(dirname "${CSB_P_OUT[i]}")" "$(dirname "${CSB_P_ERR[i]}")") && rm -f $(csb_quote "${pf}" "${t}" ${CSB_P_MORE[i]:+"${CSB_P_MORE[i]}"})
 setsid $(csb_quote "$(csb_client_bin "${k}")/csb" start-at -due "${due}" -out "${work}/${t}" -pid-file "${work}/${pf}") -- ${CSB_P_CMD[i]} </dev/null >$(csb_quote "${CSB_P_OUT[i]}") 2>>$(csb_quote "${CSB_P_ERR[i]}") & p=\$!
 $(csb_record_line "${work}" start-at)echo \"proc ${i} \$p\""
     done
@@ -114,7 +120,7 @@ csb_procs_wait() {
     pids="" files=()
     for i in $(csb_procs_of "${k}"); do
       [[ -z "${CSB_P_PID[i]}" ]] || pids+=" ${CSB_P_PID[i]}"
-      files+=("${CSB_P_OUT[i]}" "${CSB_P_ERR[i]}" "$(csb_proc_timing "${k}" "${CSB_P_OUT[i]}")" "$(csb_proc_pidfile "${i}")")
+      files+=("${CSB_P_OUT[i]}" "${CSB_P_ERR[i]}" "$(csb_proc_timing "${k}" "${CSB_P_OUT[i]}")" "$(csb_proc_pidfile "${i}")" ${CSB_P_MORE[i]:+"${CSB_P_MORE[i]}"})
     done
     # shellcheck disable=SC2016 # expanded by the host's shell
     local poll='end=$((SECONDS + '"$((bound))"')); for p in '"${pids}"'; do while csb_alive "$p"; do

@@ -117,11 +117,39 @@ csb_payloads_verify() {
   for size in "${items[@]}"; do cmd+=(-path "${size}=$(csb_payload_path "${size}"):${CSB_SIZE_BYTES[${size}]}"); done
   ! csb_tls_on || cmd+=(-ca "${CSB_TLS_CA_LOCAL}")
   [[ -z "${C10K_HOLD:-}" ]] || cmd+=(-keepalive)
+  cmd+=(-http "$(csb_http_list)")
   out=$("${cmd[@]}" 2>&1) || die "${out#error: }" 2
-  csb_run_set server.connection_close "${out#connection_close=}"
-  [[ "${out}" != connection_close=1 ]] ||
+  local -A got=()
+  csb_kv_into got "${out}"
+  csb_run_set server.connection_close "${got[connection_close]}"
+  [[ "${got[connection_close]}" != 1 ]] ||
     log_warn "the server under test answers 'Connection: close': no connection is kept alive, every request opens one (see raw/verify/)"
-  log_info "server under test checked: $1 and ${HEALTH_PATH} answer 200 with the declared sizes, not chunked"
+  if [[ -n "${got[http2]:-}" ]]; then
+    csb_run_set server.http2 "${got[http2]}"
+    log_info "server under test speaks HTTP/2: ${got[http2]} ($([[ "${got[http2]}" == h2 ]] && echo "ALPN over TLS" || echo "prior knowledge, cleartext"))"
+  fi
+  log_info "server under test checked: $1 and ${HEALTH_PATH} answer 200 with the declared sizes, not chunked, over HTTP $(csb_http_list)"
+}
+
+# The HTTP versions a run loads with: HTTP, declared by the runners that
+# speak HTTP/2 (1.1 where it is not: wrk and oha speak HTTP/1.1). HTTP/2 is
+# h2 over TLS (ALPN) with SCHEME=https, h2c with prior knowledge with http.
+
+# csb_http_list: "1.1", "2" or "1.1,2".
+csb_http_list() { printf '%s\n' "${HTTP:-1.1}"; }
+
+# csb_http2_on: the run loads over HTTP/2 too.
+csb_http2_on() { [[ ",${HTTP:-1.1}," == *,2,* ]]; }
+
+# csb_http1_on: the run loads over HTTP/1.1 too.
+csb_http1_on() { [[ ",${HTTP:-1.1}," == *,1.1,* ]]; }
+
+# csb_curl_http: curl's flag for a run over HTTP/2 only, which may face a
+# server that speaks nothing else (nginx's cleartext http2 listen):
+# --http2 over TLS, --http2-prior-knowledge in cleartext; else none.
+csb_curl_http() {
+  csb_http1_on && return 0
+  if csb_tls_on; then echo --http2; else echo --http2-prior-knowledge; fi
 }
 
 # csb_wrk_cmd ARRAY K THREADS CONNECTIONS SECONDS URL: client K's wrk with
@@ -132,6 +160,20 @@ csb_payloads_verify() {
 csb_wrk_cmd() {
   local -n _wrk=$1
   _wrk=(wrk -t "$3" -c "$4" -d "$5s" --latency -s "$(csb_client_bin "$2")/report.lua" "$6")
+}
+
+# csb_h2load_cmd ARRAY THREADS CONNECTIONS STREAMS SECONDS URL LOG: h2load
+# for SECONDS (-D) with CONNECTIONS connections of at most STREAMS
+# concurrent streams each (-m), every request's status and latency in LOG
+# (--log-file, which h2load appends to: the cell's process table removes it
+# before the start). Over TLS it offers only h2 (--npn-list=h2), so a
+# server that would fall back to HTTP/1.1 is not loaded over it; like wrk
+# it verifies no certificate. In cleartext: h2c with prior knowledge.
+csb_h2load_cmd() {
+  local -n _h2=$1
+  _h2=(h2load -t "$2" -c "$3" -m "$4" -D "$5" --log-file="$7")
+  ! csb_tls_on || _h2+=(--npn-list=h2)
+  _h2+=("$6")
 }
 
 # csb_oha_cmd ARRAY CONNECTIONS SECONDS URL: oha in duration mode, no TUI,
@@ -153,7 +195,9 @@ csb_oha_cmd() {
 # so a summary can count a response's bytes on the wire (oha reports bodies
 # only).
 csb_capture_response() {
-  local -a cmd=(curl -sS --noproxy '*' --max-time 5 "${CSB_CURL_TLS[@]}" -D "$2" -o /dev/null "$(csb_payload_url "$1")")
+  local -a cmd
+  # shellcheck disable=SC2207 # one flag or none
+  cmd=(curl -sS --noproxy '*' --max-time 5 "${CSB_CURL_TLS[@]}" $(csb_curl_http) -D "$2" -o /dev/null "$(csb_payload_url "$1")")
   log_cmd "${cmd[@]}"
   "${cmd[@]}"
 }
@@ -187,24 +231,34 @@ csb_load_params() {
   done
 }
 
-# csb_load_procs NAME SUB SECONDS URL: the cell table (lib/cell.sh): one
-# load generator (CSB_LOADGEN, default wrk) per client host with its share
-# of the last plan, writing raw/SUB<label>/NAME.txt (wrk: its errors among
-# its text) or .json (oha: stderr in logs/<label>/NAME.stderr).
+# csb_load_procs NAME SUB SECONDS URL TOOL [STREAMS]: the cell table
+# (lib/cell.sh): one load generator TOOL (wrk, oha, h2load) per client host
+# with its share of the last plan, writing raw/SUB<label>/NAME.txt (wrk:
+# its errors among its text), .json (oha: stderr in
+# logs/<label>/NAME.stderr) or .h2load.txt (h2load's text and errors; its
+# --log-file NAME.h2load.log beside it, STREAMS streams per connection).
 csb_load_procs() {
-  local name=$1 sub=$2 secs=$3 url=$4 k label out err
+  local name=$1 sub=$2 secs=$3 url=$4 tool=$5 streams=${6:-1} k label out err
   local -a cmd
   csb_procs_reset
   for k in $(csb_clients); do
     label=${CSB_H_LABEL[k]}
-    if [[ "${CSB_LOADGEN:-wrk}" == oha ]]; then
-      csb_oha_cmd cmd "${CSB_LOAD[${label}.connections]}" "${secs}" "${url}"
-      out="raw/${sub}${label}/${name}.json" err="logs/${label}/${name}.stderr"
-    else
-      csb_wrk_cmd cmd "${k}" "${CSB_LOAD[${label}.threads]}" "${CSB_LOAD[${label}.connections]}" "${secs}" "${url}"
-      out="raw/${sub}${label}/${name}.txt" err=${out}
-    fi
+    case "${tool}" in
+      oha)
+        csb_oha_cmd cmd "${CSB_LOAD[${label}.connections]}" "${secs}" "${url}"
+        out="raw/${sub}${label}/${name}.json" err="logs/${label}/${name}.stderr"
+        ;;
+      h2load)
+        out="raw/${sub}${label}/${name}.h2load.txt" err="raw/${sub}${label}/${name}.h2load.txt"
+        csb_h2load_cmd cmd "${CSB_LOAD[${label}.threads]}" "${CSB_LOAD[${label}.connections]}" "${streams}" "${secs}" "${url}" "${out%.txt}.log"
+        ;;
+      *)
+        csb_wrk_cmd cmd "${k}" "${CSB_LOAD[${label}.threads]}" "${CSB_LOAD[${label}.connections]}" "${secs}" "${url}"
+        out="raw/${sub}${label}/${name}.txt" err=${out}
+        ;;
+    esac
     csb_proc_add "${k}" "${out}" "${err}" "${cmd[@]}"
+    [[ "${tool}" != h2load ]] || csb_proc_also "${out%.txt}.log"
   done
 }
 
@@ -212,21 +266,36 @@ csb_load_procs() {
 # oha's JSON) read by `csb check`, the summary's own verdict: exit 1 (why on
 # stderr) when unreadable, 3 when error statuses are above NON2XX_MAX.
 csb_config_declare NON2XX_MAX 0 fraction "share of a cell's responses that may have an error status (not 2xx or 3xx) for the cell to stay ok: 0 none, 0.001 one in a thousand"
-csb_has_loadgen_output() { "${CSB_ROOT}/bin/csb" check -non2xx-max "${NON2XX_MAX}" "$([[ "$1" == *.txt ]] && echo wrk || echo oha)" "$1"; }
+csb_has_loadgen_output() {
+  local kind=oha
+  case "$1" in
+    *.h2load.txt) kind=h2load ;;
+    *.txt) kind=wrk ;;
+  esac
+  "${CSB_ROOT}/bin/csb" check -non2xx-max "${NON2XX_MAX}" "${kind}" "$1"
+}
 
 # csb_load_cell NAME URL SECONDS WARMUP PARAM...: an HTTP cell of the last
 # plan on every client host: WARMUP seconds of the same load, unrecorded
 # (raw/warmup/<label>/), then the measured cell, which is ok only when every
 # host's load generator exited 0 and left an output a summary can read.
+# The tool is the PARAMs' loadgen= (default wrk), h2load's streams per
+# connection their streams= (default 1).
 csb_load_cell() {
-  local name=$1 url=$2 secs=$3 warmup=$4
+  local name=$1 url=$2 secs=$3 warmup=$4 p tool=wrk streams=1
   shift 4
+  for p in "$@"; do
+    case "${p}" in
+      loadgen=*) tool=${p#loadgen=} ;;
+      streams=*) streams=${p#streams=} ;;
+    esac
+  done
   if ((warmup > 0)); then
     log_info "warm-up for ${name}: ${warmup} s on every client host, not recorded (raw/warmup/<client>/)"
-    csb_load_procs "${name}" warmup/ "${warmup}" "${url}"
+    csb_load_procs "${name}" warmup/ "${warmup}" "${url}" "${tool}" "${streams}"
     csb_procs_start "warmup-${name}"
-    csb_procs_wait "$((warmup + 30))" || log_warn "warm-up ${CSB_LOADGEN:-wrk} failed: $(csb_procs_failures)"
+    csb_procs_wait "$((warmup + 30))" || log_warn "warm-up ${tool} failed: $(csb_procs_failures)"
   fi
-  csb_load_procs "${name}" "" "${secs}" "${url}"
+  csb_load_procs "${name}" "" "${secs}" "${url}" "${tool}" "${streams}"
   csb_procs_cell "${name}" "loadgen-${name}" "$((secs + 30))" csb_has_loadgen_output "$@"
 }

@@ -153,7 +153,10 @@ csb_start_csb() {
   ((procs > 1)) && cmd+=(-reuseport)
   # A Phase 3 scenario's connections stay idle for its ramp and hold.
   ((${CSB_SERVER_IDLE_S:-0} <= 600)) || cmd+=(-idle-timeout "$((CSB_SERVER_IDLE_S + 60))s")
-  cmd+=("${CSB_TLS_SERVER_FLAGS[@]}" "$@")
+  cmd+=("${CSB_TLS_SERVER_FLAGS[@]}")
+  # HTTP/2 asked: h2 and h2c beside HTTP/1.1 (curl's checks speak it).
+  ! csb_http2_on || cmd+=(-http "1.1,2")
+  cmd+=("$@")
   csb_server_pin cmd
   local i pid logs=()
   for ((i = 1; i <= procs; i++)); do
@@ -279,7 +282,8 @@ csb_wait_http() {
   local url=$1 limit=$2 deadline
   deadline=$((SECONDS + limit))
   while ((SECONDS < deadline)); do
-    if curl -fsS --noproxy '*' --max-time 1 "${CSB_CURL_TLS[@]}" -o /dev/null "${url}" 2>/dev/null; then
+    # shellcheck disable=SC2046 # one flag or none
+    if curl -fsS --noproxy '*' --max-time 1 "${CSB_CURL_TLS[@]}" $(csb_curl_http) -o /dev/null "${url}" 2>/dev/null; then
       return 0
     fi
     sleep 0.2

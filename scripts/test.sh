@@ -9,7 +9,7 @@
 # <id>2 and <id>3: namespaces, sshd, lock and results apart), with the
 # files that check what happened but time nothing:
 #   lane 1: lint, go test, check-generated (most of the CPU), then Phase 1,
-#           TLS and the rehearsal
+#           TLS, the rehearsal and HTTP/2
 #   lane 2: isolation, the demo, fault paths, the library, reports,
 #           Phases 2 and 4, configuration, contracts, merges
 #   lane 3: several clients, servers under test (their "within noise" is a
@@ -31,7 +31,7 @@ if [[ ! "${base}" =~ ^[a-z][a-z0-9]{0,6}$ ]]; then
   echo "error: CSB_LAB_ID=${base}: expected a lower-case name of at most 7 characters here (each lane adds a digit)" >&2
   exit 2
 fi
-LANE1=(tests/phase1.bats tests/tls.bats tests/rehearsal.bats)
+LANE1=(tests/phase1.bats tests/tls.bats tests/rehearsal.bats tests/http2.bats)
 LANE2=(tests/isolation.bats tests/demo.bats tests/faults-paths.bats tests/lib.bats tests/report.bats tests/phase2.bats
   tests/phase4.bats tests/config.bats tests/contracts.bats tests/merge.bats)
 LANE3=(tests/multiclient.bats tests/server.bats tests/faults.bats)

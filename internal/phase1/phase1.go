@@ -43,7 +43,15 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	basis := httpphase.BasisFromLink(s)
 	var d report.Doc
-	report.Header(&d, s, "Phase 1 — HTTP baseline: can an HTTP server fill the link? (wrk)")
+	tools := "wrk"
+	h2 := s.HTTP != nil
+	if h2 {
+		tools = "h2load"
+		if s.HTTP.Versions != "2" {
+			tools = "wrk, h2load"
+		}
+	}
+	report.Header(&d, s, "Phase 1 — HTTP baseline: can an HTTP server fill the link? ("+tools+")")
 
 	d.H(2, "What HTTP delivers")
 	d.P("%s", headline(s, basis))
@@ -53,17 +61,32 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		m := c.Metrics
+		load := "-t " + c.Params["threads"] + " -c " + c.Params["connections"]
+		if h2 {
+			load = c.Params["loadgen"] + " " + load
+			if c.Params["loadgen"] == "h2load" {
+				load += " -m " + c.Params["streams"]
+			}
+		}
 		rows = append(rows, trust.MarkRow([]string{
-			"`" + c.Name + "`", "-t " + c.Params["threads"] + " -c " + c.Params["connections"], c.Params["duration_s"] + " s",
+			"`" + c.Name + "`", load, c.Params["duration_s"] + " s",
 			report.N(m["rps"], 0), report.N(m["throughput_mbps"], 1), report.N(m["goodput_mbps"], 1), report.Pct(m["link_utilization"]),
 			report.N(m["latency_p50_ms"], 2), report.N(m["latency_p90_ms"], 2), report.N(m["latency_p99_ms"], 2),
 			report.N(m["latency_p99_9_ms"], 2), report.N(m["latency_max_ms"], 2), report.N(m["errors_total"], 0), c.Status,
 		}, c, 3))
 	}
-	d.Table([]string{"payload", "wrk", "time", "RPS", "throughput Mbit/s", "goodput Mbit/s", "of basis",
+	loadCol, procCol := "wrk", "wrk % of one CPU"
+	if h2 {
+		loadCol, procCol = "load", "load generator % of one CPU"
+	}
+	d.Table([]string{"payload", loadCol, "time", "RPS", "throughput Mbit/s", "goodput Mbit/s", "of basis",
 		"p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "errors", "status"}, rows)
 	d.P("Throughput counts every HTTP byte wrk read (status lines, headers, bodies), as iperf3 counts TCP payload, so the two compare directly; goodput counts the bodies of 2xx/3xx responses only. Throughput is compared with %s. Latencies are wrk's (from the `done()` hook, `lib/wrk/report.lua`; wrk's own text is kept beside it in `raw/<payload>.txt` and cross-checked); %s %s",
 		basis.What, httpphase.WrkLatencyNote, warmupNote(s))
+	if h2 {
+		d.P("%s", httpphase.H2loadNote)
+		protocolSection(&d, s)
+	}
 	httpphase.ClientsSection(&d, s)
 	trust.Section(&d, s.Cells)
 	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)
@@ -85,7 +108,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 			report.N(m["server_rss_mb"], 1)}, c, 1))
 	}
 	d.Table([]string{"payload", "server host %", "client host %", "server busiest core %", "client busiest core %",
-		"csb-server % of one CPU", "wrk % of one CPU", "csb-server RSS MB"}, crows)
+		"csb-server % of one CPU", procCol, "csb-server RSS MB"}, crows)
 	d.P("Host columns: mpstat's mean busy share of all CPUs over the cell (from its second second on). Process columns: pidstat, summed over the process's threads, in %% of one CPU (so up to 100 x CPUs).")
 
 	d.H(2, "Errors")
@@ -196,30 +219,48 @@ func headline(s *summary.Summary, basis httpphase.Basis) string {
 	return line + " For comparison, the seed's 1 GbE lab: 1 KB ~101k RPS, 10 KB ~11.3k RPS, 100 KB ~1.15k RPS, all at ~110-112 MB/s."
 }
 
-// payloadGroup is one payload's repetitions, in cells.tsv order.
+// payloadGroup is one payload's repetitions over one HTTP version, in
+// cells.tsv order.
 type payloadGroup struct {
-	Payload string
+	Payload string // the payload, with -h2 over HTTP/2: the cells' name less -r<rep>
+	HTTP    string // "1.1" or "2"
 	Cells   []*summary.Cell
 }
 
-// groups gathers the cells by payload, in the order payloads first ran
-// ... sorted by payload size.
+// groups gathers the cells by payload and HTTP version, sorted by payload
+// size, HTTP/1.1 before HTTP/2.
 func groups(s *summary.Summary) []*payloadGroup {
 	by := map[string]*payloadGroup{}
 	var out []*payloadGroup
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		p := c.Params["payload"]
+		p, v := c.Params["payload"], httpOf(c)
+		if v == "2" {
+			p += "-h2"
+		}
 		if by[p] == nil {
-			by[p] = &payloadGroup{Payload: p}
+			by[p] = &payloadGroup{Payload: p, HTTP: v}
 			out = append(out, by[p])
 		}
 		by[p].Cells = append(by[p].Cells, c)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		return httpphase.Param(out[i].Cells[0], "payload_bytes") < httpphase.Param(out[j].Cells[0], "payload_bytes")
+		bi, bj := httpphase.Param(out[i].Cells[0], "payload_bytes"), httpphase.Param(out[j].Cells[0], "payload_bytes")
+		if bi != bj {
+			return bi < bj
+		}
+		return out[i].HTTP < out[j].HTTP
 	})
 	return out
+}
+
+// httpOf is a cell's HTTP version: its http parameter, 1.1 for the cells
+// of runs from before it.
+func httpOf(c *summary.Cell) string {
+	if v := c.Params["http"]; v != "" {
+		return v
+	}
+	return "1.1"
 }
 
 func (g *payloadGroup) spread(metric string) trust.Spread {
@@ -308,4 +349,63 @@ func cellHeadline(c *summary.Cell) string {
 	}
 	return fmt.Sprintf("**%s**%s: %s RPS, %s Mbit/s%s (p99 %s ms%s)", c.Name, mk, report.N(m["rps"], 0),
 		report.N(m["throughput_mbps"], 1), of, report.N(m["latency_p99_ms"], 2), bound)
+}
+
+// protocolSection sets each payload's HTTP/1.1 and HTTP/2 figures side by
+// side (HTTP=1.1,2): medians over the repetitions that measured, the
+// change HTTP/2 made, and the CPU each side spent per request (its
+// processes' CPU over the cell / the requests per second), which says
+// whose CPU multiplexing moved.
+func protocolSection(d *report.Doc, s *summary.Summary) {
+	byPayload := map[string]map[string]*payloadGroup{}
+	var order []string
+	for _, g := range groups(s) {
+		p := g.Cells[0].Params["payload"]
+		if byPayload[p] == nil {
+			byPayload[p] = map[string]*payloadGroup{}
+			order = append(order, p)
+		}
+		byPayload[p][g.HTTP] = g
+	}
+	var rows [][]string
+	for _, p := range order {
+		h1, h2 := byPayload[p]["1.1"], byPayload[p]["2"]
+		if h1 == nil || h2 == nil {
+			continue
+		}
+		med := func(g *payloadGroup, k string) *float64 {
+			sp := g.spread(k)
+			if sp.N == 0 {
+				return nil
+			}
+			return summary.F(sp.Median)
+		}
+		perReq := func(g *payloadGroup, k string) *float64 {
+			cpu, rps := med(g, k), med(g, "rps")
+			if cpu == nil || rps == nil || *rps <= 0 {
+				return nil
+			}
+			return summary.F(*cpu / 100 * 1e6 / *rps)
+		}
+		pair := func(k string, dec int) string {
+			return report.N(med(h1, k), dec) + " → " + report.N(med(h2, k), dec)
+		}
+		change := "—"
+		if a, b := med(h1, "rps"), med(h2, "rps"); a != nil && b != nil && *a > 0 {
+			change = fmt.Sprintf("%+.1f %%", (*b / *a - 1)*100)
+		}
+		marks := trust.GroupMarks(append(append([]*summary.Cell{}, h1.Cells...), h2.Cells...))
+		if marks != "" {
+			marks = " " + marks
+		}
+		rows = append(rows, []string{"`" + p + "`" + marks, pair("rps", 0), change, pair("throughput_mbps", 1), pair("latency_p99_ms", 2),
+			report.N(perReq(h1, "server_proc_cpu_pct"), 1) + " → " + report.N(perReq(h2, "server_proc_cpu_pct"), 1),
+			report.N(perReq(h1, "client_proc_cpu_pct"), 1) + " → " + report.N(perReq(h2, "client_proc_cpu_pct"), 1)})
+	}
+	if len(rows) == 0 {
+		return
+	}
+	d.H(2, "HTTP/1.1 → HTTP/2")
+	d.Table([]string{"payload", "RPS", "RPS change", "throughput Mbit/s", "p99 ms", "server CPU µs / request", "client CPU µs / request"}, rows)
+	d.P("Each pair is HTTP/1.1 (wrk) → HTTP/2 (h2load), the same connections and one stream per connection, so both keep the same number of requests in flight: what moves is the protocol's cost (framing, HPACK, flow control) and the load generator's. Medians over the repetitions that measured. CPU per request is the processes' CPU over the cell (pidstat, the server under test's and the load generator's) divided by the requests per second: the side whose figure moved is the side HTTP/2 cost or saved. Throughput counts what each tool read (wrk: HTTP/1.1 status lines, headers and bodies; h2load: every HTTP/2 frame).")
 }

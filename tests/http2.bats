@@ -1,0 +1,150 @@
+#!/usr/bin/env bats
+# HTTP/2 (HTTP=2, HTTP=1.1,2) in Phase 1 on a netns lab with two client
+# hosts, smoke profile: h2load against the reference server and nginx, over
+# TLS (ALPN h2) and in cleartext (h2c, prior knowledge); the merged p99
+# recomputed from both hosts' h2load logs; a server that offers only
+# HTTP/1.1 and bad HTTP values refused with exit 2 before any cell.
+# One lab serves every test (brought up once, taken down at the end when
+# this file brought it up).
+
+load helpers
+
+P1=01-http-baseline/run_http_baseline.sh
+
+setup_file() {
+  [[ ${EUID} -eq 0 ]] || return 0
+  export CSB_H2_WAS_UP=0
+  if CLIENTS=2 "${BATS_TEST_DIRNAME}/../lab/netns.sh" status >/dev/null 2>&1; then CSB_H2_WAS_UP=1; fi
+  CLIENTS=2 "${BATS_TEST_DIRNAME}/../lab/netns.sh" up >/dev/null
+}
+
+teardown_file() {
+  [[ ${EUID} -eq 0 ]] || return 0
+  ((CSB_H2_WAS_UP)) || CLIENTS=2 "${BATS_TEST_DIRNAME}/../lab/netns.sh" down >/dev/null 2>&1 || true
+}
+
+setup() {
+  common_setup
+  unset PAYLOADS THREADS CONNECTIONS WARMUP LOADGEN REPEAT SERVER SCHEME HTTP CPU_PIN
+  export CLIENTS=2 LAB_KEEP=1 DURATION=1 WARMUP=0 PAYLOADS=1k
+}
+
+teardown() { common_teardown; }
+
+# p99_of_logs LOG...: the p99 (us) of the requests of h2load logs that
+# completed (status not -1), at wrk's rank round(0.99 n + 0.5) as
+# internal/dist computes it: floor(99 n / 100) + 1 in integers.
+p99_of_logs() {
+  awk -F '\t' '$2 != -1 { print $3 }' "$@" | sort -n |
+    awk '{ v[NR] = $1 } END { r = int(99 * NR / 100) + 1; if (r > NR) r = NR; print v[r] }'
+}
+
+# check_h2_run DIR PROTO CELL...: the run is ok; each HTTP/2 CELL was
+# h2load on both clients with its text and log, speaking PROTO, ok; the
+# merged p99 is the p99 of both logs' requests.
+check_h2_run() {
+  local dir=$1 proto=$2 cell k s
+  shift 2
+  s="${dir}/summary.json"
+  jq -e '.status == "ok"' "${s}"
+  jq -e --arg p "${proto}" '.http.http2 == $p' "${s}"
+  for cell in "$@"; do
+    for k in 1 2; do
+      grep -q "^Application protocol: ${proto}$" "${dir}/raw/client${k}/${cell}.h2load.txt"
+      [ -s "${dir}/raw/client${k}/${cell}.h2load.log" ]
+    done
+    jq -e --arg c "${cell}" --arg p "${proto}" '.cells[] | select(.name == $c) | .status == "ok"
+      and .details.loadgen == "h2load" and .details.protocol == $p and .latency_merge == "exact"
+      and .metrics.rps > 0 and .metrics.errors_total == 0' "${s}"
+    local want got
+    want=$(p99_of_logs "${dir}/raw/client1/${cell}.h2load.log" "${dir}/raw/client2/${cell}.h2load.log")
+    got=$(jq -r --arg c "${cell}" '.cells[] | select(.name == $c) | .metrics.latency_p99_ms * 1000 | round' "${s}")
+    echo "${cell}: merged p99 ${got} us, from both logs ${want} us"
+    [ "${got}" = "${want}" ]
+  done
+  grep -q "| HTTP | " "${dir}/Report_01-http-baseline.md"
+}
+
+@test "http2: bad HTTP values exit 2 naming the key, before any traffic" {
+  local v
+  for v in 3 h2 2,1.1 "1.1,2,2"; do
+    run bash "${P1}" -l netns -p smoke -s "HTTP=${v}"
+    [ "$status" -eq 2 ] || { echo "HTTP=${v}: status $status: $output"; return 1; }
+    [[ "$output" == *"error: HTTP="*"expected one of: 1.1 2 1.1,2"* ]] || { echo "HTTP=${v}: $output"; return 1; }
+  done
+  [ -z "$(ls -A "${RESULTS_ROOT}")" ]
+}
+
+@test "http2: the reference server over TLS, HTTP/1.1 and HTTP/2 side by side (ALPN h2), two clients" {
+  need_root
+  run bash "${P1}" -l netns -p smoke -s SCHEME=https -s HTTP=1.1,2
+  echo "$output" | tail -n 15
+  [ "$status" -eq 0 ]
+  local dir
+  dir=$(results_line "$output")
+  check_h2_run "${dir}" h2 1k-h2
+  jq -e '.cells[] | select(.name == "1k") | .status == "ok" and .details.loadgen == "wrk"' "${dir}/summary.json"
+  grep -qF -- '-http 1.1\,2' "${dir}/run.env"
+  grep -qE 'h2load -t [0-9]+ -c 8 -m 1 -D 1 --log-file=raw/client1/1k-h2.h2load.log --npn-list=h2 https://198.18.0.1:8080/payload/1k$' "${dir}/logs/console.log"
+  grep -q '^## HTTP/1.1 → HTTP/2$' "${dir}/Report_01-http-baseline.md"
+  [ -s "${dir}/raw/verify/1k-h2-1.headers" ]
+}
+
+@test "http2: nginx in cleartext (h2c, prior knowledge), two clients, merged exactly" {
+  need_root
+  run bash "${P1}" -l netns -p smoke -s SERVER=nginx -s HTTP=2
+  echo "$output" | tail -n 15
+  [ "$status" -eq 0 ]
+  local dir
+  dir=$(results_line "$output")
+  check_h2_run "${dir}" h2c 1k-h2
+  grep -q 'listen 198.18.0.1:8080 http2 ' "${dir}/nginx/nginx.conf"
+  # nginx 1.22 stalls each h2c response ~40 ms with sendfile on.
+  grep -q '^  sendfile off;$' "${dir}/nginx/nginx.conf"
+  grep -q '^HTTP/2 200' "${dir}/raw/headers/1k.txt"
+}
+
+@test "http2: nginx over TLS (ALPN h2) and the reference server in cleartext (h2c)" {
+  need_root
+  run bash "${P1}" -l netns -p smoke -s SERVER=nginx -s SCHEME=https -s HTTP=2 -n nginx-h2
+  echo "$output" | tail -n 15
+  [ "$status" -eq 0 ]
+  check_h2_run "$(results_line "$output")" h2 1k-h2
+  run bash "${P1}" -l netns -p smoke -s HTTP=2 -n csb-h2c
+  echo "$output" | tail -n 15
+  [ "$status" -eq 0 ]
+  check_h2_run "$(results_line "$output")" h2c 1k-h2
+}
+
+@test "http2: HTTP=2 from a server that offers only HTTP/1.1 exits 2 naming what it offered, before any cell" {
+  need_root
+  run bash "${P1}" -l netns -p smoke -s HTTP=2 -s SERVER=cmd -s SERVER_BIN=bin/csb-server \
+    -s 'SERVER_CMD={bin} -addr {ip} -port {port} -sizes 1k'
+  echo "$output" | tail -n 5
+  [ "$status" -eq 2 ]
+  [[ "$output" == *'error: HTTP=2 asked, but the server under test offers HTTP/1.1 only: it answered the HTTP/2 preface with "HTTP/1.1 '* ]]
+  local dir
+  dir=$(find "${RESULTS_ROOT}" -name run.env -printf '%h\n' | head -n 1)
+  [ -n "${dir}" ]
+  # No cell ran, and every process the run started is gone (stopping
+  # them may take a moment after the runner's exit).
+  run grep -q $'\tok\t' "${dir}/cells.tsv"
+  [ "$status" -ne 0 ]
+  local pid i
+  grep -q '^started\.server=[0-9]* .*csb-server$' "${dir}/run.env"
+  while read -r pid; do
+    for ((i = 0; i < 50; i++)); do kill -0 "${pid}" 2>/dev/null || break; sleep 0.1; done
+    ! kill -0 "${pid}" 2>/dev/null || { echo "left running: $(ps -o args= -p "${pid}")"; return 1; }
+  done < <(sed -n 's/^started\.[a-z0-9]*=\([0-9]*\) .*/\1/p' "${dir}/run.env")
+}
+
+@test "http2: phases without HTTP/2 refuse HTTP as a setting of other runners, exit 2" {
+  local r
+  for r in 02-http-matrix/run_http_matrix.sh 03-c10k/run_c10k_beyond.sh 05-capacity/run_capacity.sh; do
+    [ -f "${r}" ] || continue
+    run bash "${r}" -l netns -p smoke -s HTTP=2
+    [ "$status" -eq 2 ] || { echo "${r}: status $status"; return 1; }
+    [[ "${lines[0]}" == "error: HTTP is a setting of other runners, not of this one (its settings are listed below)" ]] || { echo "${r}: ${lines[0]}"; return 1; }
+  done
+  [ -z "$(ls -A "${RESULTS_ROOT}")" ]
+}
