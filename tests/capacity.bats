@@ -68,7 +68,15 @@ teardown() {
   bash 05-capacity/run_capacity.sh -l netns -p smoke -s PAYLOADS=1k -s START_RPS=40000 -s STEP=3 >"${out}" 2>&1 &
   pid=$!
   wait_for "${out}" 'cell 1/[0-9]+ 1k-s01 ' 60
-  # The client's CPU (the pinned one, else every CPU) given mostly to busy loops.
+  # Once the step's connclient runs (started at its due time: hogs started
+  # before it could make `csb start-at` miss its due time, and the step
+  # fail rather than measure a starved client), the client's CPU (the
+  # pinned one, else every CPU) is given mostly to busy loops.
+  local i
+  for ((i = 0; i < 300; i++)); do
+    pgrep -f 'connclient lowrate .*-start-file raw/1k-s01\.start' >/dev/null && break
+    sleep 0.1
+  done
   cpu=$(sed -n 's/.*client host(s) on CPU \([0-9,-]*\) .*/\1/p' "${out}" | head -n 1)
   HOGS=""
   for _ in 1 2; do
