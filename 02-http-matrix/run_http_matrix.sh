@@ -14,6 +14,14 @@
 #                                                            -> raw/<cell>.txt
 # LOADGEN=auto (default) runs oha when it is installed, else wrk, and then the
 # summary and the report say in their first lines that wrk stood in for oha.
+# HTTP=2 loads over HTTP/2 with h2load instead (h2 with SCHEME=https, h2c
+# with prior knowledge with http; the server is asked for it before the
+# first cell, as in Phase 1), and the matrix gains STREAMS, the streams per
+# connection (-m, default 1,10,100): one cell per payload x streams x
+# concurrency, named <size>-c<N>-m<S>:
+#   h2load  h2load -t min(THREADS,N) -c N -m S -D <D> --log-file=...
+#                                                  -> raw/<cell>.h2load.{txt,log}
+# and each payload x streams is a series whose plateau the report finds.
 # Before each cell WARMUP seconds of the same load run unrecorded (output in
 # raw/warmup/). REPEAT=N runs every cell N times, all in one shuffled order;
 # the report shows the median and the min-max.
@@ -51,7 +59,7 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() { csb_usage http-matrix PAYLOADS CONCURRENCY LOADGEN THREADS REPEAT \
+usage() { csb_usage http-matrix PAYLOADS CONCURRENCY HTTP STREAMS LOADGEN THREADS REPEAT \
   WARMUP DURATION SERVER PAYLOAD_PATHS SCHEME NON2XX_MAX; }
 
 PHASE=02-http-matrix
@@ -60,7 +68,9 @@ PHASE=02-http-matrix
 # their part of it unless the setting was given (check_settings).
 csb_config_declare PAYLOADS 1k,4k,10k,100k sizes "sizes as the server names them (default: the profile's)"
 csb_config_declare CONCURRENCY 16,64,128,256,512,1024 posints "connections per cell, positive integers (default: the profile's)"
-csb_config_declare LOADGEN auto "enum:auto|oha|wrk" "auto | oha | wrk (default auto)"
+csb_config_declare HTTP 1.1 "enum:1.1|2" "1.1 (oha or wrk) or 2 (h2load: h2 over TLS with SCHEME=https, h2c with prior knowledge with http)"
+csb_config_declare STREAMS 1,10,100 posints "HTTP=2: streams per connection (h2load -m), a matrix dimension beside CONCURRENCY (default 1,10,100)"
+csb_config_declare LOADGEN auto "enum:auto|oha|wrk" "auto | oha | wrk (default auto); HTTP=2 loads with h2load"
 csb_config_declare THREADS "" posint_or_empty "wrk threads when wrk runs (empty: this host's CPUs)"
 csb_config_declare REPEAT 1 posint "runs of every cell, shuffled (default 1)"
 csb_config_declare WARMUP "" uint_or_empty "seconds of unrecorded load per cell, 0 for none (empty: the profile's)"
@@ -86,18 +96,38 @@ check_settings() {
     usage_error "DURATION=0: a cell needs at least 1 second (empty: the profile's)"
   fi
   REPEAT=$((10#${REPEAT}))
-  csb_loadgen_resolve
+  if [[ "${HTTP}" == 2 ]]; then
+    [[ "${LOADGEN}" == auto ]] ||
+      usage_error "LOADGEN=${LOADGEN} speaks HTTP/1.1 only: HTTP=2 loads with h2load (leave LOADGEN at auto)"
+    local -a mlist
+    # shellcheck disable=SC2153 # STREAMS is the setting (csb_config_declare)
+    IFS=, read -r -a mlist <<<"${STREAMS}"
+    seen=()
+    for n in "${mlist[@]}"; do
+      [[ -z "${seen[$((10#${n}))]+x}" ]] || usage_error "STREAMS=${STREAMS}: ${n} is listed twice"
+      seen[$((10#${n}))]=1
+    done
+    CSB_LOADGEN=h2load CSB_LOADGEN_STANDIN=0
+  else
+    # (By value, not origin: entering the lab runs this again with every
+    # setting from the environment.)
+    [[ "${STREAMS}" == "${CSB_DEFAULT[STREAMS]}" ]] ||
+      usage_error "STREAMS=${STREAMS}: streams per connection are HTTP/2's; set HTTP=2 (HTTP/1.1 keeps one request a connection)"
+    csb_loadgen_resolve
+  fi
 }
 
-# matrix_cell SIZE CONCURRENCY REP SECONDS WARMUP: one cell of the matrix,
-# on every client host.
+# matrix_cell SIZE CONCURRENCY STREAMS REP SECONDS WARMUP: one cell of the
+# matrix (STREAMS: - over HTTP/1.1), on every client host.
 matrix_cell() {
-  local size=$1 conc=$((10#$2)) rep=$3 secs=$4 warmup=$5
+  local size=$1 conc=$((10#$2)) m=$3 rep=$4 secs=$5 warmup=$6
   local name="${size}-c${conc}"
+  [[ "${m}" == - ]] || name+="-m$((10#${m}))"
   ((REPEAT > 1)) && name+="-r${rep}"
-  local -a params=("payload=${size}" "payload_bytes=${CSB_SIZE_BYTES[${size}]}" "concurrency=${conc}" "rep=${rep}"
-    "loadgen=${CSB_LOADGEN}")
-  [[ "${CSB_LOADGEN}" != wrk ]] || params+=("threads=${THREADS:-cpus}")
+  local -a params=("payload=${size}" "payload_bytes=${CSB_SIZE_BYTES[${size}]}" "concurrency=${conc}")
+  [[ "${m}" == - ]] || params+=("http=2" "streams=$((10#${m}))")
+  params+=("rep=${rep}" "loadgen=${CSB_LOADGEN}")
+  [[ "${CSB_LOADGEN}" == oha ]] || params+=("threads=${THREADS:-cpus}")
   params+=("duration_s=${secs}" "warmup_s=${warmup}" "connections=${conc}")
   csb_load_plan "${conc}" "${THREADS:-0}"
   local -a shares
@@ -140,22 +170,26 @@ main() {
   csb_server_deploy
   csb_http_start csb-server "${PAYLOADS}" 1
 
-  local -a sizes concs cells=()
+  local -a sizes concs mvals=(-) cells=()
+  local m
   IFS=, read -r -a sizes <<<"${PAYLOADS}"
   IFS=, read -r -a concs <<<"${CONCURRENCY}"
+  [[ "${HTTP}" != 2 ]] || IFS=, read -r -a mvals <<<"${STREAMS}"
   for size in "${sizes[@]}"; do
     csb_capture_response "${size}" "${CSB_RUN_DIR}/raw/headers/${size}.txt" ||
       log_warn "could not fetch one /payload/${size} response with curl"
-    for conc in "${concs[@]}"; do
-      for ((rep = 1; rep <= REPEAT; rep++)); do
-        cells+=("${size} ${conc} ${rep}")
+    for m in "${mvals[@]}"; do
+      for conc in "${concs[@]}"; do
+        for ((rep = 1; rep <= REPEAT; rep++)); do
+          cells+=("${size} ${conc} ${m} ${rep}")
+        done
       done
     done
   done
   csb_cells_shuffle cells "$((duration + warmup))"
   local cell
   for cell in "${cells[@]}"; do
-    # shellcheck disable=SC2086 # a cell is "size concurrency rep"
+    # shellcheck disable=SC2086 # a cell is "size concurrency streams rep"
     matrix_cell ${cell} "${duration}" "${warmup}"
   done
   csb_http_stop

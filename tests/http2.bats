@@ -1,15 +1,17 @@
 #!/usr/bin/env bats
-# HTTP/2 (HTTP=2, HTTP=1.1,2) in Phase 1 on a netns lab with two client
-# hosts, smoke profile: h2load against the reference server and nginx, over
-# TLS (ALPN h2) and in cleartext (h2c, prior knowledge); the merged p99
-# recomputed from both hosts' h2load logs; a server that offers only
-# HTTP/1.1 and bad HTTP values refused with exit 2 before any cell.
+# HTTP/2 (HTTP=2, HTTP=1.1,2) in Phases 1 and 2 on a netns lab with two
+# client hosts, smoke profile: h2load against the reference server and
+# nginx, over TLS (ALPN h2) and in cleartext (h2c, prior knowledge), Phase
+# 2 with STREAMS; the merged p99 recomputed from both hosts' h2load logs; a
+# server that offers only HTTP/1.1 and bad HTTP or STREAMS values refused
+# with exit 2 before any cell.
 # One lab serves every test (brought up once, taken down at the end when
 # this file brought it up).
 
 load helpers
 
 P1=01-http-baseline/run_http_baseline.sh
+P2=02-http-matrix/run_http_matrix.sh
 
 setup_file() {
   [[ ${EUID} -eq 0 ]] || return 0
@@ -25,7 +27,7 @@ teardown_file() {
 
 setup() {
   common_setup
-  unset PAYLOADS THREADS CONNECTIONS WARMUP LOADGEN REPEAT SERVER SCHEME HTTP CPU_PIN
+  unset PAYLOADS THREADS CONNECTIONS WARMUP LOADGEN REPEAT SERVER SCHEME HTTP STREAMS CONCURRENCY CPU_PIN
   export CLIENTS=2 LAB_KEEP=1 DURATION=1 WARMUP=0 PAYLOADS=1k
 }
 
@@ -62,7 +64,7 @@ check_h2_run() {
     echo "${cell}: merged p99 ${got} us, from both logs ${want} us"
     [ "${got}" = "${want}" ]
   done
-  grep -q "| HTTP | " "${dir}/Report_01-http-baseline.md"
+  grep -q "| HTTP | " "${dir}"/Report_0*.md
 }
 
 @test "http2: bad HTTP values exit 2 naming the key, before any traffic" {
@@ -140,11 +142,48 @@ check_h2_run() {
 
 @test "http2: phases without HTTP/2 refuse HTTP as a setting of other runners, exit 2" {
   local r
-  for r in 02-http-matrix/run_http_matrix.sh 03-c10k/run_c10k_beyond.sh 05-capacity/run_capacity.sh; do
+  for r in 03-c10k/run_c10k_beyond.sh 05-capacity/run_capacity.sh; do
     [ -f "${r}" ] || continue
     run bash "${r}" -l netns -p smoke -s HTTP=2
     [ "$status" -eq 2 ] || { echo "${r}: status $status"; return 1; }
     [[ "${lines[0]}" == "error: HTTP is a setting of other runners, not of this one (its settings are listed below)" ]] || { echo "${r}: ${lines[0]}"; return 1; }
   done
   [ -z "$(ls -A "${RESULTS_ROOT}")" ]
+}
+
+@test "http2: Phase 2 with bad STREAMS, STREAMS without HTTP=2 or wrk for HTTP/2 exits 2, before any traffic" {
+  local args expect
+  while IFS='|' read -r args expect; do
+    # shellcheck disable=SC2086 # the case's -s flags, one word each
+    run bash "${P2}" -l netns -p smoke ${args}
+    [ "$status" -eq 2 ] || { echo "${args}: status $status: $output"; return 1; }
+    [[ "${lines[0]}" == *"${expect}"* ]] || { echo "${args}: ${lines[0]}"; return 1; }
+  done <<'CASES'
+-s HTTP=2 -s STREAMS=0|error: STREAMS=0 is not valid
+-s HTTP=2 -s STREAMS=1,x|is not valid (from flag): expected a comma-separated list of positive integers
+-s HTTP=2 -s STREAMS=10,1,10|error: STREAMS=10,1,10: 10 is listed twice
+-s STREAMS=10|error: STREAMS=10: streams per connection are HTTP/2's; set HTTP=2
+-s HTTP=2 -s LOADGEN=wrk|error: LOADGEN=wrk speaks HTTP/1.1 only: HTTP=2 loads with h2load
+-s HTTP=3|error: HTTP=3 is not valid
+CASES
+  [ -z "$(ls -A "${RESULTS_ROOT}")" ]
+}
+
+@test "http2: Phase 2 over h2c with STREAMS=1,10, two clients: a series per streams value, merged exactly" {
+  need_root
+  run bash "${P2}" -l netns -p smoke -s HTTP=2 -s STREAMS=1,10 -s CONCURRENCY=4,8
+  echo "$output" | tail -n 15
+  [ "$status" -eq 0 ]
+  local dir
+  dir=$(results_line "$output")
+  check_h2_run "${dir}" h2c 1k-c4-m1 1k-c8-m1 1k-c4-m10 1k-c8-m10
+  jq -e '[.cells[].name] | sort == ["1k-c4-m1","1k-c4-m10","1k-c8-m1","1k-c8-m10"]' "${dir}/summary.json"
+  jq -e '.cells[] | select(.name == "1k-c8-m10") | .params.streams == "10" and .params["client1.connections"] == "4"' "${dir}/summary.json"
+  grep -qE 'h2load -t [0-9]+ -c 4 -m 10 -D 1 --log-file=raw/client1/1k-c8-m10.h2load.log http://198.18.0.1:8080/payload/1k$' "${dir}/logs/console.log"
+  local r="${dir}/Report_02-http-matrix.md"
+  grep -q '^### Payload 1k -m 10$' "${r}"
+  grep -q '^### Payload 1k -m 1$' "${r}"
+  # shellcheck disable=SC2016 # backquotes of the markdown, not a command
+  grep -q '^| `1k -m 10` | \*\*c[48]\*\* |' "${r}"
+  grep -q 'c in these formulas is c × m' "${r}"
 }

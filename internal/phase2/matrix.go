@@ -13,12 +13,15 @@ import (
 // to be on the plateau.
 const PlateauShare = 0.95
 
-// Group is one payload x concurrency point of the matrix, with all its
-// repetitions.
+// Group is one payload x concurrency point of the matrix (x streams per
+// connection over HTTP/2), with all its repetitions.
 type Group struct {
+	// Payload names the series the point is on: the payload, and over
+	// HTTP/2 its streams per connection ("1k -m 10").
 	Payload string
 	Bytes   int
 	Conc    int
+	Streams int             // HTTP/2: h2load's -m; 0 over HTTP/1.1 (one request a connection)
 	Cells   []*summary.Cell // every repetition, in cells.tsv order
 	OK      []*summary.Cell // those that measured
 	// Med, Min and Max hold, per metric, the median, least and greatest
@@ -37,19 +40,24 @@ func (g *Group) Status() string {
 	return g.Cells[0].Status
 }
 
-// Groups gathers the cells of a matrix run by payload and concurrency,
-// ordered by payload size, then concurrency.
+// Groups gathers the cells of a matrix run by payload, streams and
+// concurrency, ordered by payload size, then streams, then concurrency.
 func Groups(s *summary.Summary) []*Group {
 	by := map[string]*Group{}
 	var out []*Group
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		key := c.Params["payload"] + "/" + c.Params["concurrency"]
+		key := c.Params["payload"] + "/" + c.Params["concurrency"] + "/" + c.Params["streams"]
 		g := by[key]
 		if g == nil {
 			bytes, _ := sizes.ParseSize(c.Params["payload"])
 			conc, _ := strconv.Atoi(c.Params["concurrency"])
-			g = &Group{Payload: c.Params["payload"], Bytes: bytes, Conc: conc}
+			streams, _ := strconv.Atoi(c.Params["streams"])
+			label := c.Params["payload"]
+			if streams > 0 {
+				label += " -m " + c.Params["streams"]
+			}
+			g = &Group{Payload: label, Bytes: bytes, Conc: conc, Streams: streams}
 			by[key] = g
 			out = append(out, g)
 		}
@@ -64,6 +72,9 @@ func Groups(s *summary.Summary) []*Group {
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Bytes != out[j].Bytes {
 			return out[i].Bytes < out[j].Bytes
+		}
+		if out[i].Streams != out[j].Streams {
+			return out[i].Streams < out[j].Streams
 		}
 		return out[i].Conc < out[j].Conc
 	})
@@ -153,12 +164,13 @@ func Plateaus(groups []*Group) []*Plateau {
 // Little is the check of Little's law on one point. In a closed loop of
 // Conc connections, each holding one request, every request occupies its
 // connection for W = Conc / RPS on average (Little's law, exact when the
-// load generator keeps every connection busy); the tool's own mean latency
-// should be that W.
+// load generator keeps every connection busy; over HTTP/2 the InFlight =
+// Conc x Streams requests each hold a stream: W = InFlight / RPS); the
+// tool's own mean latency should be that W.
 type Little struct {
-	WMs   *float64 // Conc / RPS, in ms
+	WMs   *float64 // InFlight / RPS, in ms
 	L     *float64 // RPS x the tool's mean latency: requests in flight
-	Ratio *float64 // L / Conc = the tool's mean / W
+	Ratio *float64 // L / InFlight = the tool's mean / W
 	// Reading is "service" (at or below the plateau's knee), "queueing"
 	// (past it, RPS flat) or "" when not measured.
 	Reading string
@@ -171,17 +183,21 @@ type Little struct {
 	QueueShare *float64
 }
 
+// InFlight is the requests the point keeps in flight: one a connection
+// over HTTP/1.1, Streams a connection over HTTP/2.
+func (g *Group) InFlight() int { return g.Conc * max(g.Streams, 1) }
+
 // LittleOf checks g against its payload's plateau p.
 func LittleOf(g *Group, p *Plateau) Little {
 	rps := g.Med["rps"]
 	if rps == nil || *rps <= 0 || g.Conc <= 0 {
 		return Little{}
 	}
-	w := float64(g.Conc) / *rps * 1000
+	w := float64(g.InFlight()) / *rps * 1000
 	out := Little{WMs: summary.F(w), Reading: "service"}
 	if mean := g.Med["latency_mean_ms"]; mean != nil {
 		l := *rps * *mean / 1000
-		ratio := l / float64(g.Conc)
+		ratio := l / float64(g.InFlight())
 		out.L, out.Ratio = summary.F(l), summary.F(ratio)
 		switch {
 		case ratio < 0.9:
@@ -192,7 +208,7 @@ func LittleOf(g *Group, p *Plateau) Little {
 	}
 	if p != nil && p.Knee != nil && g.Conc > p.Knee.Conc && *rps >= PlateauShare**p.Best.Med["rps"] {
 		out.Reading = "queueing"
-		kw := float64(p.Knee.Conc) / *p.Knee.Med["rps"] * 1000
+		kw := float64(p.Knee.InFlight()) / *p.Knee.Med["rps"] * 1000
 		out.QueueShare = summary.F(math.Max(0, 1-kw/w))
 	}
 	return out

@@ -133,7 +133,11 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	if n := repeat(s); n > 1 {
 		stat = fmt.Sprintf("Each cell ran %d times, all cells in one shuffled order (see `cells.tsv`); every figure below is the median over the repetitions, computed column by column, with the min–max in parentheses. Every repetition is in `summary.json`.", n)
 	}
-	d.P("%s Throughput counts HTTP bytes incl. headers and is compared with %s; the load generator keeps exactly *concurrency* connections, each with one request in flight (a closed loop).", stat, basis.What)
+	loop := "the load generator keeps exactly *concurrency* connections, each with one request in flight (a closed loop)"
+	if s.HTTP != nil {
+		loop = "over HTTP/2 h2load keeps exactly *concurrency* connections (c), each with *streams* requests in flight (-m; a series `<payload> -m <streams>`), a closed loop of c × m requests"
+	}
+	d.P("%s Throughput counts HTTP bytes incl. headers and is compared with %s; %s.", stat, basis.What, loop)
 
 	d.H(2, "Plateau per payload")
 	var prow [][]string
@@ -172,7 +176,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	trust.TimelineChart(&d, r.Dir, s.GeneratedBy, s.Cells)
 
 	d.H(2, "Little's law: service or queueing?")
-	d.P("In a closed loop of *c* connections, each holding one request, Little's law gives the time each request occupies its connection: W = c / RPS. Up to the plateau, W is the time to serve a request at that load (**service**). Past the plateau RPS stays flat, so W grows in step with c: the added connections only wait (**queueing**); the waiting share is the part of W above W at the plateau's knee. The tool's own mean latency should equal W (L/c = RPS x mean / c near 1): well below 1 (**short**) means time went outside the measured latency — in the load generator (client-bound) or on errors.%s", wrkLittleNote(tool(r, s)))
+	d.P("In a closed loop of *c* connections, each holding one request, Little's law gives the time each request occupies its connection: W = c / RPS. Up to the plateau, W is the time to serve a request at that load (**service**). Past the plateau RPS stays flat, so W grows in step with c: the added connections only wait (**queueing**); the waiting share is the part of W above W at the plateau's knee. The tool's own mean latency should equal W (L/c = RPS x mean / c near 1): well below 1 (**short**) means time went outside the measured latency — in the load generator (client-bound) or on errors.%s%s", wrkLittleNote(tool(r, s)), h2Little(s))
 	var lrows [][]string
 	for _, g := range groups {
 		lt := LittleOf(g, byPayload[g.Payload])
@@ -234,6 +238,14 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 }
 
 var nan = summary.Val(nil)
+
+// h2Little says how Little's law reads over HTTP/2.
+func h2Little(s *summary.Summary) string {
+	if s.HTTP == nil {
+		return ""
+	}
+	return " Over HTTP/2 each connection carries m streams, each holding one request: c in these formulas is c × m, the requests in flight (W = c × m / RPS)."
+}
 
 // wrkLittleNote explains why wrk's mean latency overstates W.
 func wrkLittleNote(tool string) string {
