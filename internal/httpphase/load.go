@@ -302,10 +302,7 @@ func ReadH2load(path string) (*Load, error) {
 	if err := parse.CrossCheckH2load(t, lg); err != nil {
 		l.CrossCheck = err.Error()
 		l.DistMissing = "h2load's log disagrees with its text: " + err.Error()
-		l.Latency = map[string]*float64{}
-		for _, k := range LatencyKeys {
-			l.Latency[k] = nil
-		}
+		l.Latency = latencyOf(dist.Dist{}) // none: the log is not this run's
 		return l, nil
 	}
 	d := lg.Latency()
