@@ -75,6 +75,19 @@ csb_config_declare THREADS "" posint_or_empty "wrk threads when wrk runs (empty:
 csb_config_declare REPEAT 1 posint "runs of every cell, shuffled (default 1)"
 csb_config_declare WARMUP "" uint_or_empty "seconds of unrecorded load per cell, 0 for none (empty: the profile's)"
 
+# once_each KEY: every number of the list setting KEY is listed once (exit
+# 2 naming the first one listed twice).
+once_each() {
+  local -A seen=()
+  local -a items
+  local n
+  IFS=, read -r -a items <<<"${!1}"
+  for n in "${items[@]}"; do
+    [[ -z "${seen[$((10#${n}))]+x}" ]] || usage_error "$1=${!1}: ${n} is listed twice"
+    seen[$((10#${n}))]=1
+  done
+}
+
 # check_settings: what csb_config_load cannot check alone. Exits 2.
 check_settings() {
   if [[ "${CSB_ORIGIN[PAYLOADS]}" == default ]]; then
@@ -84,14 +97,7 @@ check_settings() {
     CONCURRENCY=$(csb_profile 16,64 16,64,256 "${CONCURRENCY}")
   fi
   csb_payloads_check PAYLOADS "${PAYLOADS}" || exit 2
-  local -A seen=()
-  local -a concs
-  local n
-  IFS=, read -r -a concs <<<"${CONCURRENCY}"
-  for n in "${concs[@]}"; do
-    [[ -z "${seen[$((10#${n}))]+x}" ]] || usage_error "CONCURRENCY=${CONCURRENCY}: ${n} is listed twice"
-    seen[$((10#${n}))]=1
-  done
+  once_each CONCURRENCY
   if [[ -n "${DURATION}" ]] && ((10#${DURATION} == 0)); then
     usage_error "DURATION=0: a cell needs at least 1 second (empty: the profile's)"
   fi
@@ -99,18 +105,12 @@ check_settings() {
   if [[ "${HTTP}" == 2 ]]; then
     [[ "${LOADGEN}" == auto ]] ||
       usage_error "LOADGEN=${LOADGEN} speaks HTTP/1.1 only: HTTP=2 loads with h2load (leave LOADGEN at auto)"
-    local -a mlist
-    # shellcheck disable=SC2153 # STREAMS is the setting (csb_config_declare)
-    IFS=, read -r -a mlist <<<"${STREAMS}"
-    seen=()
-    for n in "${mlist[@]}"; do
-      [[ -z "${seen[$((10#${n}))]+x}" ]] || usage_error "STREAMS=${STREAMS}: ${n} is listed twice"
-      seen[$((10#${n}))]=1
-    done
+    once_each STREAMS
     CSB_LOADGEN=h2load CSB_LOADGEN_STANDIN=0
   else
     # (By value, not origin: entering the lab runs this again with every
     # setting from the environment.)
+    # shellcheck disable=SC2153 # STREAMS is the setting (csb_config_declare)
     [[ "${STREAMS}" == "${CSB_DEFAULT[STREAMS]}" ]] ||
       usage_error "STREAMS=${STREAMS}: streams per connection are HTTP/2's; set HTTP=2 (HTTP/1.1 keeps one request a connection)"
     csb_loadgen_resolve
