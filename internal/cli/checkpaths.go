@@ -147,7 +147,7 @@ func checkPathsOver(tr *http.Transport, base, dir, tag, health string, targets [
 	fetch := func(name, path string) (int64, error) {
 		res, err := client.Get(base + path)
 		if err != nil {
-			return 0, fmt.Errorf("%w: the server under test did not answer GET %s on %s: %v", errBadInput, path, strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://"), err)
+			return 0, fmt.Errorf("%w: the server under test did not answer GET %s on %s: %v", errBadInput, path, hostOf(base), err)
 		}
 		defer res.Body.Close()
 		n, err := io.Copy(io.Discard, res.Body)
