@@ -122,6 +122,9 @@ step() {
 }
 
 @test "a load step without a running server names the step that starts it" {
+  # A port of its own: LAB=local's lock is the port, and make test's other
+  # lanes run LAB=local on 8080 at the same time.
+  export SERVER_PORT=18497
   run rehearsal/07_wrk.sh -l local
   echo "${output}"
   [ "${status}" -eq 1 ]
