@@ -218,16 +218,17 @@ c10k_scenario() {
   params+=("server_procs=${C10K_PLAN[server_procs]}" "client_procs=${#C10K_SRC_IP[@]}"
     "sources=$(IFS=, && echo "${C10K_SRC_IP[*]}")" "connect_rate_per_s=${C10K_CONNECT_RATE}" "clients=${CSB_CLIENTS_N}")
   local bound=${C10K_PLAN[ramp_bound_s]} hold="raw/${cell}.hold" start="raw/${cell}.start"
+  local ctimeout="${C10K_PLAN[connect_timeout_s]}s"
   # Its connections stay idle through the ramp (at most its bound) and the
   # hold or the schedule: the server must not close them before.
   CSB_SERVER_CONNS=${conns} CSB_SERVER_IDLE_S=$((bound + C10K_HOLD + C10K_SECS)) \
     csb_http_start "csb-server-${cell}" "${C10K_PAYLOAD}" "${C10K_PLAN[server_procs]}"
   c10k_snapshot "${cell}" before
   case "${kind}" in
-    idle) c10k_procs "${cell}" idle -ramp-max "${bound}s" -hold-file "${hold}" -hold-wait "$((bound + 60))s" -path "${HEALTH_PATH}" ;;
+    idle) c10k_procs "${cell}" idle -ramp-max "${bound}s" -connect-timeout "${ctimeout}" -hold-file "${hold}" -hold-wait "$((bound + 60))s" -path "${HEALTH_PATH}" ;;
     # -close-late: a process that ends first does not close its
     # connections while the others' last requests are under way.
-    lowrate) c10k_procs "${cell}" lowrate -ramp-max "${bound}s" -duration "${C10K_SECS}s" -path "${HEALTH_PATH}" -start-file "${start}" -start-wait "$((bound + 60))s" -close-late ;;
+    lowrate) c10k_procs "${cell}" lowrate -ramp-max "${bound}s" -connect-timeout "${ctimeout}" -duration "${C10K_SECS}s" -path "${HEALTH_PATH}" -start-file "${start}" -start-wait "$((bound + 60))s" -close-late ;;
     active) c10k_procs "${cell}" active ;;
   esac
   csb_cell_begin "${cell}" "${params[@]}"

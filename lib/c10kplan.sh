@@ -22,8 +22,8 @@
 
 # C10K_PLAN: the KEY=VALUE answer of the last `csb c10k-plan` (ok, code,
 # refusal, retry_after_time_wait, server_procs, sources, add, share_conns,
-# share_rate, share_rps, share_threads, source_hosts, ramp_bound_s, note,
-# limits).
+# share_rate, share_rps, share_threads, source_hosts, ramp_bound_s,
+# connect_timeout_s, note, limits).
 declare -gA C10K_PLAN=()
 
 # c10k_plan_run KIND CONNS RPS FACTS_DIR [CELL] [FLAG...]: run `csb

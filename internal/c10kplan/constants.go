@@ -19,6 +19,12 @@ const (
 	// tenth of the rate asked still reaches its count.
 	RampFactor = 10
 	RampSlackS = 30
+	// ConnectTimeoutS bounds each attempt's connect, TLS handshake and
+	// first response (connclient's -connect-timeout): at C1M the server's
+	// workers, sharing both CPUs with the client processes, take
+	// connections in seconds late with nothing dropped, and an attempt
+	// given up after 5 s was made again for nothing (2,527 at 1m).
+	ConnectTimeoutS = 10
 	// FDMargin is loadplan.FDMargin: the descriptors a process needs beyond one per
 	// connection (connclient checks the same itself).
 	FDMargin = loadplan.FDMargin

@@ -126,8 +126,9 @@ ramp flags (idle, lowrate):
                     request) begun after the last cut timed out, or took
                     -connect-slow or longer with a retransmission on it
                     (TCP_INFO: a SYN or a handshake's last ACK was dropped
-                    on a full queue), or has been under way 3 x
-                    -connect-slow, the rate is halved, to no less than
+                    on a full queue), or has waited 3 x -connect-slow for
+                    its connect (a connected attempt waiting for its answer
+                    is not counted until it ends), the rate is halved, to no less than
                     max(1, rate/100); a slow attempt with nothing
                     retransmitted waited for a CPU and changes nothing;
                     while attempts complete within -connect-slow it grows by
@@ -139,6 +140,11 @@ ramp flags (idle, lowrate):
                     not retried
   -connect-slow D   the attempt time that counts as a drop: a SYN is
                     retransmitted after 1 s (default 1s)
+  -connect-timeout D  the bound of an attempt's connect, TLS handshake and
+                    first response, each (default -timeout): a server
+                    that takes connections in slowly while it opens many
+                    (C1M) answers late, not never; -timeout stays the
+                    bound of each low-rate request
   -ramp-max D       no attempt starts later than D after the first (default
                     3 x conns/rate + 30s); connections left are not
                     attempted, retries left not made, and the result says
@@ -191,6 +197,7 @@ examples:
   connclient idle -target 198.18.0.1:8080 -conns 10000 -rate 2000 -hold 60s
   connclient idle -target 198.18.0.1:8080 -conns 50000 -source 198.18.0.2 -linger0
   connclient idle -target 198.18.0.1:8080 -conns 50000 -rate 5000 -connect-retries 5
+  connclient idle -target 198.18.0.1:8080 -conns 20000 -rate 8000 -connect-timeout 10s
   connclient idle -target 198.18.0.1:8080 -conns 50000 -hold-file raw/idle.hold -hold-wait 5m
   connclient lowrate -target 198.18.0.1:8080 -conns 10000 -rps 1000 -duration 60s
   connclient lowrate -target [fd00::1]:8080 -conns 500 -rps 5000 -path /static/1k
@@ -267,6 +274,10 @@ type config struct {
 	retries int
 	slow    time.Duration
 	rampMax time.Duration
+	// connectTimeout (idle, lowrate): the bound of an attempt's connect,
+	// TLS handshake and first response each (-connect-timeout; default
+	// -timeout, which stays the bound of the low-rate requests).
+	connectTimeout time.Duration
 
 	progress time.Duration // progress interval; tests may shorten it
 }

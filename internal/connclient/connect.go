@@ -58,8 +58,8 @@ type connectPhase struct {
 	retries                        atomic.Int64 // attempts after the first of a connection
 
 	// dialing[w] is 1 + the ramp time (ns) at which worker w's attempt
-	// began, 0 while it has none: the controller sees a slow attempt
-	// before it ends.
+	// began, while its connect is unanswered; 0 otherwise: the controller
+	// sees a connect left unanswered (a SYN dropped) before it ends.
 	dialing []atomic.Int64
 	wake    chan struct{} // an attempt ended (capacity 1)
 
@@ -78,7 +78,7 @@ type connectPhase struct {
 	firstHist                                  Histogram // connect latency of first attempts that connected
 	firstErrors                                map[string]uint64
 	firstEstablished, firstTimeouts, firstSlow int64
-	firstRespTimeouts                          int64 // connected, then no response within cfg.timeout
+	firstRespTimeouts                          int64 // connected, then no response within cfg.connectTimeout
 	slow                                       int64 // attempts that connected after cfg.slow or more
 	retried, afterRetry                        int64 // connections retried, established on a retry
 	retryq                                     []connectJob
@@ -110,7 +110,7 @@ const rampSlack = 20 * time.Millisecond
 func newConnectPhase(cfg *config, prime bool) *connectPhase {
 	p := &connectPhase{
 		cfg:         cfg,
-		dialer:      newDialer(cfg.source, cfg.timeout),
+		dialer:      newDialer(cfg.source, cfg.connectTimeout),
 		req:         buildRequest(cfg.target.String(), cfg.path),
 		prime:       prime,
 		dialing:     make([]atomic.Int64, cfg.workers),
@@ -328,8 +328,14 @@ func (p *connectPhase) startPacer() (stop func()) {
 // retransmission waited for a CPU, its own or the server's: it neither
 // cuts nor grows the pace. At C1M (51 processes, both CPUs busy) such
 // attempts cut the pace 1,138 times with no SYN retransmitted at all.
-// One still under way cuts once it has waited past a second SYN
-// retransmission (1 s + 2 s).
+// One still under way cuts once its connect has waited past a second SYN
+// retransmission (1 s + 2 s). A connected attempt still waiting for its
+// TLS handshake or its first response is not counted until it ends: at
+// C1M nginx's 56 workers, sharing both CPUs with 51 client processes,
+// left connections in their accept queues for seconds with nothing
+// dropped (connect p99 under 1 ms, no SYN retransmitted), and counting
+// those waits cut each process's pace about 25 times; the processes it
+// slowed to a few connects/s made the ramp's tail.
 func (p *connectPhase) paceStep(now, dt time.Duration) {
 	p.mu.Lock()
 	o := p.obs
@@ -382,6 +388,9 @@ func (p *connectPhase) attempt(ctx context.Context, br *bufio.Reader, w int, j c
 	defer p.dialing[w].Store(0)
 	c, err := p.dialer.DialContext(ctx, "tcp", p.cfg.target.String())
 	connectLat := time.Since(t0)
+	// Connected: what follows waits for the server's CPU, not for a
+	// queue with room in it; it is judged once it ends.
+	p.dialing[w].Store(0)
 	if err != nil {
 		p.noAnswer(ctx, j, begin, err, true)
 		return
@@ -401,7 +410,7 @@ func (p *connectPhase) attempt(ctx context.Context, br *bufio.Reader, w int, j c
 	p.mu.Unlock()
 	var rw net.Conn = tc
 	if p.cfg.tlsCfg != nil {
-		sc, hs, err := HandshakeTLS(ctx, tc, p.cfg.tlsCfg, p.cfg.timeout)
+		sc, hs, err := HandshakeTLS(ctx, tc, p.cfg.tlsCfg, p.cfg.connectTimeout)
 		if err != nil {
 			p.noAnswer(ctx, j, begin, err, false)
 			return
@@ -439,7 +448,7 @@ func (p *connectPhase) attempt(ctx context.Context, br *bufio.Reader, w int, j c
 		stop := context.AfterFunc(ctx, func() { tc.Close() })
 		t1 := time.Now()
 		var keepAlive bool
-		status, keepAlive, err = roundTrip(rw, br, p.req, p.cfg.timeout)
+		status, keepAlive, err = roundTrip(rw, br, p.req, p.cfg.connectTimeout)
 		reqLat = time.Since(t1)
 		if !stop() {
 			err = context.Canceled

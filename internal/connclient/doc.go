@@ -67,7 +67,9 @@
 //
 //	schema_version, tool, mode, status ("complete"|"partial"), argv,
 //	started_at, finished_at (RFC 3339 UTC), go_version,
-//	target, source (null: none), linger0, timeout_s, connect_workers,
+//	target, source (null: none), linger0, timeout_s, connect_timeout_s
+//	(-connect-timeout: the bound of an attempt's connect, handshake and
+//	first response), connect_workers,
 //	rlimit_nofile_soft, rlimit_nofile_hard (after raising the soft limit),
 //	connections_target, connect_rate_target_per_s,
 //	connections_attempted, connections_established, connections_failed,

@@ -147,6 +147,42 @@ func TestRampSlowConnects(t *testing.T) {
 	}
 }
 
+// TestRampSlowAnswers: a server that takes every connection in at once
+// and answers each first request 500 ms late, as nginx's workers do at
+// C1M while they share both CPUs with the client processes: nothing is
+// dropped, so the pace is never cut, neither while the attempts wait
+// (past 3 × -connect-slow) nor when they end slow with nothing
+// retransmitted; and -connect-timeout, not -timeout, bounds the wait.
+func TestRampSlowAnswers(t *testing.T) {
+	t.Parallel()
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(500 * time.Millisecond)
+		io.WriteString(w, "ok\n")
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	res, stderr, err := runCmd(t, context.Background(), "idle", "-target", ln.Addr().String(),
+		"-conns", "20", "-rate", "1000", "-timeout", "200ms", "-connect-timeout", "3s", "-connect-slow", "100ms", "-hold", "10ms")
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, stderr)
+	}
+	r := rampOf(t, res)
+	if num(t, res, "connections_established") != 20 || r.Retries != 0 || r.FirstAttempt.ResponseTimeouts != 0 {
+		t.Errorf("established %v, retries %d, response timeouts %d: want 20, 0, 0; errors %v",
+			res["connections_established"], r.Retries, r.FirstAttempt.ResponseTimeouts, res["errors"])
+	}
+	if r.PaceCuts != 0 || r.RatePacedMin != 1000 {
+		t.Errorf("pacing %+v, want no cut: nothing was dropped", r)
+	}
+	if num(t, res, "connect_timeout_s") != 3 || num(t, res, "timeout_s") != 0.2 {
+		t.Errorf("connect_timeout_s %v timeout_s %v, want 3 and 0.2", res["connect_timeout_s"], res["timeout_s"])
+	}
+}
+
 // TestRampRefused: a server that never accepts gets every connection
 // tried -connect-retries more times, and no more (those whose connect
 // timed out, and the one that connected into the accept queue and got no
@@ -236,6 +272,8 @@ func TestRampUsageErrors(t *testing.T) {
 			{[]string{"-connect-retries", "two"}, "not a non-negative integer"},
 			{[]string{"-connect-retries", "101"}, "-connect-retries 101 is above 100"},
 			{[]string{"-connect-slow", "0s"}, "-connect-slow 0s must be positive"},
+			{[]string{"-connect-timeout", "0s"}, "-connect-timeout 0s must be positive"},
+			{[]string{"-connect-timeout", "10"}, "invalid value"},
 			{[]string{"-ramp-max", "0s"}, "-ramp-max 0s must be positive"},
 			{[]string{"-ramp-max", "10"}, "invalid value"},
 		})

@@ -20,8 +20,9 @@ import (
 // applied every rampTick:
 //
 //   - cut: when an attempt that began after the last cut timed out, or
-//     took (or, still under way, has been taking) -connect-slow or longer,
-//     the rate is halved, down to Min;
+//     took -connect-slow or longer (connect.go: with a retransmission on
+//     it), or still waits for its connect after 3 × -connect-slow, the
+//     rate is halved, down to Min;
 //   - hold: when such an attempt began before the last cut (it was offered
 //     at the old rate: the cut already answered it), or none completed,
 //     the rate stays;
@@ -106,6 +107,7 @@ func rampFlags(fs *flag.FlagSet, cfg *config) {
 	})
 	fs.DurationVar(&cfg.slow, "connect-slow", time.Second, "")
 	fs.DurationVar(&cfg.rampMax, "ramp-max", 0, "")
+	fs.DurationVar(&cfg.connectTimeout, "connect-timeout", 0, "")
 }
 
 // checkRamp checks the ramp's flags and sets the default -ramp-max:
@@ -119,6 +121,11 @@ func checkRamp(fs *flag.FlagSet, cfg *config) error {
 	}
 	if cfg.slow <= 0 {
 		return usageErrorf("-connect-slow %v must be positive", cfg.slow)
+	}
+	if !isSet(fs, "connect-timeout") {
+		cfg.connectTimeout = cfg.timeout
+	} else if cfg.connectTimeout <= 0 {
+		return usageErrorf("-connect-timeout %v must be positive", cfg.connectTimeout)
 	}
 	if !isSet(fs, "ramp-max") {
 		cfg.rampMax = time.Duration(3*cfg.conns)*time.Second/time.Duration(cfg.rate) + 30*time.Second

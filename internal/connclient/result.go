@@ -47,6 +47,7 @@ type CommonResult struct {
 	Source           *string `json:"source"`
 	Linger0          bool    `json:"linger0"`
 	TimeoutS         float64 `json:"timeout_s"`
+	ConnectTimeoutS  float64 `json:"connect_timeout_s"`
 	ConnectWorkers   int     `json:"connect_workers"`
 	RlimitNofileSoft uint64  `json:"rlimit_nofile_soft"`
 	RlimitNofileHard uint64  `json:"rlimit_nofile_hard"`
@@ -269,6 +270,7 @@ func newCommon(cfg *config, lim [2]uint64, started time.Time) CommonResult {
 		Target:            cfg.target.String(),
 		Linger0:           cfg.linger0,
 		TimeoutS:          cfg.timeout.Seconds(),
+		ConnectTimeoutS:   cfg.connectTimeout.Seconds(),
 		ConnectWorkers:    cfg.workers,
 		RlimitNofileSoft:  lim[0],
 		RlimitNofileHard:  lim[1],
