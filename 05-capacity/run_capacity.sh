@@ -62,7 +62,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
 usage() { csb_usage capacity PAYLOADS CONNECTIONS STEP START_RPS \
   SLO_PERCENTILE SLO_LATENCY_MS SLO_ERRORS_PCT SEARCH_RESOLUTION_PCT \
-  SEARCH_MAX_STEPS SEARCH_MAX_S REPEAT SERVICE_TIME SLOTS SERVER SCHEME; }
+  SEARCH_MAX_STEPS SEARCH_MAX_S REPEAT SERVICE_TIME SLOTS HTTP SERVER SCHEME; }
 
 PHASE=05-capacity
 
@@ -79,6 +79,7 @@ csb_config_declare SEARCH_MAX_S "" posint_or_empty "seconds of steps per payload
 csb_config_declare REPEAT 1 posint "steps at each of the bracket's two rates at the end; a rate passes when all pass (default 1)"
 csb_config_declare SERVICE_TIME "" duration_or_empty "SERVER=csb: each request holds a slot this long (with SLOTS: a server of known capacity)"
 csb_config_declare SLOTS "" posint_or_empty "SERVER=csb: requests served at once (with SERVICE_TIME)"
+csb_config_declare HTTP 1.1 "enum:1.1|2" "HTTP version of the steps: 1.1 only for now (2 is refused: the open-model client speaks HTTP/1.1)"
 
 declare -gA CAP=() CAP_FROM=() CAP_STARTS=()
 CAP_START="" CAP_DEFAULT_START="" CAP_DRAIN=1s
@@ -237,6 +238,7 @@ capacity_search() {
 
 # check_settings: what csb_config_load cannot check alone. Exits 2.
 check_settings() {
+  [[ "${HTTP}" == 1.1 ]] || die "HTTP=${HTTP}: capacity is HTTP/1.1 only for now (its open-model client, connclient lowrate, speaks HTTP/1.1); run it with HTTP=1.1, or Phase 1 or 2 for HTTP/2" 2
   csb_payloads_check PAYLOADS "${PAYLOADS}" || exit 2
   if [[ -n "${SERVICE_TIME}${SLOTS}" ]]; then
     [[ -n "${SERVICE_TIME}" && -n "${SLOTS}" ]] || die "SERVICE_TIME and SLOTS go together: set both (a server of SLOTS / SERVICE_TIME req/s), or neither" 2

@@ -140,14 +140,14 @@ check_h2_run() {
   done < <(sed -n 's/^started\.[a-z0-9]*=\([0-9]*\) .*/\1/p' "${dir}/run.env")
 }
 
-@test "http2: phases without HTTP/2 refuse HTTP as a setting of other runners, exit 2" {
-  local r
-  for r in 03-c10k/run_c10k_beyond.sh 05-capacity/run_capacity.sh; do
-    [ -f "${r}" ] || continue
-    run bash "${r}" -l netns -p smoke -s HTTP=2
-    [ "$status" -eq 2 ] || { echo "${r}: status $status"; return 1; }
-    [[ "${lines[0]}" == "error: HTTP is a setting of other runners, not of this one (its settings are listed below)" ]] || { echo "${r}: ${lines[0]}"; return 1; }
-  done
+@test "http2: Phase 3 refuses HTTP as a setting of other runners, Phase 5 as HTTP/1.1 only for now, exit 2" {
+  run bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s HTTP=2
+  [ "$status" -eq 2 ]
+  [[ "${lines[0]}" == "error: HTTP is a setting of other runners, not of this one (its settings are listed below)" ]]
+  run bash 05-capacity/run_capacity.sh -l netns -p smoke -s HTTP=2
+  [ "$status" -eq 2 ]
+  [[ "${lines[0]}" == "error: HTTP=2: capacity is HTTP/1.1 only for now (its open-model client, connclient lowrate, speaks HTTP/1.1); run it with HTTP=1.1, or Phase 1 or 2 for HTTP/2" ]]
+  [ "${#lines[@]}" -eq 1 ]
   [ -z "$(ls -A "${RESULTS_ROOT}")" ]
 }
 
