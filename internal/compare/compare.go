@@ -4,7 +4,8 @@
 // under a stable code), then cell by cell: each metric's value in both, the
 // change and the ratio, and — where both runs repeated the cell — whether
 // the change is bigger than the spread of the repetitions (the ranges do
-// not overlap).
+// not overlap). Runs that differ in HTTP version, or a run over both, get
+// each HTTP/1.1 cell beside its HTTP/2 partners as well (PairMux, MuxRow).
 package compare
 
 import (
@@ -223,6 +224,8 @@ type Result struct {
 	// Bounds: Phase 5's payloads, each with what ended A's and B's
 	// search (capacityBound).
 	Bounds [][3]string
+	// Mux: each HTTP/1.1 cell beside its HTTP/2 partners (muxRows).
+	Mux []MuxRow
 }
 
 func collect(s *summary.Summary, metrics []string) (map[string]map[string]Values, []string, int) {
@@ -308,6 +311,7 @@ func Runs(a, b *summary.Summary, metrics []string) (*Result, error) {
 			r.Compared = append(r.Compared, m)
 		}
 	}
+	r.Mux = muxRows(a, b)
 	return r, nil
 }
 
@@ -484,5 +488,6 @@ func (r *Result) Markdown() string {
 		fmt.Fprintf(&b, "\nOnly in B: %s.\n", strings.Join(r.OnlyInB, ", "))
 	}
 	b.WriteString(tlsCost(r))
+	b.WriteString(muxMarkdown(r))
 	return b.String()
 }
