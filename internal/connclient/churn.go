@@ -451,6 +451,7 @@ func parseConnArgs(args []string) (*config, error) {
 	fs.StringVar(&target, "target", "", "")
 	fs.StringVar(&source, "source", "", "")
 	fs.StringVar(&cfg.path, "path", "/healthz", "")
+	fs.StringVar(&cfg.http, "http", httpV11, "")
 	timeout := 5 * time.Second
 	if cfg.mode == "burst" {
 		timeout = 10 * time.Second
@@ -472,6 +473,9 @@ func parseConnArgs(args []string) (*config, error) {
 	}
 	if !validPath(cfg.path) {
 		return nil, usageErrorf("-path %q must start with / and hold only visible ASCII characters", cfg.path)
+	}
+	if err := checkHTTP(cfg); err != nil {
+		return nil, err
 	}
 	if cfg.timeout <= 0 {
 		return nil, usageErrorf("-timeout %v must be positive", cfg.timeout)

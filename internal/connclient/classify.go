@@ -26,6 +26,15 @@ const (
 	causeCanceled     = "canceled"      // interrupted by SIGINT/SIGTERM
 	causeStatus       = "status"        // lowrate: a complete response whose status is not 2xx
 	causeOther        = "other"
+
+	// Idle: a drop (never an error).
+	causeUnexpected = "unexpected_data" // the server sent something unasked on an idle connection
+
+	// HTTP/2 (idle -http 2).
+	causeALPNNotH2   = "alpn_not_h2"  // TLS: the server did not choose h2 by ALPN (refused it, or chose another)
+	causeHTTP1Answer = "http1_answer" // cleartext: the server answered the HTTP/2 preface in HTTP/1
+	causeGoaway      = "goaway"       // GOAWAY before the response's end, or (a drop) during the hold
+	causeRSTStream   = "rst_stream"   // RST_STREAM on the request's stream before the response's end
 )
 
 // Classify maps an error from dialing, writing or reading to one of the
@@ -35,6 +44,16 @@ func Classify(err error) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.Is(err, errALPNNotH2):
+		return causeALPNNotH2
+	case errors.Is(err, errHTTP1Answer):
+		return causeHTTP1Answer
+	case errors.Is(err, errGoaway):
+		return causeGoaway
+	case errors.Is(err, errRSTStream):
+		return causeRSTStream
+	case errors.Is(err, errUnexpectedData):
+		return causeUnexpected
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		return causeAddrNotAvail
 	case errors.Is(err, syscall.EADDRINUSE):

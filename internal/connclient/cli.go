@@ -17,7 +17,7 @@ import (
 
 // Usage is the help text printed by -h (stdout) and after a usage error
 // (stderr).
-const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-hold D | -hold-file F [-hold-wait D]] [-path P] [common flags] [ramp flags]
+const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-hold D | -hold-file F [-hold-wait D]] [-path P] [-http 1.1|2] [common flags] [ramp flags]
        connclient lowrate -target IP:PORT -conns N -rps R [-duration D] [-path P] [-rate R] [-drain D] [-loops N] [common flags] [ramp flags]
        connclient churn   -target IP:PORT -rate R [-duration D] [-close client|server|linger0] [-path P] [-source IP] [-workers N] [-timeout D]
                           [-tls-ca FILE [-tls-resume]]
@@ -26,8 +26,8 @@ const Usage = `usage: connclient idle    -target IP:PORT -conns N [-rate R] [-ho
        connclient benchrate -wrk FILE | -result FILE [-scale F] | -next DIR
        connclient benchreport -dir DIR
 
-connclient opens many keep-alive TCP connections to an HTTP/1.1 server and
-prints one JSON result object on stdout; progress goes to stderr once a second,
+connclient opens many keep-alive TCP connections to an HTTP/1.1 server (idle:
+or HTTP/2) and prints one JSON result object on stdout; progress goes to stderr once a second,
 each progress line of the connect phase followed by a JSON event line
 {"event":"ramp",...}, and {"event":"holding",...} (idle) or
 {"event":"running",...} (lowrate) once every connection is open: a runner
@@ -159,6 +159,20 @@ idle flags:
   -hold-wait D      longest wait for F (default 10m; then the connections are
                     checked, the result has errors {"hold_file": 1}, exit 1)
   -path P           the path of the one request on each (default /healthz)
+  -http 1.1|2       the HTTP version (default 1.1). 2: HTTP/2, as a browser
+                    holds it: with -tls-ca h2 by ALPN (only h2 offered; the
+                    server must choose it, else alpn_not_h2), in cleartext
+                    h2c with prior knowledge (a server answering in HTTP/1:
+                    http1_answer). Each connection sends the preface,
+                    SETTINGS (push off) and GET -path on stream 1, and reads
+                    the response, answering the server's SETTINGS and PINGs;
+                    a GOAWAY (goaway) or RST_STREAM (rst_stream) before it
+                    fails the connection. During the hold, at each check
+                    (once a second), it answers the server's SETTINGS and
+                    PINGs and ignores WINDOW_UPDATE; a GOAWAY is a drop
+                    (goaway). The result says "http": "1.1" or "2".
+                    lowrate, churn and burst speak HTTP/1.1 only (-http 2
+                    is refused there)
 lowrate flags:
   -rps R            requests per second over all connections (required)
   -duration D       length of the request schedule (default 30s)
@@ -202,6 +216,7 @@ examples:
   connclient lowrate -target 198.18.0.1:8080 -conns 10000 -rps 1000 -duration 60s
   connclient lowrate -target [fd00::1]:8080 -conns 500 -rps 5000 -path /static/1k
   connclient idle -target 198.18.0.1:8443 -conns 1000 -tls-ca ca.pem -tls-resume
+  connclient idle -target 198.18.0.1:8443 -conns 10000 -http 2 -tls-ca ca.pem -hold 60s
   connclient churn -target 198.18.0.1:8080 -rate 2000 -duration 10s -close server
   connclient burst -target 198.18.0.1:8080 -conns 4000 -timeout 8s
   connclient responder -listen 127.0.0.1:0 -size 1024
@@ -255,6 +270,7 @@ type config struct {
 	// closeLate (lowrate, with startFile): close the connections at the
 	// agreed schedule's end plus drain and timeout, not at this one's.
 	closeLate bool
+	http      string         // -http: httpV11 or httpV2 (idle only)
 	tlsCA     string         // -tls-ca: TLS on, this CA trusted
 	tlsCfg    *tls.Config    // built from tlsCA (and -tls-resume) by parseArgs
 	close     string         // churn: client, server or linger0
@@ -383,6 +399,7 @@ func parseArgs(args []string) (*config, error) {
 	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Second, "")
 	fs.Var(&workers, "workers", "")
 	fs.StringVar(&path, "path", "/healthz", "")
+	fs.StringVar(&cfg.http, "http", httpV11, "")
 	var tlsResume bool
 	fs.StringVar(&cfg.tlsCA, "tls-ca", "", "")
 	fs.BoolVar(&tlsResume, "tls-resume", false, "")
@@ -401,6 +418,9 @@ func parseArgs(args []string) (*config, error) {
 		fs.Var(&loops, "loops", "")
 	}
 	if err := parseEnds(fs, args[1:], cfg, &target, &source); err != nil {
+		return nil, err
+	}
+	if err := checkHTTP(cfg); err != nil {
 		return nil, err
 	}
 	if !conns.set {
@@ -434,6 +454,9 @@ func parseArgs(args []string) (*config, error) {
 		if err != nil {
 			return nil, usageErrorf("%v", err)
 		}
+		if cfg.http == httpV2 {
+			tc.NextProtos = []string{"h2"}
+		}
 		cfg.tlsCfg = tc
 	}
 	if cfg.mode == "idle" {
@@ -445,6 +468,9 @@ func parseArgs(args []string) (*config, error) {
 		}
 		if !validPath(path) {
 			return nil, usageErrorf("-path %q must start with / and hold only visible ASCII characters", path)
+		}
+		if cfg.http == httpV2 && len(path) > h2MaxPath {
+			return nil, usageErrorf("-path of %d bytes: with -http 2 at most %d", len(path), h2MaxPath)
 		}
 		cfg.path = path
 		return cfg, nil
@@ -477,6 +503,31 @@ func parseArgs(args []string) (*config, error) {
 	}
 	cfg.path = path
 	return cfg, nil
+}
+
+// The HTTP versions of -http.
+const (
+	httpV11 = "1.1"
+	httpV2  = "2"
+)
+
+// checkHTTP checks -http: 1.1 or 2, and 2 only in idle; the other modes
+// speak HTTP/1.1 only.
+func checkHTTP(cfg *config) error {
+	switch {
+	case cfg.http != httpV11 && cfg.http != httpV2:
+		return usageErrorf("-http %q: want 1.1 or 2", cfg.http)
+	case cfg.http == httpV2 && cfg.mode != "idle":
+		return usageErrorf("-http 2: %s speaks HTTP/1.1 only (%s); use idle", cfg.mode, http1Only[cfg.mode])
+	}
+	return nil
+}
+
+// http1Only says why each mode but idle speaks HTTP/1.1 only.
+var http1Only = map[string]string{
+	"lowrate": "its open-model engine",
+	"churn":   "a connection per request",
+	"burst":   "a connection per request",
 }
 
 // subcommandList names every subcommand, for errors.

@@ -37,6 +37,9 @@ type held struct {
 	c  *net.TCPConn    // the socket: options, peeks, close
 	rc syscall.RawConn // its fd, for non-blocking peeks
 	io net.Conn        // what requests go through: c, or the TLS connection on it
+	// h2 is an HTTP/2 connection's state between the hold's checks; nil
+	// over HTTP/1.1.
+	h2 *h2Conn
 }
 
 // connectPhase opens cfg.conns connections with a pool of cfg.workers
@@ -46,7 +49,7 @@ type held struct {
 // cfg.retries times per connection, in the next paced slot; no attempt
 // starts later than cfg.rampMax after the first. With prime set, each
 // connection also carries one request/response before it counts as
-// established.
+// established: HTTP/1.1, or with -http 2 HTTP/2 (h2RoundTrip).
 type connectPhase struct {
 	cfg    *config
 	dialer *net.Dialer
@@ -121,6 +124,13 @@ func newConnectPhase(cfg *config, prime bool) *connectPhase {
 		firstErrors: map[string]uint64{},
 		pace:        rampPace{Rate: float64(cfg.rate), Min: float64(cfg.rate), Max: float64(cfg.rate), LastCut: -1},
 	}
+	if cfg.http == httpV2 {
+		scheme := "http"
+		if cfg.tlsCfg != nil {
+			scheme = "https"
+		}
+		p.req = buildH2Request(scheme, cfg.target.String(), cfg.path)
+	}
 	if cfg.pace == paceAIMD {
 		p.pace = newRampPace(cfg.rate)
 	}
@@ -139,9 +149,9 @@ func (p *connectPhase) run(ctx context.Context, stderr io.Writer) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			br := newReader()
+			wb := &workerBufs{br: newReader()}
 			for j := range jobs {
-				p.attempt(ctx, br, w, j)
+				p.attempt(ctx, wb, w, j)
 			}
 		}(w)
 	}
@@ -364,9 +374,15 @@ func (p *connectPhase) noteSlow(begin time.Duration) {
 	p.obs.Slow = true
 }
 
+// workerBufs is what a connect worker reads responses with.
+type workerBufs struct {
+	br *bufio.Reader
+	h2 h2Buf // -http 2
+}
+
 // attempt makes one attempt of job j on worker w: connect, TLS handshake
 // with -tls-ca, and the priming request.
-func (p *connectPhase) attempt(ctx context.Context, br *bufio.Reader, w int, j connectJob) {
+func (p *connectPhase) attempt(ctx context.Context, wb *workerBufs, w int, j connectJob) {
 	defer func() {
 		p.mu.Lock()
 		p.inflight--
@@ -412,6 +428,9 @@ func (p *connectPhase) attempt(ctx context.Context, br *bufio.Reader, w int, j c
 	if p.cfg.tlsCfg != nil {
 		sc, hs, err := HandshakeTLS(ctx, tc, p.cfg.tlsCfg, p.cfg.connectTimeout)
 		if err != nil {
+			if p.cfg.http == httpV2 && noALPN(err) {
+				err = fmt.Errorf("%w: %w", errALPNNotH2, err)
+			}
 			p.noAnswer(ctx, j, begin, err, false)
 			return
 		}
@@ -427,6 +446,11 @@ func (p *connectPhase) attempt(ctx context.Context, br *bufio.Reader, w int, j c
 			p.tlsFirst = &first
 		}
 		p.mu.Unlock()
+		if p.cfg.http == httpV2 && st.NegotiatedProtocol != "h2" {
+			sc.Close()
+			p.fail(ctx, fmt.Errorf("%w (it chose %q)", errALPNNotH2, st.NegotiatedProtocol), first)
+			return
+		}
 		rw = sc
 	}
 	if p.cfg.linger0 {
@@ -447,8 +471,12 @@ func (p *connectPhase) attempt(ctx context.Context, br *bufio.Reader, w int, j c
 		// Closing the connection is what interrupts a pending read.
 		stop := context.AfterFunc(ctx, func() { tc.Close() })
 		t1 := time.Now()
-		var keepAlive bool
-		status, keepAlive, err = roundTrip(rw, br, p.req, p.cfg.connectTimeout)
+		keepAlive := true
+		if p.cfg.http == httpV2 {
+			status, err = h2RoundTrip(rw, wb.br, &wb.h2, p.req, p.cfg.connectTimeout)
+		} else {
+			status, keepAlive, err = roundTrip(rw, wb.br, p.req, p.cfg.connectTimeout)
+		}
 		reqLat = time.Since(t1)
 		if !stop() {
 			err = context.Canceled
@@ -481,7 +509,11 @@ func (p *connectPhase) attempt(ctx context.Context, br *bufio.Reader, w int, j c
 		p.requestHist.Record(reqLat.Microseconds())
 		p.status[status]++
 	}
-	p.conns = append(p.conns, held{c: tc, rc: rc, io: rw})
+	h := held{c: tc, rc: rc, io: rw}
+	if p.cfg.http == httpV2 {
+		h.h2 = &h2Conn{}
+	}
+	p.conns = append(p.conns, h)
 	if first {
 		p.firstEstablished++
 	} else {

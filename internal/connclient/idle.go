@@ -80,6 +80,10 @@ func hold(ctx context.Context, cfg *config, res *IdleResult, conns []held, faile
 	}
 	tick := time.NewTicker(cfg.progress)
 	defer tick.Stop()
+	var h2 *h2Hold // answers the servers of HTTP/2 connections
+	if cfg.http == httpV2 {
+		h2 = newH2Hold()
+	}
 	dropped := func() {
 		if len(alive) < len(conns) && res.FirstDropS == nil {
 			res.FirstDropS = ptr(round(time.Since(holdStart).Seconds(), 3))
@@ -108,7 +112,7 @@ func hold(ctx context.Context, cfg *config, res *IdleResult, conns []held, faile
 		case <-end:
 			holding = false
 		case <-tick.C:
-			alive = checkAlive(alive, res.Drops)
+			alive = checkAlive(alive, res.Drops, h2)
 			dropped()
 			fmt.Fprintf(stderr, "hold elapsed=%.0fs/%s alive=%d/%d\n",
 				time.Since(holdStart).Seconds(), holdPlan(cfg, res), len(alive), len(conns))
@@ -119,7 +123,7 @@ func hold(ctx context.Context, cfg *config, res *IdleResult, conns []held, faile
 	res.HoldElapsedS = ptr(round(ended.Sub(holdStart).Seconds(), 3))
 	// Also after an interruption: then it counts the connections alive
 	// at the time of the stop.
-	alive = checkAlive(alive, res.Drops)
+	alive = checkAlive(alive, res.Drops, h2)
 	dropped()
 	res.ConnectionsAliveEnd = ptr(len(alive))
 	return err
@@ -146,10 +150,16 @@ func holdPlan(cfg *config, res *IdleResult) string {
 // checkAlive peeks at every connection in live without blocking and returns
 // the ones still open, reordered; the others are counted in drops by cause.
 // Dropped connections stay in the caller's full slice and are closed at the
-// end with the rest.
-func checkAlive(live []held, drops map[string]uint64) []held {
+// end with the rest. An HTTP/2 connection's server may speak unasked: what
+// it sent h2 reads and answers (h2Hold.serve), and only what h2 does not
+// accept (a GOAWAY, a frame of a stream, the connection's end) is a drop.
+func checkAlive(live []held, drops map[string]uint64, h2 *h2Hold) []held {
 	for i := 0; i < len(live); {
-		if cause := peek(live[i]); cause != "" {
+		cause := peek(live[i])
+		if cause == causeUnexpected && live[i].h2 != nil {
+			cause = Classify(h2.serve(live[i]))
+		}
+		if cause != "" {
 			drops[cause]++
 			live[i], live[len(live)-1] = live[len(live)-1], live[i]
 			live = live[:len(live)-1]
@@ -184,7 +194,7 @@ func peek(h held) string {
 	case n == 0:
 		return causeEOF
 	default:
-		return "unexpected_data"
+		return causeUnexpected
 	}
 }
 

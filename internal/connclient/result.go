@@ -43,7 +43,10 @@ func newDoc(cfg *config, started time.Time) Doc {
 type CommonResult struct {
 	Doc
 
-	Target           string  `json:"target"`
+	Target string `json:"target"`
+	// HTTP is the HTTP version spoken, -http: "1.1" or "2" (idle only);
+	// empty in results written before it existed (all HTTP/1.1).
+	HTTP             string  `json:"http"`
 	Source           *string `json:"source"`
 	Linger0          bool    `json:"linger0"`
 	TimeoutS         float64 `json:"timeout_s"`
@@ -268,6 +271,7 @@ func newCommon(cfg *config, lim [2]uint64, started time.Time) CommonResult {
 	r := CommonResult{
 		Doc:               newDoc(cfg, started),
 		Target:            cfg.target.String(),
+		HTTP:              cfg.http,
 		Linger0:           cfg.linger0,
 		TimeoutS:          cfg.timeout.Seconds(),
 		ConnectTimeoutS:   cfg.connectTimeout.Seconds(),
