@@ -27,10 +27,22 @@
 // allocates nothing.
 //
 // In idle mode each connection carries one GET /healthz; once answered it
-// is kept as a slice entry only (no goroutine, no buffer). Once a second
+// is kept as a slice entry only (no goroutine, no buffer).
+// With -http 2 that GET is HTTP/2 (h2wire.go, hpack.go): h2 by ALPN over
+// TLS (only h2 offered), h2c with prior knowledge in cleartext; the
+// connection writes the preface, a SETTINGS frame (push off) and a HEADERS
+// frame on stream 1 (bytes built once per process), and reads frames to
+// the end of stream 1's response, decoding only its :status, answering
+// the server's SETTINGS and PINGs. A held HTTP/2 connection costs a small
+// struct more (a frame not all arrived, between checks). Once a second
 // during the hold, and at its end, every connection is checked with a
 // non-blocking recv(MSG_PEEK|MSG_DONTWAIT): EAGAIN means alive, 0 bytes
-// means the server closed it. The hold lasts -hold, or with -hold-file
+// means the server closed it; over HTTP/2, bytes to read are read then,
+// without waiting for more, through one reader shared by every connection:
+// SETTINGS and PING are answered (ACK); WINDOW_UPDATE, PRIORITY,
+// RST_STREAM (of the closed stream) and unknown frame types are ignored;
+// anything else (GOAWAY, a stream's frame) is a drop. So a server's PING waits up to a second for its ACK.
+// The hold lasts -hold, or with -hold-file
 // until the end time the file gives: processes on several hosts, each
 // printing {"event":"holding"} once its connections are open, then hold
 // until the one instant a runner writes there once every one holds.
@@ -67,9 +79,10 @@
 //
 //	schema_version, tool, mode, status ("complete"|"partial"), argv,
 //	started_at, finished_at (RFC 3339 UTC), go_version,
-//	target, source (null: none), linger0, timeout_s, connect_timeout_s
-//	(-connect-timeout: the bound of an attempt's connect, handshake and
-//	first response), connect_workers,
+//	target, http ("1.1" | "2": -http; absent from results written before it
+//	existed, all HTTP/1.1), source (null: none), linger0, timeout_s,
+//	connect_timeout_s (-connect-timeout: the bound of an attempt's connect,
+//	handshake and first response), connect_workers,
 //	rlimit_nofile_soft, rlimit_nofile_hard (after raising the soft limit),
 //	connections_target, connect_rate_target_per_s,
 //	connections_attempted, connections_established, connections_failed,
@@ -141,9 +154,14 @@
 // loop had no connection left), status (lowrate: a whole response whose
 // status is not 2xx; its code is in status_codes), canceled (interrupted),
 // hold_file (idle: -hold-file gave no end time; exit 1), start_file
-// (lowrate: -start-file gave no start time), other. Drop causes (idle, and
-// lowrate's connection_drops) are the same plus unexpected_data (the server
-// sent something unasked on an idle connection, typically a 408 before
-// closing); in connection_drops server_close is a response that said
+// (lowrate: -start-file gave no start time), other; with -http 2 (idle)
+// also alpn_not_h2 (TLS: the server refused h2 or chose another protocol),
+// http1_answer (cleartext: it answered the preface in HTTP/1), goaway (a
+// GOAWAY before the response's end), rst_stream (RST_STREAM on the
+// request's stream). Drop causes (idle, and lowrate's connection_drops)
+// are the same plus unexpected_data (the server sent something unasked on
+// an idle connection, typically a 408 before closing; over HTTP/2 a
+// stream's frame); over HTTP/2 a GOAWAY during the hold is the drop
+// goaway. In connection_drops server_close is a response that said
 // Connection: close.
 package connclient
