@@ -2,9 +2,11 @@ package connclient
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"encoding/json"
 	"io"
 	"log"
 	"net"
@@ -17,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"csbench/internal/server"
 	"csbench/internal/tlscert"
 )
 
@@ -141,10 +144,14 @@ func wantHeld(t *testing.T, res map[string]any, n int, status string) {
 	}
 }
 
+// pingEvery100ms: a net/http server pings an HTTP/2 connection idle
+// (nothing read) for 100 ms, and closes it if the PING ACK does not come
+// within 500 ms.
+var pingEvery100ms = &http.HTTP2Config{SendPingTimeout: 100 * time.Millisecond, PingTimeout: 500 * time.Millisecond}
+
 // h2cServer is a net/http server on 127.0.0.1 speaking HTTP/1.1 and
 // HTTP/2 with prior knowledge, which counts the HTTP/2 requests for
-// /healthz and pings a connection idle for 100 ms, closing it if the PING
-// ACK does not come within a second.
+// /healthz and pings idle connections (pingEvery100ms).
 func h2cServer(t *testing.T, h2reqs *atomic.Int64) *httptest.Server {
 	t.Helper()
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -158,22 +165,22 @@ func h2cServer(t *testing.T, h2reqs *atomic.Int64) *httptest.Server {
 	s.Config.Protocols = new(http.Protocols)
 	s.Config.Protocols.SetHTTP1(true)
 	s.Config.Protocols.SetUnencryptedHTTP2(true)
-	s.Config.HTTP2 = &http.HTTP2Config{SendPingTimeout: 100 * time.Millisecond, PingTimeout: time.Second}
+	s.Config.HTTP2 = pingEvery100ms
 	s.Start()
 	t.Cleanup(s.Close)
 	return s
 }
 
 // TestH2CleartextHold: against net/http's HTTP/2 with prior knowledge,
-// every connection gets its 200 over HTTP/2 and is held for 1.5 s, over
+// every connection gets its 200 over HTTP/2 and is held for 1 s, over
 // which the server pings each idle connection every 100 ms and closes any
-// whose PING ACK does not come within 1 s: all stay alive.
+// whose PING ACK does not come within 500 ms: all stay alive.
 func TestH2CleartextHold(t *testing.T) {
 	defer func(d time.Duration) { progressInterval = d }(progressInterval)
 	progressInterval = 50 * time.Millisecond
 	var h2reqs atomic.Int64
 	s := h2cServer(t, &h2reqs)
-	res := h2Idle(t, "-target", hostPort(s), "-conns", "20", "-hold", "1500ms")
+	res := h2Idle(t, "-target", hostPort(s), "-conns", "20", "-hold", "1s")
 	wantHeld(t, res, 20, "200")
 	if h2reqs.Load() != 20 {
 		t.Errorf("the server saw %d HTTP/2 requests for /healthz, want 20", h2reqs.Load())
@@ -184,7 +191,8 @@ func TestH2CleartextHold(t *testing.T) {
 }
 
 // h2TLSServer is a net/http server on 127.0.0.1 over TLS, offering h2 and
-// http/1.1 by ALPN, or http/1.1 only; and the CA file that verifies it.
+// http/1.1 by ALPN (and pinging idle connections: pingEvery100ms), or
+// http/1.1 only; and the CA file that verifies it.
 func h2TLSServer(t *testing.T, h2 bool, h2reqs *atomic.Int64) (addr, caFile string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -207,17 +215,21 @@ func h2TLSServer(t *testing.T, h2 bool, h2reqs *atomic.Int64) (addr, caFile stri
 	}))
 	s.TLS = &tls.Config{Certificates: []tls.Certificate{pair}}
 	s.EnableHTTP2 = h2
+	s.Config.HTTP2 = pingEvery100ms
 	s.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused
 	s.StartTLS()
 	t.Cleanup(s.Close)
 	return strings.TrimPrefix(s.URL, "https://"), filepath.Join(dir, tlscert.CAFile)
 }
 
-// TestH2TLSHold: over TLS, ALPN chooses h2 and every connection is held.
+// TestH2TLSHold: over TLS, ALPN chooses h2 and every connection is held
+// for 1 s, answering the server's PINGs through TLS.
 func TestH2TLSHold(t *testing.T) {
+	defer func(d time.Duration) { progressInterval = d }(progressInterval)
+	progressInterval = 50 * time.Millisecond
 	var h2reqs atomic.Int64
 	addr, ca := h2TLSServer(t, true, &h2reqs)
-	res := h2Idle(t, "-target", addr, "-conns", "10", "-hold", "200ms", "-tls-ca", ca)
+	res := h2Idle(t, "-target", addr, "-conns", "10", "-hold", "1s", "-tls-ca", ca)
 	wantHeld(t, res, 10, "200")
 	if h2reqs.Load() != 10 {
 		t.Errorf("the server saw %d HTTP/2 requests, want 10", h2reqs.Load())
@@ -460,5 +472,112 @@ func TestBuildH2Request(t *testing.T) {
 	}
 	if b := buildH2Request("http", "h", "/"); !strings.Contains(string(b), "\x82\x86\x04\x01/") {
 		t.Errorf("cleartext request %q lacks :scheme http", b)
+	}
+}
+
+// TestH2ReferenceServer: the lab's reference server (internal/server)
+// with -http 2 in cleartext (h2c with prior knowledge): every connection
+// is primed over HTTP/2 and held.
+func TestH2ReferenceServer(t *testing.T) {
+	ctx, stop := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := server.Run(ctx, []string{"-addr", "127.0.0.1", "-port", "0", "-sizes", "1k", "-http", "2"}, pw, io.Discard)
+		pw.Close()
+		done <- err
+	}()
+	defer func() {
+		stop()
+		<-done
+	}()
+	lines := bufio.NewReader(pr)
+	var listening struct{ Addr string }
+	line, err := lines.ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &listening) != nil || listening.Addr == "" {
+		t.Fatalf("no listening line: %q (%v)", line, err)
+	}
+	go io.Copy(io.Discard, lines) // the shutdown line
+	res := h2Idle(t, "-target", listening.Addr, "-conns", "20", "-hold", "200ms")
+	wantHeld(t, res, 20, "200")
+}
+
+// h2Canned is a net.Conn whose server side is canned bytes: what a
+// server sends a connection up to the end of its response.
+type h2Canned struct {
+	net.Conn
+	r strings.Reader
+	w *bytes.Buffer // what the client wrote; nil: not kept
+}
+
+func (c *h2Canned) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (c *h2Canned) Write(p []byte) (int, error) {
+	if c.w != nil {
+		c.w.Write(p)
+	}
+	return len(p), nil
+}
+func (c *h2Canned) SetDeadline(time.Time) error      { return nil }
+func (c *h2Canned) SetReadDeadline(time.Time) error  { return nil }
+func (c *h2Canned) SetWriteDeadline(time.Time) error { return nil }
+
+// h2CannedResponse is a server's side of a connection: SETTINGS, a
+// WINDOW_UPDATE, the ACK of the client's SETTINGS, a PING, then the
+// response: HEADERS (:status 200 Huffman-coded) and CONTINUATION, and the
+// body in two DATA frames.
+func h2CannedResponse() string {
+	var b []byte
+	frame := func(typ, flags byte, stream uint32, payload []byte) {
+		b = appendFrameHeader(b, len(payload), typ, flags, stream)
+		b = append(b, payload...)
+	}
+	frame(h2Settings, 0, 0, []byte{0, 3, 0, 0, 0, 100})
+	frame(h2WindowUpdate, 0, 0, []byte{0, 0, 0x10, 0})
+	frame(h2Settings, h2FlagAck, 0, nil)
+	frame(h2Ping, 0, 0, []byte("12345678"))
+	frame(h2Headers, 0, 1, []byte{0x48, 0x82, 0x10, 0x01})
+	frame(h2Continuation, h2FlagEndHeaders, 1, append([]byte{0x5f, 0x0a}, "text/plain"...))
+	frame(h2Data, 0, 1, []byte("ok"))
+	frame(h2Data, h2FlagEndStream, 1, []byte("\n"))
+	return string(b)
+}
+
+// TestH2RoundTripAllocs: priming a connection over HTTP/2 allocates
+// nothing once the worker's buffers have their size.
+func TestH2RoundTripAllocs(t *testing.T) {
+	resp := h2CannedResponse()
+	c := &h2Canned{}
+	req := buildH2Request("http", "127.0.0.1:8080", "/healthz")
+	br := newReader()
+	var s h2Buf
+	allocs := testing.AllocsPerRun(1000, func() {
+		c.r.Reset(resp)
+		if st, err := h2RoundTrip(c, br, &s, req, 5*time.Second); st != 200 || err != nil {
+			t.Fatalf("status %d, %v", st, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("h2RoundTrip allocates %.1f times per connection, want 0", allocs)
+	}
+}
+
+// TestH2RoundTripDrain: frames that came with the end of the response (a
+// PING read with it) are answered before the connection is held.
+func TestH2RoundTripDrain(t *testing.T) {
+	ping := appendFrameHeader(nil, 8, h2Ping, 0, 0)
+	ping = append(ping, "afterend"...)
+	c := &h2Canned{w: &bytes.Buffer{}}
+	c.r.Reset(h2CannedResponse() + string(ping))
+	req := buildH2Request("http", "127.0.0.1:8080", "/healthz")
+	var s h2Buf
+	if st, err := h2RoundTrip(c, newReader(), &s, req, time.Second); st != 200 || err != nil {
+		t.Fatalf("status %d, %v", st, err)
+	}
+	ack := string(appendFrameHeader(nil, 8, h2Ping, h2FlagAck, 0)) + "afterend"
+	if w := c.w.String(); !strings.HasPrefix(w, string(req)) || !strings.HasSuffix(w, ack) {
+		t.Errorf("the client wrote %q, want its request first and the PING ACK last", w)
+	}
+	if c.r.Len() != 0 {
+		t.Errorf("%d bytes left unread", c.r.Len())
 	}
 }

@@ -139,7 +139,7 @@ func hpackStatus(block []byte) (int, error) {
 	}
 	v := buf[:n]
 	if len(v) != 3 || v[0] < '1' || v[0] > '9' || v[1] < '0' || v[1] > '9' || v[2] < '0' || v[2] > '9' {
-		return 0, fmt.Errorf("%w: HTTP/2 :status %q", errBadResponse, v)
+		return 0, fmt.Errorf("%w: HTTP/2 :status %q", errBadResponse, string(v)) // a copy: buf stays on the stack
 	}
 	return int(v[0]-'0')*100 + int(v[1]-'0')*10 + int(v[2]-'0'), nil
 }
