@@ -581,3 +581,33 @@ func TestH2RoundTripDrain(t *testing.T) {
 		t.Errorf("%d bytes left unread", c.r.Len())
 	}
 }
+
+// TestH2RoundTripWindow: a body larger than half the initial window is
+// given back with WINDOW_UPDATE frames, the connection's and the
+// stream's, so that a response past 64 KiB is not stalled.
+func TestH2RoundTripWindow(t *testing.T) {
+	var b []byte
+	b = appendFrameHeader(b, 1, h2Headers, h2FlagEndHeaders, 1)
+	b = append(b, 0x88)
+	chunk := make([]byte, h2MaxFrame)
+	for range 3 {
+		b = appendFrameHeader(b, len(chunk), h2Data, 0, 1)
+		b = append(b, chunk...)
+	}
+	b = appendFrameHeader(b, 0, h2Data, h2FlagEndStream, 1)
+	c := &h2Canned{w: &bytes.Buffer{}}
+	c.r.Reset(string(b))
+	req := buildH2Request("http", "127.0.0.1:8080", "/payload/48k")
+	var s h2Buf
+	if st, err := h2RoundTrip(c, newReader(), &s, req, time.Second); st != 200 || err != nil {
+		t.Fatalf("status %d, %v", st, err)
+	}
+	var want []byte
+	for _, stream := range []uint32{0, 1} {
+		want = appendFrameHeader(want, 4, h2WindowUpdate, 0, stream)
+		want = binary.BigEndian.AppendUint32(want, 2*h2MaxFrame)
+	}
+	if w := c.w.String(); w != string(req)+string(want) {
+		t.Errorf("after its request the client wrote %q, want %q", w[min(len(w), len(req)):], want)
+	}
+}
