@@ -19,6 +19,15 @@
 #                         /healthz for DURATION s, open model (latency from
 #                         each request's due time, so coordinated omission
 #                         is corrected; the service time is kept beside it)
+# HTTP=2 holds the idle connections over HTTP/2 (idle-10k-h2: connclient
+# idle -http 2, h2 by ALPN with SCHEME=https, h2c with prior knowledge in
+# cleartext; the server's SETTINGS and PINGs answered through the hold),
+# and loads the active scenario with h2load, for each S in STREAMS
+# (default 100): active-10k-1k-h2-m<S>, the same CONNS requests in flight
+# as CONNS / S connections of S streams each (h2load's log of every
+# request kept beside its text; the report gives the server's RSS per
+# stream). The low-rate scenario is HTTP/1.1 only for now: HTTP=2 needs
+# SCENARIOS=active,idle or idle.
 # The server (bin/csb-server) is started for each scenario and stopped after
 # it, so each starts from a fresh process: its RSS before the connections
 # and once they are all held gives the RSS per connection. Before each
@@ -43,12 +52,13 @@
 #   sudo LAB=netns PROFILE=quick bash 03-c10k/run_c10k.sh
 #   sudo bash 03-c10k/run_c10k.sh -l netns -p smoke -s SCENARIOS=idle,lowrate -s RPS=1000
 #   bash 03-c10k/run_c10k.sh -l local -p smoke -s CONNS=2000
+#   sudo bash 03-c10k/run_c10k.sh -l netns -p quick -s SCENARIOS=active,idle -s HTTP=2 -s STREAMS=10,100
 
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
 usage() { csb_usage c10k CONNS RPS SCENARIOS ACTIVE_PAYLOAD HOLD DURATION \
-  CONNECT_RATE TW_THRESHOLD TW_WAIT_MAX CLIENT_EXTRA_IPS CLIENTS SERVER SCHEME \
+  CONNECT_RATE TW_THRESHOLD TW_WAIT_MAX CLIENT_EXTRA_IPS CLIENTS HTTP STREAMS SERVER SCHEME \
   NON2XX_MAX; }
 
 csb_config_declare CONNS 10000 conncounts "connections per scenario, a list (default 10000)"
@@ -56,10 +66,13 @@ csb_config_declare RPS 1000,2000 posints "request rates of the low-rate scenario
 csb_config_declare SCENARIOS active,idle,lowrate scenarios "which of active,idle,lowrate to run (default all three)"
 csb_config_declare ACTIVE_PAYLOAD 1k size "payload of the active scenario (default 1k)"
 csb_c10k_settings
+c10k_http_declare
+csb_config_declare STREAMS 100 posints "HTTP=2: streams per connection of the active scenario (h2load -m), a list (default 100): CONNS requests in flight as CONNS / STREAMS connections, a cell each"
 
 main() {
   csb_config_load "$@"
   csb_scenarios_check "Phase 3" active idle lowrate
+  c10k_http_check active idle lowrate
   c10k_profile
   csb_lab_enter "${BASH_SOURCE[0]}" "$@"
   mapfile -t C10K_CELLS < <(c10k_scenarios active idle lowrate)

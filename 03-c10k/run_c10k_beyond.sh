@@ -12,6 +12,9 @@
 #   lowrate-20k-<R>rps    connclient lowrate, for each R in RPS (default the
 #                         profile's): R requests/s on /healthz for DURATION
 #                         s, open model (coordinated omission corrected)
+# HTTP=2 holds the idle connections over HTTP/2 (idle-20k-h2: h2 by ALPN
+# with SCHEME=https, h2c with prior knowledge in cleartext); lowrate is
+# HTTP/1.1 only for now: HTTP=2 needs SCENARIOS=idle.
 # At every step memory per connection is measured three ways: the server
 # processes' RSS growth, the client processes' RSS, and the kernel's (TCP
 # slab objects and /proc/net/sockstat TCP mem, before and with the
@@ -48,6 +51,7 @@
 # Examples:
 #   sudo LAB=netns PROFILE=quick bash 03-c10k/run_c10k_beyond.sh
 #   sudo bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s SCENARIOS=idle
+#   sudo bash 03-c10k/run_c10k_beyond.sh -l netns -p quick -s SCENARIOS=idle -s HTTP=2 -s SCHEME=https
 #   sudo bash 03-c10k/run_c10k_beyond.sh -l netns -s CONNS=20k,50k,100k
 #   sudo bash 03-c10k/run_c10k_beyond.sh -l netns -p quick -s CLIENTS=2
 
@@ -55,16 +59,18 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
 usage() { csb_usage c10k-beyond CONNS RPS SCENARIOS HOLD DURATION CONNECT_RATE \
-  TW_THRESHOLD TW_WAIT_MAX CLIENT_EXTRA_IPS CLIENTS SERVER SCHEME; }
+  TW_THRESHOLD TW_WAIT_MAX CLIENT_EXTRA_IPS CLIENTS HTTP SERVER SCHEME; }
 
 csb_config_declare CONNS "" conncounts_or_empty "connections per scenario, a list of steps: 20000 or 20k (empty: the profile's)"
 csb_config_declare RPS "" posints_or_empty "request rates of the low-rate scenarios (empty: the profile's)"
 csb_config_declare SCENARIOS idle,lowrate scenarios "which of idle,lowrate to run (default both)"
 csb_c10k_settings
+c10k_http_declare
 
 main() {
   csb_config_load "$@"
   csb_scenarios_check "Phase 3" idle lowrate
+  c10k_http_check idle lowrate
   c10k_profile
   # The steps: smoke one past a process's fd limit, quick to 50k (the demo
   # stays short), full to C1M with 10000 req/s over them.

@@ -43,23 +43,64 @@ csb_c10k_settings() {
   csb_config_declare CLIENT_EXTRA_IPS "" ips_or_empty "Phase 3, LAB=ssh: more source addresses already on CLIENT_NIC (netns adds its own, local uses 127.0.0.x)"
 }
 
-# c10k_scenarios KIND...: the cells of a run, in order, as "KIND CONNS RPS":
-# for each count in CONNS, each KIND that SCENARIOS wants (every KIND when
-# the runner has no SCENARIOS setting), a low-rate one per rate in RPS.
+# c10k_http_declare: HTTP, for the runners with an idle scenario: 2 holds
+# the idle connections over HTTP/2 (connclient idle -http 2: h2 by ALPN
+# with SCHEME=https, h2c with prior knowledge in cleartext) and loads the
+# active scenario with h2load, STREAMS streams per connection.
+c10k_http_declare() {
+  csb_config_declare HTTP 1.1 "enum:1.1|2" "Phase 3: HTTP version: 1.1, or 2 (h2 over TLS with SCHEME=https, h2c with prior knowledge with http): idle connections held over HTTP/2 (idle-<n>-h2), the active scenario with h2load (active-<n>-<size>-h2-m<S>); the low-rate scenario is HTTP/1.1 only for now"
+}
+
+# c10k_http_check KIND...: with HTTP=2, every scenario of the runner that
+# SCENARIOS wants must speak it (lowrate does not yet); STREAMS (the
+# runners with an active scenario) only with HTTP=2, each value dividing
+# every count of CONNS: exit 2 before anything starts.
+c10k_http_check() {
+  local kind c s
+  local -a counts slist
+  if [[ -n "${CSB_CHECK[STREAMS]+x}" ]] && ! csb_http2_on; then
+    # shellcheck disable=SC2153 # STREAMS is a setting (csb_config_declare)
+    [[ "${STREAMS}" == "${CSB_DEFAULT[STREAMS]}" ]] ||
+      die "STREAMS=${STREAMS}: streams per connection are HTTP/2's; set HTTP=2" 2
+  fi
+  csb_http2_on || return 0
+  for kind in "$@"; do
+    [[ "${kind}" != lowrate ]] || ! csb_wants lowrate ||
+      die "HTTP=2: the lowrate scenario is HTTP/1.1 only for now (its open-model client speaks HTTP/1.1); set SCENARIOS without it" 2
+  done
+  [[ -n "${CSB_CHECK[STREAMS]+x}" ]] && csb_wants active || return 0
+  # shellcheck disable=SC2153 # CONNS is a setting the runner declares
+  IFS=, read -r -a counts <<<"${CONNS}"
+  IFS=, read -r -a slist <<<"${STREAMS}"
+  for c in "${counts[@]}"; do
+    for s in "${slist[@]}"; do
+      (($(csb_count "${c}") % 10#${s} == 0)) ||
+        die "STREAMS=${STREAMS}: ${s} streams per connection do not divide CONNS ${c}: the active scenario keeps CONNS requests in flight as CONNS / STREAMS connections" 2
+    done
+  done
+}
+
+# c10k_scenarios KIND...: the cells of a run, in order, as "KIND CONNS RPS
+# STREAMS": for each count in CONNS, each KIND that SCENARIOS wants (every
+# KIND when the runner has no SCENARIOS setting), a low-rate one per rate
+# in RPS, over HTTP/2 an active one per value of STREAMS (else STREAMS 0).
 c10k_scenarios() {
-  local -a counts rates
+  local -a counts rates slist=()
   local c r kind
   # shellcheck disable=SC2153 # CONNS and RPS are settings the runner declares
   IFS=, read -r -a counts <<<"${CONNS}"
   IFS=, read -r -a rates <<<"${RPS}"
+  ! csb_http2_on || IFS=, read -r -a slist <<<"${STREAMS:-}"
   for c in "${counts[@]}"; do
     c=$(csb_count "${c}")
     for kind in "$@"; do
       [[ -z "${CSB_CHECK[SCENARIOS]+x}" ]] || csb_wants "${kind}" || continue
       if [[ "${kind}" == lowrate ]]; then
-        for r in "${rates[@]}"; do echo "lowrate ${c} $((10#${r}))"; done
+        for r in "${rates[@]}"; do echo "lowrate ${c} $((10#${r})) 0"; done
+      elif [[ "${kind}" == active ]] && ((${#slist[@]})); then
+        for r in "${slist[@]}"; do echo "active ${c} 0 $((10#${r}))"; done
       else
-        echo "${kind} ${c} 0"
+        echo "${kind} ${c} 0 0"
       fi
     done
   done
@@ -110,13 +151,15 @@ c10k_run_cells() {
   done
 }
 
-# c10k_cell_name KIND CONNS RPS: idle-10k, lowrate-10k-1000rps, active-10k-1k.
+# c10k_cell_name KIND CONNS RPS [STREAMS]: idle-10k (idle-10k-h2 over
+# HTTP/2), lowrate-10k-1000rps, active-10k-1k (over HTTP/2 with STREAMS S:
+# active-10k-1k-h2-m<S>, CONNS streams in flight).
 c10k_cell_name() {
-  local kind=$1 conns=$2 rps=${3:-0}
+  local kind=$1 conns=$2 rps=${3:-0} streams=${4:-0}
   case "${kind}" in
-    idle) echo "idle-$(csb_count_name "${conns}")" ;;
+    idle) echo "idle-$(csb_count_name "${conns}")$(! csb_http2_on || echo -h2)" ;;
     lowrate) echo "lowrate-$(csb_count_name "${conns}")-${rps}rps" ;;
-    active) echo "active-$(csb_count_name "${conns}")-${C10K_PAYLOAD}" ;;
+    active) echo "active-$(csb_count_name "${conns}")-${C10K_PAYLOAD}$( ((streams == 0)) || echo "-h2-m${streams}")" ;;
   esac
 }
 
@@ -166,15 +209,23 @@ shift; [ $# -gt 0 ] && tar -cf - "$@"' | tar -xf - -C "${d}" 2>/dev/null ||
 # c10k_procs CELL KIND ARGS...: the cell's table: one connclient KIND per
 # planned source, on its host, with its shares (ARGS go to every one), or
 # for the active scenario one wrk per source (one per client host) on
-# ACTIVE_PAYLOAD.
+# ACTIVE_PAYLOAD; over HTTP/2 (ARGS: the streams per connection) one h2load
+# per source instead, its share of the connections with that many streams
+# each (raw/<label>/<cell>.h2load.txt and its log of every request).
 c10k_procs() {
-  local cell=$1 kind=$2 i k bin label
+  local cell=$1 kind=$2 i k bin label out
   shift 2
   local -a cmd tls
   csb_procs_reset
   for i in "${!C10K_SRC_IP[@]}"; do
     k=${C10K_SRC_HOST[i]} bin=$(csb_client_bin "${C10K_SRC_HOST[i]}") label=${CSB_H_LABEL[${C10K_SRC_HOST[i]}]}
-    if [[ "${kind}" == active ]]; then
+    if [[ "${kind}" == active ]] && (($# > 0)); then
+      out="raw/${label}/${cell}.h2load.txt"
+      csb_h2load_cmd cmd "${C10K_SRC_THREADS[i]}" "${C10K_SRC_CONNS[i]}" "$1" "${C10K_SECS}" "$(csb_payload_url "${C10K_PAYLOAD}")" "${out%.txt}.log"
+      csb_proc_add "${k}" "${out}" "${out}" "${cmd[@]}"
+      csb_proc_also "${out%.txt}.log"
+      continue
+    elif [[ "${kind}" == active ]]; then
       csb_wrk_cmd cmd "${k}" "${C10K_SRC_THREADS[i]}" "${C10K_SRC_CONNS[i]}" "${C10K_SECS}" "$(csb_payload_url "${C10K_PAYLOAD}")"
       csb_proc_add "${k}" "raw/${label}/${cell}.txt" "raw/${label}/${cell}.txt" "${cmd[@]}"
       continue
@@ -197,18 +248,26 @@ c10k_at_file() {
   echo "${at}"
 }
 
-# c10k_scenario KIND CONNS [RPS]: plan, run and record one scenario as one
-# cell. The server is started for it alone and stopped after it; the
-# processes run in the background and the run waits for them, so a signal
-# stops everything at once.
+# c10k_scenario KIND CONNS [RPS [STREAMS]]: plan, run and record one
+# scenario as one cell (STREAMS > 0: the active scenario over HTTP/2, CONNS
+# requests in flight as CONNS / STREAMS connections of STREAMS streams).
+# The server is started for it alone and stopped after it; the processes
+# run in the background and the run waits for them, so a signal stops
+# everything at once.
 c10k_scenario() {
-  local kind=$1 conns=$2 rps=${3:-0} cell
-  cell=$(c10k_cell_name "${kind}" "${conns}" "${rps}")
-  local -a params=("scenario=${kind}" "connections=${conns}")
+  local kind=$1 conns=$2 rps=${3:-0} streams=${4:-0} cell tool
+  cell=$(c10k_cell_name "${kind}" "${conns}" "${rps}" "${streams}")
+  tool=${C10K_TOOL[${kind}]}
+  local -a params=("scenario=${kind}") h2=()
+  if ((streams > 0)); then
+    conns=$((conns / streams)) tool=h2load h2=("${streams}")
+    params+=("loadgen=h2load" "streams=${streams}" "http=2")
+  fi
+  params+=("connections=${conns}")
   case "${kind}" in
-    idle) params+=("hold_s=${C10K_HOLD}" "path=${HEALTH_PATH}" "tool=connclient") ;;
+    idle) params+=("hold_s=${C10K_HOLD}" "path=${HEALTH_PATH}" "tool=connclient" "http=$(csb_http_list)") ;;
     lowrate) params+=("rps=${rps}" "duration_s=${C10K_SECS}" "path=${HEALTH_PATH}" "tool=connclient") ;;
-    active) params+=("payload=${C10K_PAYLOAD}" "duration_s=${C10K_SECS}" "path=$(csb_payload_path "${C10K_PAYLOAD}")" "tool=wrk") ;;
+    active) params+=("payload=${C10K_PAYLOAD}" "duration_s=${C10K_SECS}" "path=$(csb_payload_path "${C10K_PAYLOAD}")" "tool=${tool}") ;;
   esac
   if ! c10k_plan "${cell}" "${kind}" "${conns}" "${rps}"; then
     csb_cell_begin "${cell}" "${params[@]}"
@@ -219,20 +278,22 @@ c10k_scenario() {
     "sources=$(IFS=, && echo "${C10K_SRC_IP[*]}")" "connect_rate_per_s=${C10K_CONNECT_RATE}" "clients=${CSB_CLIENTS_N}")
   local bound=${C10K_PLAN[ramp_bound_s]} hold="raw/${cell}.hold" start="raw/${cell}.start"
   local ctimeout="${C10K_PLAN[connect_timeout_s]}s"
+  local -a h2idle=()
+  ! csb_http2_on || h2idle=(-http 2)
   # Its connections stay idle through the ramp (at most its bound) and the
   # hold or the schedule: the server must not close them before.
   CSB_SERVER_CONNS=${conns} CSB_SERVER_IDLE_S=$((bound + C10K_HOLD + C10K_SECS)) \
     csb_http_start "csb-server-${cell}" "${C10K_PAYLOAD}" "${C10K_PLAN[server_procs]}"
   c10k_snapshot "${cell}" before
   case "${kind}" in
-    idle) c10k_procs "${cell}" idle -ramp-max "${bound}s" -connect-timeout "${ctimeout}" -hold-file "${hold}" -hold-wait "$((bound + 60))s" -path "${HEALTH_PATH}" ;;
+    idle) c10k_procs "${cell}" idle -ramp-max "${bound}s" -connect-timeout "${ctimeout}" -hold-file "${hold}" -hold-wait "$((bound + 60))s" -path "${HEALTH_PATH}" "${h2idle[@]}" ;;
     # -close-late: a process that ends first does not close its
     # connections while the others' last requests are under way.
     lowrate) c10k_procs "${cell}" lowrate -ramp-max "${bound}s" -connect-timeout "${ctimeout}" -duration "${C10K_SECS}s" -path "${HEALTH_PATH}" -start-file "${start}" -start-wait "$((bound + 60))s" -close-late ;;
-    active) c10k_procs "${cell}" active ;;
+    active) c10k_procs "${cell}" active "${h2[@]}" ;;
   esac
   csb_cell_begin "${cell}" "${params[@]}"
-  csb_procs_start "${C10K_TOOL[${kind}]}-${cell}"
+  csb_procs_start "${tool}-${cell}"
   case "${kind}" in
     idle)
       # The ramps may take up to the bound, and the last attempts their timeouts.
@@ -260,8 +321,8 @@ c10k_scenario() {
       c10k_snapshot "${cell}" held
       ;;
     active)
-      # wrk prints nothing until it ends; half way through, every connection
-      # it opens is open.
+      # wrk and h2load print nothing until they end; half way through,
+      # every connection they open is open.
       sleep $(((C10K_SECS + 1) / 2))
       c10k_snapshot "${cell}" held
       ;;
@@ -271,8 +332,10 @@ c10k_scenario() {
   c10k_cost_files "${cell}"
 }
 
-# The tool of each kind (its pidstat file is pidstat-<tool>-<cell>.txt).
+# The tool of each kind (its pidstat file is pidstat-<tool>-<cell>.txt;
+# h2load for the active scenario over HTTP/2).
 declare -gA C10K_TOOL=([idle]=connclient [lowrate]=connclient [active]=wrk)
 
-# c10k_has_result FILE: a process's output a summary can read.
+# c10k_has_result FILE: a process's output a summary can read (wrk's or
+# h2load's text: csb check).
 c10k_has_result() { if [[ "$1" == *.txt ]]; then csb_has_loadgen_output "$1"; else [[ -s "$1" ]]; fi; }

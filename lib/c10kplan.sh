@@ -53,17 +53,19 @@ c10k_plan_run() {
 }
 
 # c10k_preflight SCENARIO...: refuse the run before anything starts when a
-# scenario ("KIND CONNS RPS") cannot work on these hosts: exit 2 when only a
+# scenario ("KIND CONNS RPS STREAMS") cannot work on these hosts: exit 2 when only a
 # smaller CONNS cures it (memory, files), else 6 (the plan's exit). A step
 # after a smaller one is checked on memory again before it starts, from
 # what the smaller one measured: here its estimate only warns.
 c10k_preflight() {
-  local sc kind conns rps bad=0 tmp first="" rc=0
+  local sc kind conns rps streams bad=0 tmp first="" rc=0
   # The run directory does not exist yet: the hosts' facts in files here.
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/csb-c10k-facts.XXXXXX")
   csb_facts_read "${tmp}/limits." .env
   for sc in "$@"; do
-    read -r kind conns rps <<<"${sc}"
+    read -r kind conns rps streams <<<"${sc}"
+    # Over HTTP/2 the active scenario's requests in flight share conns / streams connections.
+    ((${streams:-0} == 0)) || conns=$((conns / streams))
     local -a after=()
     [[ -z "${first}" ]] || ((conns <= first)) || after=(-after-step)
     first=${first:-${conns}}

@@ -1,10 +1,12 @@
 #!/usr/bin/env bats
-# HTTP/2 (HTTP=2, HTTP=1.1,2) in Phases 1 and 2 on a netns lab with two
-# client hosts, smoke profile: h2load against the reference server and
-# nginx, over TLS (ALPN h2) and in cleartext (h2c, prior knowledge), Phase
-# 2 with STREAMS; the merged p99 recomputed from both hosts' h2load logs; a
-# server that offers only HTTP/1.1 and bad HTTP or STREAMS values refused
-# with exit 2 before any cell.
+# HTTP/2 (HTTP=2, HTTP=1.1,2) in Phases 1, 2 and 3 on a netns lab with two
+# client hosts: h2load against the reference server and nginx, over TLS
+# (ALPN h2) and in cleartext (h2c, prior knowledge), Phase 2 with STREAMS;
+# Phase 3's idle connections held over HTTP/2 (connclient idle -http 2)
+# and its active scenario as streams over few connections; the merged p99
+# recomputed from both hosts' h2load logs; a server that offers only
+# HTTP/1.1, bad HTTP or STREAMS values, and HTTP=2 where a scenario or
+# phase does not speak it refused with exit 2 before any cell.
 # One lab serves every test (brought up once, taken down at the end when
 # this file brought it up).
 
@@ -140,14 +142,22 @@ check_h2_run() {
   done < <(sed -n 's/^started\.[a-z0-9]*=\([0-9]*\) .*/\1/p' "${dir}/run.env")
 }
 
-@test "http2: Phase 3 refuses HTTP as a setting of other runners, Phase 5 as HTTP/1.1 only for now, exit 2" {
-  run bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s HTTP=2
-  [ "$status" -eq 2 ]
-  [[ "${lines[0]}" == "error: HTTP is a setting of other runners, not of this one (its settings are listed below)" ]]
-  run bash 05-capacity/run_capacity.sh -l netns -p smoke -s HTTP=2
-  [ "$status" -eq 2 ]
-  [[ "${lines[0]}" == "error: HTTP=2: capacity is HTTP/1.1 only for now (its open-model client, connclient lowrate, speaks HTTP/1.1); run it with HTTP=1.1, or Phase 1 or 2 for HTTP/2" ]]
-  [ "${#lines[@]}" -eq 1 ]
+@test "http2: HTTP=2 where a scenario or phase does not speak it exits 2 in one line, before anything starts" {
+  local args expect
+  while IFS='|' read -r args expect; do
+    # shellcheck disable=SC2086 # the case's runner and -s flags, one word each
+    run bash ${args} -l netns -p smoke
+    [ "$status" -eq 2 ] || { echo "${args}: status $status: $output"; return 1; }
+    [[ "${lines[0]}" == "${expect}" ]] || { echo "${args}: ${lines[0]}"; return 1; }
+  done <<'CASES'
+03-c10k/run_c10k.sh -s HTTP=2|error: HTTP=2: the lowrate scenario is HTTP/1.1 only for now (its open-model client speaks HTTP/1.1); set SCENARIOS without it
+03-c10k/run_c10k_beyond.sh -s HTTP=2|error: HTTP=2: the lowrate scenario is HTTP/1.1 only for now (its open-model client speaks HTTP/1.1); set SCENARIOS without it
+03-c10k/run_c10k.sh -s HTTP=2 -s SCENARIOS=active -s STREAMS=3|error: STREAMS=3: 3 streams per connection do not divide CONNS 10000: the active scenario keeps CONNS requests in flight as CONNS / STREAMS connections
+03-c10k/run_c10k.sh -s STREAMS=10|error: STREAMS=10: streams per connection are HTTP/2's; set HTTP=2
+03-c10k/run_c10k_beyond.sh -s HTTP=3|error: HTTP=3 is not valid (from flag): expected one of: 1.1 2
+03-c10k/run_c10k_beyond_lowrate_retry.sh -s HTTP=2|error: HTTP is a setting of other runners, not of this one (its settings are listed below)
+05-capacity/run_capacity.sh -s HTTP=2|error: HTTP=2: capacity is HTTP/1.1 only for now (its open-model client, connclient lowrate, speaks HTTP/1.1); run it with HTTP=1.1, or Phase 1 or 2 for HTTP/2
+CASES
   [ -z "$(ls -A "${RESULTS_ROOT}")" ]
 }
 
@@ -186,4 +196,50 @@ CASES
   # shellcheck disable=SC2016 # backquotes of the markdown, not a command
   grep -q '^| `1k -m 10` | \*\*c[48]\*\* |' "${r}"
   grep -q 'c in these formulas is c × m' "${r}"
+}
+
+# check_h2_idle DIR CELL CONNS: an idle cell over HTTP/2 held every
+# connection, every connclient result says http 2, and memory per
+# connection is there three ways.
+check_h2_idle() {
+  local dir=$1 cell=$2 conns=$3 s="$1/summary.json" f
+  jq -e --arg c "${cell}" --argjson n "${conns}" '.cells[] | select(.name == $c) | .status == "ok"
+    and .params.http == "2" and .metrics.connections_established == $n and .metrics.connections_alive_end == $n
+    and .metrics.server_rss_per_conn_kb > 0 and .metrics.client_rss_per_conn_kb > 0
+    and .metrics.kernel_tcp_slab_kb_per_conn > 1' "${s}"
+  for f in "${dir}/raw/${cell}".client-*.json; do
+    jq -e '.http == "2" and .connections_failed == 0' "${f}" >/dev/null || { echo "${f}: $(jq -c '{http, connections_failed, errors}' "${f}")"; return 1; }
+  done
+}
+
+@test "http2: Phase 3 over h2c on two clients: 10k idle held, 10k streams over 100 connections merged exactly" {
+  need_root
+  run bash 03-c10k/run_c10k.sh -l netns -p quick -s SCENARIOS=active,idle -s HTTP=2 -s CONNS=10000 -s STREAMS=100
+  echo "$output" | tail -n 15
+  [ "$status" -eq 0 ]
+  local dir cell=active-10k-1k-h2-m100 want got
+  dir=$(results_line "$output")
+  check_h2_idle "${dir}" idle-10k-h2 10000
+  grep -qE 'connclient idle .* -http 2( |$)' "${dir}/logs/console.log"
+  # 10k streams in flight: 50 connections of 100 streams on each client.
+  jq -e --arg c "${cell}" '.cells[] | select(.name == $c) | .status == "ok" and .params.connections == "100"
+    and .params.streams == "100" and .metrics.connections_established == 100 and .metrics.errors_total == 0
+    and .metrics.server_rss_per_stream_kb > 0 and .details.latency_merge == "exact"' "${dir}/summary.json"
+  grep -qE 'h2load -t [0-9]+ -c 50 -m 100 -D [0-9]+ --log-file=raw/client1/active-10k-1k-h2-m100.h2load.log http://' "${dir}/logs/console.log"
+  want=$(p99_of_logs "${dir}/raw/client1/${cell}.h2load.log" "${dir}/raw/client2/${cell}.h2load.log")
+  got=$(jq -r --arg c "${cell}" '.cells[] | select(.name == $c) | .metrics.latency_p99_ms * 1000 | round' "${dir}/summary.json")
+  echo "${cell}: merged p99 ${got} us, from both logs ${want} us"
+  [ "${got}" = "${want}" ]
+  grep -q 'HTTP/2 connections × 100 streams' "${dir}/Report_03-c10k.md"
+}
+
+@test "http2: Phase 3 idle with nginx over TLS (ALPN h2), 2k connections" {
+  need_root
+  run bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s SCENARIOS=idle -s HTTP=2 -s CONNS=2000 -s SERVER=nginx -s SCHEME=https
+  echo "$output" | tail -n 15
+  [ "$status" -eq 0 ]
+  local dir
+  dir=$(results_line "$output")
+  check_h2_idle "${dir}" idle-2k-h2 2000
+  jq -e '.tls.first.alpn == "h2"' "${dir}"/raw/idle-2k-h2.client-1.json
 }

@@ -180,7 +180,7 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 	lg.Start = rc.Start.Add(-time.Second)
 	tool := "connclient"
 	if rc.Params["scenario"] == "active" {
-		tool = "wrk"
+		tool = activeTool(rc)
 	}
 	for _, l := range labels {
 		hosts.Procs(lg, l+"/"+tool+"-"+rc.Name, l, m)
@@ -227,7 +227,7 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 	var clients []*Client
 	switch rc.Params["scenario"] {
 	case "active":
-		measureWrk(r, rc, c, labels, note)
+		measureActive(r, rc, c, labels, note)
 	default:
 		clients = measureConnclients(r, rc, c, plan, note)
 	}
@@ -247,6 +247,10 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 	}
 	if m["server_rss_held_mb"] != nil && m["server_rss_baseline_mb"] != nil && n != nil && *n > 0 {
 		m["server_rss_per_conn_kb"] = summary.F(round((held-base) / *n, 1))
+		if st := streams(rc); st > 1 {
+			// HTTP/2: every connection carries st requests in flight.
+			m["server_rss_per_stream_kb"] = summary.F(round((held-base) / (*n * float64(st)), 2))
+		}
 	}
 	lab := r.Get("lab")
 	for _, p := range measureMemory(c10k, clients, labels, n, lab == "netns" || lab == "local", m, details) {
@@ -354,22 +358,50 @@ func fail(c *summary.Cell, msg string) {
 	c.Error = &msg
 }
 
-// measureWrk reads the active cell's wrk outputs, one per client host
-// (raw/<label>/<cell>.txt; raw/<cell>.wrk.txt in a run from one host before
-// each had its own directory): the report.lua hook's JSON, cross-checked
-// with wrk's text, merged as the HTTP phases merge (counts and rates
-// summed, percentiles from the merged distributions; one host's figures
-// are its own). wrk reports no connection count: the connections
-// established are those `ss` saw on the clients half way through the run.
-func measureWrk(r *rundir.Run, rc rundir.Cell, c *summary.Cell, labels []string, note func(string, ...any)) {
+// activeTool is the active cell's load generator: h2load over HTTP/2
+// (params loadgen=h2load), wrk otherwise.
+func activeTool(rc rundir.Cell) string {
+	if rc.Params["loadgen"] == "h2load" {
+		return "h2load"
+	}
+	return "wrk"
+}
+
+// streams is a cell's HTTP/2 streams per connection (params streams=S);
+// 1 over HTTP/1.1.
+func streams(rc rundir.Cell) int {
+	if v, err := strconv.Atoi(rc.Params["streams"]); err == nil && v > 0 {
+		return v
+	}
+	return 1
+}
+
+// measureActive reads the active cell's load generator outputs, one per
+// client host: wrk's (raw/<label>/<cell>.txt; raw/<cell>.wrk.txt in a run
+// from one host before each had its own directory), the report.lua hook's
+// JSON cross-checked with wrk's text; or over HTTP/2 h2load's
+// (raw/<label>/<cell>.h2load.txt and its log of every request, from which
+// the latencies come). They are merged as the HTTP phases merge (counts and
+// rates summed, percentiles from the merged distributions; one host's
+// figures are its own). Neither tool reports a connection count: the
+// connections established are those `ss` saw on the clients half way
+// through the run.
+func measureActive(r *rundir.Run, rc rundir.Cell, c *summary.Cell, labels []string, note func(string, ...any)) {
 	m := c.Metrics
 	var loads []*httpphase.Load
+	tool := activeTool(rc)
 	for _, l := range labels {
-		path := filepath.Join(r.Dir, "raw", l, rc.Name+".txt")
-		if old := filepath.Join(r.Dir, "raw", rc.Name+".wrk.txt"); len(labels) == 1 && !exists(path) && exists(old) {
-			path = old
+		var ld *httpphase.Load
+		var err error
+		if tool == "h2load" {
+			ld, err = httpphase.ReadH2load(filepath.Join(r.Dir, "raw", l, rc.Name+".h2load.txt"))
+		} else {
+			path := filepath.Join(r.Dir, "raw", l, rc.Name+".txt")
+			if old := filepath.Join(r.Dir, "raw", rc.Name+".wrk.txt"); len(labels) == 1 && !exists(path) && exists(old) {
+				path = old
+			}
+			ld, err = httpphase.ReadWrk(path)
 		}
-		ld, err := httpphase.ReadWrk(path)
 		if err != nil {
 			if rc.Measured() {
 				fail(c, err.Error())
@@ -377,7 +409,7 @@ func measureWrk(r *rundir.Run, rc rundir.Cell, c *summary.Cell, labels []string,
 			return
 		}
 		if ld.CrossCheck != "" {
-			note("wrk's text and the hook's JSON disagree: %s", ld.CrossCheck)
+			note("%s's text and its latencies disagree: %s", tool, ld.CrossCheck)
 		}
 		if ld.DistMissing != "" && len(labels) > 1 {
 			note("%s: latency percentiles not merged exactly: %s", l, ld.DistMissing)
@@ -408,9 +440,10 @@ func measureWrk(r *rundir.Run, rc rundir.Cell, c *summary.Cell, labels []string,
 		}
 	}
 	if n, rps := held, m["rps_achieved"]; n != nil && rps != nil && *rps > 0 {
-		// A closed loop of n connections served at rps requests/s: each
-		// request waits n/rps on average (Little's law).
-		m["littles_law_latency_ms"] = summary.F(round(*n / *rps * 1000, 1))
+		// A closed loop of n connections of st streams each, served at rps
+		// requests/s: each request waits n × st / rps on average (Little's
+		// law).
+		m["littles_law_latency_ms"] = summary.F(round(*n*float64(streams(rc)) / *rps * 1000, 1))
 	}
 	// The runner's verdict (csb check wrk) is this one.
 	if why := httpphase.CellVerdict(r.Settings, rc, loads, labels); why != "" {
@@ -438,6 +471,9 @@ func label(c *summary.Cell) string {
 	case "lowrate":
 		return n + " low-rate at " + c.Params["rps"] + " req/s"
 	case "active":
+		if st := c.Params["streams"]; st != "" {
+			return n + " HTTP/2 connections × " + st + " streams on " + c.Params["path"]
+		}
 		return n + " active on " + c.Params["path"]
 	}
 	return strings.TrimSpace(n + " " + kind(c))

@@ -121,7 +121,11 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	if len(lrows) > 0 {
 		d.Table([]string{"scenario", "RPS", "of target", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms",
 			"service p50 / p99 ms", "sender lag p99 ms", "Little's law ms"}, lrows)
-		d.P("%s", strings.TrimSpace("Low-rate latencies are connclient's, measured from each request's due time on the open-model schedule, so a request that waited for its connection counts its wait (coordinated omission corrected); the service time is from the actual send. Active latencies are wrk's (closed loop: a slow response delays the next request on its connection, which wrk does not count); Little's law (connections / rate) gives the mean wait a closed loop implies. "+basisText(s)))
+		active := "Active latencies are wrk's (closed loop: a slow response delays the next request on its connection, which wrk does not count); Little's law (connections / rate) gives the mean wait a closed loop implies. "
+		if s.HTTP != nil {
+			active = "Active latencies are wrk's, over HTTP/2 h2load's from its log of every request (closed loop: a slow response delays the next request on its connection or stream, which neither counts); Little's law (connections × streams per connection / rate) gives the mean wait a closed loop implies. "
+		}
+		d.P("%s", strings.TrimSpace("Low-rate latencies are connclient's, measured from each request's due time on the open-model schedule, so a request that waited for its connection counts its wait (coordinated omission corrected); the service time is from the actual send. "+active+basisText(s)))
 	} else {
 		d.P("No scenario carried requests.")
 	}

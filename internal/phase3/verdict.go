@@ -253,9 +253,16 @@ func verdict(s *summary.Summary, c *summary.Cell, plan *c10kplan.Plan) *summary.
 		return &summary.Verdict{Bound: b + backoff, Evidence: ev}
 	case "active":
 		svc := serviceP99(s)
-		ev := fmt.Sprintf("a closed loop of %s connections at %s req/s: each request waits %s ms on average by Little's law (connections / rate), wrk measured p50 %s ms and p99 %s ms",
-			decimal.Format(m["connections_established"], 0), decimal.Format(m["rps_achieved"], 0), decimal.Format(m["littles_law_latency_ms"], 0),
+		loop, law, tool := decimal.Format(m["connections_established"], 0)+" connections", "connections / rate", "wrk"
+		if st := c.Params["streams"]; st != "" {
+			loop, law, tool = loop+" × "+st+" streams", "connections × streams / rate", "h2load"
+		}
+		ev := fmt.Sprintf("a closed loop of %s at %s req/s: each request waits %s ms on average by Little's law (%s), %s measured p50 %s ms and p99 %s ms",
+			loop, decimal.Format(m["rps_achieved"], 0), decimal.Format(m["littles_law_latency_ms"], 0), law, tool,
 			decimal.Format(m["latency_p50_ms"], 1), decimal.Format(m["latency_p99_ms"], 1))
+		if v := m["server_rss_per_stream_kb"]; v != nil {
+			ev += fmt.Sprintf("; server RSS %s KiB per stream in flight", decimal.Format(v, 2))
+		}
 		if !math.IsNaN(svc) {
 			ev += fmt.Sprintf(" against a service time of %.2f ms (p99 of the low-rate scenarios)", svc)
 		}
