@@ -249,7 +249,7 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 		m["server_rss_per_conn_kb"] = summary.F(round((held-base) / *n, 1))
 		if st := streams(rc); st > 1 {
 			// HTTP/2: every connection carries st requests in flight.
-			m["server_rss_per_stream_kb"] = summary.F(round((held-base) / (*n * float64(st)), 2))
+			m["server_rss_per_stream_kb"] = summary.F(round((held-base)/(*n*float64(st)), 2))
 		}
 	}
 	lab := r.Get("lab")
