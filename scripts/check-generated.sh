@@ -7,7 +7,7 @@
 # Copies the committed files of the reference runs (0*/results/*/; an engine
 # benchmark's report.json there is remade by connclient benchreport), of
 # report/ and of the committed comparisons (compare/<a>-vs-<b>/<a|b>/<phase>/
-# <run>/, as they are in the work tree of the checkout DIR, default this
+# <run>/, or compare/<a>-vs-<b>/<server>/<a|b>/<phase>/<run>/, as they are in the work tree of the checkout DIR, default this
 # repo) into a temporary directory; deletes there what is generated
 # (summary.json, summary.csv, Report_*.md and the charts of each run, all of
 # report/, each comparison's README.md); regenerates them with bin/csb
@@ -57,7 +57,8 @@ main() {
   cp -a "${committed}/." "${regen}/"
 
   local -a runs
-  mapfile -t runs < <(cd "${regen}" && find . \( -path './0*/results/*/run.env' -o -path './compare/*/*/0*/*/run.env' \) -printf '%h\n' | sort)
+  mapfile -t runs < <(cd "${regen}" && find . \( -path './0*/results/*/run.env' -o -path './compare/*/*/0*/*/run.env' \
+    -o -path './compare/*/*/*/0*/*/run.env' \) -printf '%h\n' | sort)
   (
     cd "${regen}"
     local run
@@ -77,15 +78,21 @@ main() {
       [[ -d "${bench%/report.json}/rep-1" ]] || continue
       "${CSB_ROOT}/bin/connclient" benchreport -dir "${bench%/report.json}" >"${bench}"
     done
-    local cmp a b
+    local cmp a b sub
     for cmp in compare/*-vs-*/; do
       [[ -d "${cmp}" ]] || continue
       cmp=${cmp%/}
       a=${cmp#compare/}
       b=${a#*-vs-}
       a=${a%%-vs-*}
-      rm -f "${cmp}/README.md"
-      "${csb}" compare -roots -out "${cmp}/README.md" "${cmp}/${a}" "${cmp}/${b}" >/dev/null
+      # compare/<a>-vs-<b>/<a|b>/, or one level down per server
+      # (compare/http1-vs-http2/<server>/<a|b>/).
+      for sub in "${cmp}" "${cmp}"/*/; do
+        sub=${sub%/}
+        [[ -d "${sub}/${a}" && -d "${sub}/${b}" ]] || continue
+        rm -f "${sub}/README.md"
+        "${csb}" compare -roots -out "${sub}/README.md" "${sub}/${a}" "${sub}/${b}" >/dev/null
+      done
     done
   ) || die "bin/csb could not regenerate the reference results (see above)" 1
 

@@ -23,6 +23,16 @@
 #   clients1-vs-clients2
 #                  Phases 0 and 1 with one client host and with two
 #                  (CLIENTS=2: the lab's switch, both clients at once)
+#   http1-vs-http2 for SERVER=csb and SERVER=nginx, in cleartext, one right
+#                  after the other: Phase 1 (REPEAT=3), Phase 2 (HTTP/2:
+#                  CONCURRENCY=16,64 x STREAMS=1,4,16, so that 16, 64
+#                  and 256 requests in flight meet HTTP/1.1's 16, 64 and
+#                  256 connections), Phase 3 active and idle at 10k (HTTP/2:
+#                  10k streams over 100 connections) over HTTP/1.1 and over
+#                  HTTP/2 (h2c), into compare/http1-vs-http2/<server>/
+#                  {http1,http2}/, each server's README.md by bin/csb
+#                  compare -roots; h2load's logs (a line per request) are
+#                  kept gzipped (<cell>.h2load.log.gz, read as they are)
 #   capacity       Phase 5 (quick) with SERVER=csb and with SERVER=nginx,
 #                  each named by its server; the connclient engine
 #                  benchmark (scripts/engine-bench.sh -c 64 -l 1024 -n 5)
@@ -52,7 +62,7 @@ refs_run() {
   bash "${CSB_ROOT}/$1" "${@:2}" || REFS_FAILED+=("$1")
 }
 
-REFS_GROUPS=(phases c1m csb-vs-nginx http-vs-https clients1-vs-clients2 capacity)
+REFS_GROUPS=(phases c1m csb-vs-nginx http-vs-https clients1-vs-clients2 http1-vs-http2 capacity)
 
 # refs_compare NAME A B: bin/csb compare -roots over compare/NAME/{A,B}, with
 # the same relative paths scripts/check-generated.sh regenerates it with.
@@ -102,6 +112,22 @@ refs_group() {
         refs_run 03-c10k/run_c10k.sh -r "${CSB_ROOT}/compare/http-vs-https/${s}" -s SCHEME="${s}" -s SCENARIOS=idle
       done
       refs_compare http-vs-https http https
+      ;;
+    http1-vs-http2)
+      local d v
+      for s in csb nginx; do
+        for v in 1.1 2; do
+          d="${CSB_ROOT}/compare/http1-vs-http2/${s}/http${v%.1}"
+          local -a h2=(-s HTTP="${v}") m=()
+          [[ "${v}" == 1.1 ]] || m=(-s "CONCURRENCY=16,64" -s "STREAMS=1,4,16")
+          refs_run 01-http-baseline/run_http_baseline.sh -r "${d}" -s SERVER="${s}" -s REPEAT=3 "${h2[@]}"
+          refs_run 02-http-matrix/run_http_matrix.sh -r "${d}" -s SERVER="${s}" "${h2[@]}" "${m[@]}"
+          refs_run 03-c10k/run_c10k.sh -r "${d}" -s SERVER="${s}" -s SCENARIOS=active,idle "${h2[@]}"
+          # One line per request: the same lines in a fifth of the bytes.
+          find "${d}" -name '*.h2load.log' -exec gzip -n -9 {} + || REFS_FAILED+=("gzip ${d}")
+        done
+        refs_compare "http1-vs-http2/${s}" http1 http2
+      done
       ;;
     clients1-vs-clients2)
       for s in 1 2; do

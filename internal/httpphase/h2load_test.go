@@ -1,6 +1,8 @@
 package httpphase
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +109,45 @@ func TestReadH2loadRefusals(t *testing.T) {
 	l, err = ReadH2load(path)
 	if err != nil || l.CrossCheck == "" || l.Dist != nil || l.Latency["p99"] != nil {
 		t.Errorf("a log one line short: %v %+v", err, l)
+	}
+}
+
+// TestReadH2loadGzipLog: a log kept as its gzip copy (<cell>.h2load.log.gz,
+// as scripts/references.sh keeps the committed runs') reads as the log.
+func TestReadH2loadGzipLog(t *testing.T) {
+	dir := t.TempDir()
+	plain, err := ReadH2load(h2loadCell(t, dir, "h2load-h2c-slots", "1k-h2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zdir := t.TempDir()
+	path := h2loadCell(t, zdir, "h2load-h2c-slots", "1k-h2")
+	log := H2loadLogName(path)
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(b)
+	zw.Close()
+	if err := os.WriteFile(log+".gz", z.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(log); err != nil {
+		t.Fatal(err)
+	}
+	zl, err := ReadH2load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zl.Dist == nil || zl.Dist.Count() != plain.Dist.Count() || *zl.Latency["p99"] != *plain.Latency["p99"] || zl.CrossCheck != "" {
+		t.Fatalf("from the gzip copy: %+v, want the plain log's %+v", zl, plain)
+	}
+	if err := os.WriteFile(log+".gz", []byte("not gzip"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadH2load(path); err == nil || !strings.Contains(err.Error(), ".gz") {
+		t.Errorf("a broken gzip copy: %v, want an error naming it", err)
 	}
 }

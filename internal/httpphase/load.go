@@ -6,7 +6,11 @@
 package httpphase
 
 import (
+	"compress/gzip"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -249,6 +253,41 @@ func H2loadLogName(textPath string) string {
 	return strings.TrimSuffix(textPath, ".txt") + ".log"
 }
 
+// openLog opens h2load's log at path, or, where only that exists, its
+// gzip copy path.gz (scripts/references.sh compresses the logs of the
+// committed runs, one line per request: the same lines, a fifth of the
+// bytes).
+func openLog(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return f, err
+	}
+	gf, gerr := os.Open(path + ".gz")
+	if gerr != nil {
+		return nil, err
+	}
+	zr, gerr := gzip.NewReader(gf)
+	if gerr != nil {
+		gf.Close()
+		return nil, fmt.Errorf("%s.gz: %w", path, gerr)
+	}
+	return gzipFile{zr, gf}, nil
+}
+
+// gzipFile closes the gzip reader and the file under it.
+type gzipFile struct {
+	*gzip.Reader
+	f *os.File
+}
+
+func (g gzipFile) Close() error {
+	err := g.Reader.Close()
+	if cerr := g.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // ReadH2load reads raw/<cell>.h2load.txt, what h2load printed, and the
 // --log-file beside it (H2loadLogName): one line per request, the source
 // of the latency distribution (every request's, so several clients' merge
@@ -268,7 +307,7 @@ func ReadH2load(path string) (*Load, error) {
 	if err != nil {
 		return nil, err
 	}
-	lf, err := os.Open(H2loadLogName(path))
+	lf, err := openLog(H2loadLogName(path))
 	if err != nil {
 		return nil, fmt.Errorf("no h2load log: %w", err)
 	}
