@@ -60,13 +60,14 @@
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() { csb_usage http-baseline PAYLOADS HTTP THREADS CONNECTIONS WARMUP DURATION \
+usage() { csb_usage http-baseline PAYLOADS HTTP H2_MAX_STREAMS THREADS CONNECTIONS WARMUP DURATION \
   REPEAT SERVER PAYLOAD_PATHS SCHEME NON2XX_MAX; }
 
 PHASE=01-http-baseline
 
 csb_config_declare PAYLOADS 1k,10k,100k sizes "sizes, one cell each, as the server names them (default 1k,10k,100k)"
 csb_config_declare HTTP 1.1 "enum:1.1|2|1.1,2" "HTTP versions of the cells: 1.1 (wrk), 2 (h2load: h2 over TLS with SCHEME=https, h2c with prior knowledge with http), 1.1,2 both, side by side"
+csb_h2_declare
 csb_config_declare THREADS "" posint_or_empty "wrk (h2load) threads (empty: the profile's)"
 csb_config_declare CONNECTIONS "" posint_or_empty "wrk (h2load) connections (empty: the profile's)"
 csb_config_declare REPEAT 1 posint "runs of every cell, shuffled (default 1); the report gives each payload's median, min–max and spread"

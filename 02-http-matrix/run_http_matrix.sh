@@ -21,7 +21,11 @@
 # concurrency, named <size>-c<N>-m<S>:
 #   h2load  h2load -t min(THREADS,N) -c N -m S -D <D> --log-file=...
 #                                                  -> raw/<cell>.h2load.{txt,log}
-# and each payload x streams is a series whose plateau the report finds.
+#   oha     (LOADGEN=oha, where oha is installed) oha ... -z <D>s -c N
+#            --http2 -p S URL                        -> raw/<cell>.json
+# and each payload x streams is a series whose plateau the report finds
+# (h2load logs every request, so several client hosts' percentiles merge
+# exactly; oha's JSON has percentiles only).
 # Before each cell WARMUP seconds of the same load run unrecorded (output in
 # raw/warmup/). REPEAT=N runs every cell N times, all in one shuffled order;
 # the report shows the median and the min-max.
@@ -55,11 +59,13 @@
 #   bash 02-http-matrix/run_http_matrix.sh -l local -p smoke
 #   sudo LAB=netns PROFILE=quick bash 02-http-matrix/run_http_matrix.sh
 #   bash 02-http-matrix/run_http_matrix.sh -s PAYLOADS=1k,100k -s CONCURRENCY=64,1024 -s REPEAT=3
+#   sudo bash 02-http-matrix/run_http_matrix.sh -l netns -p quick -s HTTP=2 -s STREAMS=1,10
+#   sudo bash 02-http-matrix/run_http_matrix.sh -l netns -p quick -s HTTP=2 -s LOADGEN=oha   # where oha is installed
 
 # shellcheck source=lib/init.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
-usage() { csb_usage http-matrix PAYLOADS CONCURRENCY HTTP STREAMS LOADGEN THREADS REPEAT \
+usage() { csb_usage http-matrix PAYLOADS CONCURRENCY HTTP STREAMS H2_MAX_STREAMS LOADGEN THREADS REPEAT \
   WARMUP DURATION SERVER PAYLOAD_PATHS SCHEME NON2XX_MAX; }
 
 PHASE=02-http-matrix
@@ -69,8 +75,9 @@ PHASE=02-http-matrix
 csb_config_declare PAYLOADS 1k,4k,10k,100k sizes "sizes as the server names them (default: the profile's)"
 csb_config_declare CONCURRENCY 16,64,128,256,512,1024 posints "connections per cell, positive integers (default: the profile's)"
 csb_config_declare HTTP 1.1 "enum:1.1|2" "1.1 (oha or wrk) or 2 (h2load: h2 over TLS with SCHEME=https, h2c with prior knowledge with http)"
+csb_h2_declare
 csb_config_declare STREAMS 1,10,100 posints "HTTP=2: streams per connection (h2load -m), a matrix dimension beside CONCURRENCY (default 1,10,100)"
-csb_config_declare LOADGEN auto "enum:auto|oha|wrk" "auto | oha | wrk (default auto); HTTP=2 loads with h2load"
+csb_config_declare LOADGEN auto "enum:auto|oha|wrk" "auto | oha | wrk (default auto); HTTP=2: auto loads with h2load, oha with oha --http2 -p STREAMS"
 csb_config_declare THREADS "" posint_or_empty "wrk threads when wrk runs (empty: this host's CPUs)"
 csb_config_declare REPEAT 1 posint "runs of every cell, shuffled (default 1)"
 csb_config_declare WARMUP "" uint_or_empty "seconds of unrecorded load per cell, 0 for none (empty: the profile's)"
@@ -103,10 +110,13 @@ check_settings() {
   fi
   REPEAT=$((10#${REPEAT}))
   if [[ "${HTTP}" == 2 ]]; then
-    [[ "${LOADGEN}" == auto ]] ||
-      usage_error "LOADGEN=${LOADGEN} speaks HTTP/1.1 only: HTTP=2 loads with h2load (leave LOADGEN at auto)"
+    [[ "${LOADGEN}" != wrk ]] ||
+      usage_error "LOADGEN=wrk speaks HTTP/1.1 only: HTTP=2 loads with h2load (LOADGEN=auto) or oha --http2 (LOADGEN=oha)"
     once_each STREAMS
     CSB_LOADGEN=h2load CSB_LOADGEN_STANDIN=0
+    # oha over HTTP/2 only when asked: h2load logs every request, so its
+    # percentiles merge exactly; oha's JSON has percentiles only.
+    [[ "${LOADGEN}" != oha ]] || csb_loadgen_resolve
   else
     # (By value, not origin: entering the lab runs this again with every
     # setting from the environment.)
@@ -153,7 +163,7 @@ main() {
   csb_ssh_open
   csb_preflight_tools "${CSB_LOADGEN} curl sar mpstat pidstat sadf nstat ip ss" "sar mpstat pidstat sadf nstat ip ss"
   csb_preflight_route
-  [[ "${CSB_LOADGEN}" == oha ]] && csb_oha_probe
+  [[ "${CSB_LOADGEN}" != oha ]] || csb_oha_probe "$([[ "${HTTP}" != 2 ]] || echo h2)"
   csb_run_begin "${PHASE}" http-matrix "$@"
   csb_run_set phase0_results "$(csb_results_root 00-iperf3)"
   csb_run_set payloads "${PAYLOADS}"

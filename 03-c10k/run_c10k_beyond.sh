@@ -59,7 +59,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
 usage() { csb_usage c10k-beyond CONNS RPS SCENARIOS HOLD DURATION CONNECT_RATE \
-  TW_THRESHOLD TW_WAIT_MAX CLIENT_EXTRA_IPS CLIENTS HTTP SERVER SCHEME; }
+  TW_THRESHOLD TW_WAIT_MAX CLIENT_EXTRA_IPS CLIENTS HTTP H2_MAX_STREAMS SERVER SCHEME; }
 
 csb_config_declare CONNS "" conncounts_or_empty "connections per scenario, a list of steps: 20000 or 20k (empty: the profile's)"
 csb_config_declare RPS "" posints_or_empty "request rates of the low-rate scenarios (empty: the profile's)"

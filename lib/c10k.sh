@@ -48,6 +48,7 @@ csb_c10k_settings() {
 # with SCHEME=https, h2c with prior knowledge in cleartext) and loads the
 # active scenario with h2load, STREAMS streams per connection.
 c10k_http_declare() {
+  csb_h2_declare
   csb_config_declare HTTP 1.1 "enum:1.1|2" "Phase 3: HTTP version: 1.1, or 2 (h2 over TLS with SCHEME=https, h2c with prior knowledge with http): idle connections held over HTTP/2 (idle-<n>-h2), the active scenario with h2load (active-<n>-<size>-h2-m<S>); the low-rate scenario is HTTP/1.1 only for now"
 }
 

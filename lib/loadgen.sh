@@ -71,12 +71,15 @@ csb_oha_flags() {
   fi
 }
 
-# csb_oha_probe: csb_oha_flags on the installed oha; dies when it has no JSON.
+# csb_oha_probe [h2]: csb_oha_flags on the installed oha; dies when it has
+# no JSON, or with h2 (HTTP=2) when its --help has no --http2.
 csb_oha_probe() {
   local help
   help=$(oha --help 2>&1) || true
   csb_oha_flags "${help}" ||
     die "this oha ($(oha --version 2>&1 | head -n1)) prints no JSON (neither --output-format nor -j in oha --help): install oha >= 1.0 or use LOADGEN=wrk" 3
+  [[ "${1:-}" != h2 || "${help}" == *--http2* ]] ||
+    die "this oha ($(oha --version 2>&1 | head -n1)) has no --http2 in oha --help: install a newer oha, or leave LOADGEN at auto (h2load over HTTP/2)" 3
   [[ -n "${CSB_OHA_WAIT}" ]] ||
     log_warn "this oha has no --wait-ongoing-requests-after-deadline: requests in flight at the deadline are aborted and reported apart"
 }
@@ -176,13 +179,17 @@ csb_h2load_cmd() {
   _h2+=("$6")
 }
 
-# csb_oha_cmd ARRAY CONNECTIONS SECONDS URL: oha in duration mode, no TUI,
-# JSON on stdout, waiting for in-flight requests at the deadline (see
-# csb_oha_flags; call csb_oha_probe or csb_oha_flags first).
+# csb_oha_cmd ARRAY CONNECTIONS SECONDS URL [STREAMS]: oha in duration
+# mode, no TUI, JSON on stdout, waiting for in-flight requests at the
+# deadline (see csb_oha_flags; call csb_oha_probe or csb_oha_flags first).
+# With STREAMS: over HTTP/2 only (--http2; h2 by ALPN over TLS, h2c with
+# prior knowledge in cleartext), STREAMS requests at once on each of the
+# CONNECTIONS (-p: oha runs CONNECTIONS x STREAMS workers).
 csb_oha_cmd() {
   local -n _oha=$1
-  local conns=$2 secs=$3 url=$4
+  local conns=$2 secs=$3 url=$4 streams=${5:-}
   _oha=(oha --no-tui "${CSB_OHA_JSON[@]}" -z "${secs}s" -c "${conns}")
+  [[ -z "${streams}" ]] || _oha+=(--http2 -p "${streams}")
   [[ -z "${CSB_OHA_WAIT}" ]] || _oha+=("${CSB_OHA_WAIT}")
   # SCHEME=https: oha would refuse the run's CA; like wrk it then verifies
   # nothing (lib/tls.sh; curl and connclient do verify).
@@ -231,21 +238,22 @@ csb_load_params() {
   done
 }
 
-# csb_load_procs NAME SUB SECONDS URL TOOL [STREAMS]: the cell table
+# csb_load_procs NAME SUB SECONDS URL TOOL [STREAMS [HTTP]]: the cell table
 # (lib/cell.sh): one load generator TOOL (wrk, oha, h2load) per client host
 # with its share of the last plan, writing raw/SUB<label>/NAME.txt (wrk:
 # its errors among its text), .json (oha: stderr in
-# logs/<label>/NAME.stderr) or .h2load.txt (h2load's text and errors; its
+# logs/<label>/NAME.stderr; with HTTP 2 over HTTP/2, STREAMS at once on
+# each connection) or .h2load.txt (h2load's text and errors; its
 # --log-file NAME.h2load.log beside it, STREAMS streams per connection).
 csb_load_procs() {
-  local name=$1 sub=$2 secs=$3 url=$4 tool=$5 streams=${6:-1} k label out err
+  local name=$1 sub=$2 secs=$3 url=$4 tool=$5 streams=${6:-1} http=${7:-1.1} k label out err
   local -a cmd
   csb_procs_reset
   for k in $(csb_clients); do
     label=${CSB_H_LABEL[k]}
     case "${tool}" in
       oha)
-        csb_oha_cmd cmd "${CSB_LOAD[${label}.connections]}" "${secs}" "${url}"
+        csb_oha_cmd cmd "${CSB_LOAD[${label}.connections]}" "${secs}" "${url}" "$([[ "${http}" != 2 ]] || echo "${streams}")"
         out="raw/${sub}${label}/${name}.json" err="logs/${label}/${name}.stderr"
         ;;
       h2load)
@@ -279,23 +287,25 @@ csb_has_loadgen_output() {
 # plan on every client host: WARMUP seconds of the same load, unrecorded
 # (raw/warmup/<label>/), then the measured cell, which is ok only when every
 # host's load generator exited 0 and left an output a summary can read.
-# The tool is the PARAMs' loadgen= (default wrk), h2load's streams per
-# connection their streams= (default 1).
+# The tool is the PARAMs' loadgen= (default wrk), the streams per
+# connection their streams= (default 1), the HTTP version their http=
+# (default 1.1; h2load speaks HTTP/2 only, oha with http=2).
 csb_load_cell() {
-  local name=$1 url=$2 secs=$3 warmup=$4 p tool=wrk streams=1
+  local name=$1 url=$2 secs=$3 warmup=$4 p tool=wrk streams=1 http=1.1
   shift 4
   for p in "$@"; do
     case "${p}" in
       loadgen=*) tool=${p#loadgen=} ;;
       streams=*) streams=${p#streams=} ;;
+      http=*) http=${p#http=} ;;
     esac
   done
   if ((warmup > 0)); then
     log_info "warm-up for ${name}: ${warmup} s on every client host, not recorded (raw/warmup/<client>/)"
-    csb_load_procs "${name}" warmup/ "${warmup}" "${url}" "${tool}" "${streams}"
+    csb_load_procs "${name}" warmup/ "${warmup}" "${url}" "${tool}" "${streams}" "${http}"
     csb_procs_start "warmup-${name}"
     csb_procs_wait "$((warmup + 30))" || log_warn "warm-up ${tool} failed: $(csb_procs_failures)"
   fi
-  csb_load_procs "${name}" "" "${secs}" "${url}" "${tool}" "${streams}"
+  csb_load_procs "${name}" "" "${secs}" "${url}" "${tool}" "${streams}" "${http}"
   csb_procs_cell "${name}" "loadgen-${name}" "$((secs + 30))" csb_has_loadgen_output "$@"
 }

@@ -48,7 +48,7 @@ csb_start_nginx() {
     -worker-connections "${NGINX_WORKER_CONNECTIONS:-0}" -max-conns "$(csb_nginx_max_conns)"
     -keepalive-requests "${NGINX_KEEPALIVE_REQUESTS:-0}" -keepalive-timeout "${NGINX_KEEPALIVE_TIMEOUT:-0}"
     -hold "${CSB_SERVER_IDLE_S:-${C10K_HOLD:-0}}" -fd-hard "${hard}" -procs "${procs}")
-  ! csb_http2_on || gen+=(-http2)
+  ! csb_http2_on || gen+=(-http2 -http2-max-streams "${H2_MAX_STREAMS:-0}")
   if csb_tls_on; then
     gen+=(-tls-dir "${CSB_TLS_DIR}" -tls-tickets="$( ((TLS_TICKETS)) && echo true || echo false)")
   fi

@@ -32,6 +32,14 @@ csb_config_declare PAYLOAD_PATHS "" payload_paths_or_empty \
 csb_config_declare HEALTH_PATH /healthz url_path \
   "the path of Phase 3's idle and low-rate requests (and the reference server's readiness check)"
 
+# csb_h2_declare: H2_MAX_STREAMS, for the runners that load over HTTP/2
+# (declared after their HTTP; the rules across settings check it against
+# HTTP, SERVER and STREAMS: internal/settings).
+csb_h2_declare() {
+  csb_config_declare H2_MAX_STREAMS "" posint_or_empty \
+    "HTTP=2: the server's SETTINGS_MAX_CONCURRENT_STREAMS, SERVER=csb (-max-concurrent-streams) or nginx (http2_max_concurrent_streams) (empty: their own, 250 and 128); STREAMS above it is refused"
+}
+
 declare -ga CSB_HTTP_PIDS=() CSB_HTTP_STOP=()
 declare -gA CSB_HTTP_NAME=()
 # Facts about the server under test, recorded in run.env (server.*) by
@@ -156,6 +164,7 @@ csb_start_csb() {
   cmd+=("${CSB_TLS_SERVER_FLAGS[@]}")
   # HTTP/2 asked: h2 and h2c beside HTTP/1.1 (curl's checks speak it).
   ! csb_http2_on || cmd+=(-http "1.1,2")
+  ! csb_http2_on || [[ -z "${H2_MAX_STREAMS:-}" ]] || cmd+=(-max-concurrent-streams "${H2_MAX_STREAMS}")
   cmd+=("$@")
   csb_server_pin cmd
   local i pid logs=()

@@ -96,13 +96,14 @@ check_h2_run() {
 
 @test "http2: nginx in cleartext (h2c, prior knowledge), two clients, merged exactly" {
   need_root
-  run bash "${P1}" -l netns -p smoke -s SERVER=nginx -s HTTP=2
+  run bash "${P1}" -l netns -p smoke -s SERVER=nginx -s HTTP=2 -s H2_MAX_STREAMS=64
   echo "$output" | tail -n 15
   [ "$status" -eq 0 ]
   local dir
   dir=$(results_line "$output")
   check_h2_run "${dir}" h2c 1k-h2
   grep -q 'listen 198.18.0.1:8080 http2 ' "${dir}/nginx/nginx.conf"
+  grep -q '^  http2_max_concurrent_streams 64;$' "${dir}/nginx/nginx.conf"
   # nginx 1.22 stalls each h2c response ~40 ms with sendfile on.
   grep -q '^  sendfile off;$' "${dir}/nginx/nginx.conf"
   grep -q '^HTTP/2 200' "${dir}/raw/headers/1k.txt"
@@ -114,10 +115,11 @@ check_h2_run() {
   echo "$output" | tail -n 15
   [ "$status" -eq 0 ]
   check_h2_run "$(results_line "$output")" h2 1k-h2
-  run bash "${P1}" -l netns -p smoke -s HTTP=2 -n csb-h2c
+  run bash "${P1}" -l netns -p smoke -s HTTP=2 -s H2_MAX_STREAMS=32 -n csb-h2c
   echo "$output" | tail -n 15
   [ "$status" -eq 0 ]
   check_h2_run "$(results_line "$output")" h2c 1k-h2
+  grep -q -- '-max-concurrent-streams 32' "$(results_line "$output")/run.env"
 }
 
 @test "http2: HTTP=2 from a server that offers only HTTP/1.1 exits 2 naming what it offered, before any cell" {
@@ -174,6 +176,10 @@ CASES
 -s HTTP=2 -s STREAMS=10,1,10|error: STREAMS=10,1,10: 10 is listed twice
 -s STREAMS=10|error: STREAMS=10: streams per connection are HTTP/2's; set HTTP=2
 -s HTTP=2 -s LOADGEN=wrk|error: LOADGEN=wrk speaks HTTP/1.1 only: HTTP=2 loads with h2load
+-s HTTP=2 -s SERVER=nginx -s STREAMS=1,200|error: STREAMS=1,200: 200 streams per connection is above the server's SETTINGS_MAX_CONCURRENT_STREAMS, 128 (SERVER=nginx's default)
+-s HTTP=2 -s H2_MAX_STREAMS=4 -s STREAMS=1,10|error: STREAMS=1,10: 10 streams per connection is above the server's SETTINGS_MAX_CONCURRENT_STREAMS, 4 (H2_MAX_STREAMS)
+-s H2_MAX_STREAMS=10|error: H2_MAX_STREAMS=10 is HTTP/2's: set HTTP=2, or unset H2_MAX_STREAMS
+-s HTTP=2 -s SERVER=url -s H2_MAX_STREAMS=10|error: H2_MAX_STREAMS is given to SERVER=csb or SERVER=nginx; SERVER=url sets its own
 -s HTTP=3|error: HTTP=3 is not valid
 CASES
   [ -z "$(ls -A "${RESULTS_ROOT}")" ]

@@ -56,6 +56,10 @@ CASES
   run env LOADGEN=oha bash "${RUNNER}" -l netns -p smoke
   [ "$status" -eq 2 ]
   [[ "$output" == *"error: LOADGEN=oha but oha is not installed on this (client) host"*"cargo install oha"*"or use LOADGEN=wrk"* ]]
+  # Over HTTP/2 too (oha --http2).
+  run env LOADGEN=oha bash "${RUNNER}" -l netns -p smoke -s HTTP=2
+  [ "$status" -eq 2 ]
+  [[ "${lines[0]}" == "error: LOADGEN=oha but oha is not installed on this (client) host"* ]]
   [ -z "$(ls -A "${RESULTS_ROOT}")" ]
 }
 
@@ -75,6 +79,17 @@ csb_oha_cmd cmd 256 30 "$(csb_payload_url 10k)"
 printf "%s\n" "${cmd[*]}"'
   [ "$status" -eq 0 ]
   [ "$output" = "oha --no-tui --output-format json -z 30s -c 256 --wait-ongoing-requests-after-deadline http://198.18.0.1:8080/payload/10k" ]
+
+  # HTTP=2 (LOADGEN=oha): HTTP/2 only, 4 requests at once on each of 16 connections.
+  run loadgen_lib '
+csb_oha_flags "  -w, --wait-ongoing-requests-after-deadline  ...
+      --http2  Only HTTP2
+  -p <N_HTTP2_PARALLEL>  Number of parallel requests to send on HTTP/2
+      --output-format <OUTPUT_FORMAT>  Output format [default: text]"
+csb_oha_cmd cmd 16 5 "$(csb_payload_url 1k)" 4
+printf "%s\n" "${cmd[*]}"'
+  [ "$status" -eq 0 ]
+  [ "$output" = "oha --no-tui --output-format json -z 5s -c 16 --http2 -p 4 --wait-ongoing-requests-after-deadline http://198.18.0.1:8080/payload/1k" ]
 
   # oha 1.0-1.4: -j, --json (and -w).
   run loadgen_lib '

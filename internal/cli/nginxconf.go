@@ -30,6 +30,8 @@ Flags (empty or 0: the default above):
   -max-conns N  -keepalive-requests N  -keepalive-timeout S  -hold S
   -fd-hard N  -procs N  -tls-dir DIR  -tls-tickets=false
   -http2    the listen speaks HTTP/2 (h2 by ALPN over TLS; h2c in cleartext)
+  -http2-max-streams N  with -http2: http2_max_concurrent_streams (0: nginx's
+            own, 128)
 `
 
 func runNginxConf(args []string, stdout io.Writer) error {
@@ -55,6 +57,7 @@ func runNginxConf(args []string, stdout io.Writer) error {
 	fs.StringVar(&in.TLSDir, "tls-dir", "", "")
 	fs.BoolVar(&in.TLSTickets, "tls-tickets", true, "")
 	fs.BoolVar(&in.HTTP2, "http2", false, "")
+	fs.Int64Var(&in.HTTP2MaxStreams, "http2-max-streams", 0, "")
 	help := fs.Bool("h", false, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: nginx-conf: %v", errUsage, err)
@@ -67,6 +70,8 @@ func runNginxConf(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: nginx-conf: unexpected argument %q", errUsage, fs.Arg(0))
 	case in.Dir == "" || in.Listen == "" || sizes == "":
 		return fmt.Errorf("%w: nginx-conf needs -dir, -listen and -sizes", errUsage)
+	case in.HTTP2MaxStreams < 0:
+		return fmt.Errorf("%w: nginx-conf: -http2-max-streams %d is below 0", errUsage, in.HTTP2MaxStreams)
 	}
 	in.Sizes = strings.Split(sizes, ",")
 	in.Paths = map[string]string{}

@@ -22,6 +22,9 @@ const (
 	KeepaliveTimeoutS    = 75      // nginx's own default
 	HoldSlackS           = 60      // beyond Phase 3's hold, so idle connections last it
 	NofileSpare          = 1024    // worker_rlimit_nofile = 2 x connections + this
+	// HTTP2MaxConcurrentStreams is nginx's own http2_max_concurrent_streams
+	// (the SETTINGS_MAX_CONCURRENT_STREAMS it announces) when not set.
+	HTTP2MaxConcurrentStreams = 128
 )
 
 // Input is what the runner knows.
@@ -54,6 +57,9 @@ type Input struct {
 	// in cleartext h2c with prior knowledge, which nginx before 1.25.1
 	// speaks instead of HTTP/1.1 on that listen, not beside it.
 	HTTP2 bool
+	// HTTP2MaxStreams: http2_max_concurrent_streams (H2_MAX_STREAMS); 0:
+	// nginx's default, HTTP2MaxConcurrentStreams.
+	HTTP2MaxStreams int64
 }
 
 // Sizing is what the config gets, and why.
@@ -156,6 +162,9 @@ func Render(in Input, s Sizing) string {
 	}
 	p("http {\n  access_log off;\n  sendfile %s;\n  tcp_nopush on;\n  tcp_nodelay on;\n", sendfile)
 	p("  keepalive_requests %d;\n  keepalive_timeout %ds;\n", s.KeepaliveRequests, s.KeepaliveTimeoutS)
+	if in.HTTP2 && in.HTTP2MaxStreams > 0 {
+		p("  http2_max_concurrent_streams %d;\n", in.HTTP2MaxStreams)
+	}
 	p("  types { }\n  default_type application/octet-stream;\n  chunked_transfer_encoding off;\n")
 	for _, t := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
 		p("  %s_temp_path %s/bin/nginx-tmp/%s;\n", t, d, t)

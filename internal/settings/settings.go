@@ -1,7 +1,7 @@
 // Package settings checks a runner's settings before anything starts: each
 // value against its kind (a port, a list of sizes, a CPU list...), then the
 // rules that span several settings (SERVER_CMD only with SERVER=cmd, the
-// TLS files together). Bash declares each setting with its kind and hands
+// TLS files together, STREAMS within the server's HTTP/2 stream limit). Bash declares each setting with its kind and hands
 // every resolved value here once (csb check-settings); the messages name
 // the key, the value, where it came from and what is expected.
 package settings
@@ -13,6 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"csbench/internal/nginxconf"
+	"csbench/internal/server"
 )
 
 // MaxClients is the largest CLIENTS: the netns lab's client namespaces
@@ -287,7 +290,7 @@ func Check(set []Setting) ([]string, error) {
 	if len(errs) > 0 {
 		return errs, nil
 	}
-	for _, rule := range []func(map[string]string) string{serverRule, tlsRule} {
+	for _, rule := range []func(map[string]string) string{serverRule, tlsRule, http2Rule} {
 		if e := rule(values); e != "" {
 			return []string{e}, nil
 		}
@@ -323,6 +326,46 @@ func serverRule(v map[string]string) string {
 		return fmt.Sprintf("SERVER_PID is set but SERVER=%s: SERVER_PID names a server the runner did not start (SERVER=url)", server)
 	case v["PAYLOAD_PATHS"] != "" && server == "csb":
 		return "PAYLOAD_PATHS is set but SERVER=csb: the reference server serves /payload/<size> only; unset PAYLOAD_PATHS or choose another SERVER"
+	}
+	return ""
+}
+
+// Servers' SETTINGS_MAX_CONCURRENT_STREAMS when H2_MAX_STREAMS is empty:
+// the reference server's (net/http's default, server.NetHTTPMaxConcurrentStreams)
+// and nginx's (nginxconf.HTTP2MaxConcurrentStreams).
+var defaultMaxStreams = map[string]int{"csb": server.NetHTTPMaxConcurrentStreams, "nginx": nginxconf.HTTP2MaxConcurrentStreams}
+
+// http2Rule: H2_MAX_STREAMS goes with HTTP=2 and a server the runner
+// starts (csb, nginx); STREAMS per connection within what the server
+// allows (H2_MAX_STREAMS, else its default): above it the server refuses
+// the streams beyond and h2load keeps fewer in flight than the cell says.
+func http2Rule(v map[string]string) string {
+	h2 := strings.Contains(","+v["HTTP"]+",", ",2,")
+	max := v["H2_MAX_STREAMS"]
+	if max != "" {
+		switch {
+		case !h2:
+			return fmt.Sprintf("H2_MAX_STREAMS=%s is HTTP/2's: set HTTP=2, or unset H2_MAX_STREAMS", max)
+		case v["SERVER"] != "csb" && v["SERVER"] != "nginx":
+			return fmt.Sprintf("H2_MAX_STREAMS is given to SERVER=csb or SERVER=nginx; SERVER=%s sets its own: unset H2_MAX_STREAMS", v["SERVER"])
+		}
+	}
+	streams, declared := v["STREAMS"]
+	if !h2 || !declared || streams == "" {
+		return ""
+	}
+	limit, from := defaultMaxStreams[v["SERVER"]], "SERVER="+v["SERVER"]+"'s default"
+	if max != "" {
+		limit, _ = strconv.Atoi(max)
+		from = "H2_MAX_STREAMS"
+	}
+	if limit == 0 {
+		return ""
+	}
+	for _, f := range strings.Split(streams, ",") {
+		if n, err := strconv.Atoi(f); err == nil && n > limit {
+			return fmt.Sprintf("STREAMS=%s: %d streams per connection is above the server's SETTINGS_MAX_CONCURRENT_STREAMS, %d (%s): lower STREAMS, or raise H2_MAX_STREAMS", streams, n, limit, from)
+		}
 	}
 	return ""
 }

@@ -140,6 +140,15 @@ func TestRules(t *testing.T) {
 		{[]string{"SCHEME", "https", "SERVER", "csb", "TLS_CERT", pem, "TLS_KEY", dir + "/no", "TLS_CA", pem}, "TLS_KEY=" + dir + "/no: no such file on this host"},
 		{[]string{"SCHEME", "https", "SERVER", "csb", "TLS_CERT", pem, "TLS_KEY", dir, "TLS_CA", pem}, "TLS_KEY=" + dir + " is not a readable file"},
 		{[]string{"SCHEME", "https", "SERVER", "nginx", "TLS_CERT", pem, "TLS_KEY", pem, "TLS_CA", pem}, ""},
+		{[]string{"SERVER", "csb", "HTTP", "1.1", "H2_MAX_STREAMS", "50"}, "H2_MAX_STREAMS=50 is HTTP/2's: set HTTP=2"},
+		{[]string{"SERVER", "url", "HTTP", "2", "H2_MAX_STREAMS", "50"}, "H2_MAX_STREAMS is given to SERVER=csb or SERVER=nginx; SERVER=url"},
+		{[]string{"SERVER", "nginx", "HTTP", "2", "STREAMS", "1,10,200"}, "STREAMS=1,10,200: 200 streams per connection is above the server's SETTINGS_MAX_CONCURRENT_STREAMS, 128 (SERVER=nginx's default)"},
+		{[]string{"SERVER", "csb", "HTTP", "2", "STREAMS", "250"}, ""},
+		{[]string{"SERVER", "csb", "HTTP", "2", "STREAMS", "251"}, "STREAMS=251: 251 streams per connection is above the server's SETTINGS_MAX_CONCURRENT_STREAMS, 250 (SERVER=csb's default)"},
+		{[]string{"SERVER", "csb", "HTTP", "2", "STREAMS", "100", "H2_MAX_STREAMS", "50"}, "STREAMS=100: 100 streams per connection is above the server's SETTINGS_MAX_CONCURRENT_STREAMS, 50 (H2_MAX_STREAMS)"},
+		{[]string{"SERVER", "nginx", "HTTP", "1.1,2", "STREAMS", "200", "H2_MAX_STREAMS", "500"}, ""},
+		{[]string{"SERVER", "url", "HTTP", "2", "STREAMS", "1000"}, ""},
+		{[]string{"SERVER", "nginx", "HTTP", "1.1", "STREAMS", "1000"}, ""},
 	} {
 		got := check(t, c.kv...)
 		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
