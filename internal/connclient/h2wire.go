@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"reflect"
 	"slices"
 	"time"
 )
@@ -100,16 +101,23 @@ func appendFrameHeader(b []byte, length int, typ, flags byte, stream uint32) []b
 	return binary.BigEndian.AppendUint32(b, stream&0x7fffffff)
 }
 
+// alertNoApplicationProtocol is TLS alert 120, no_application_protocol
+// (RFC 7301): the server speaks none of the protocols offered.
+const alertNoApplicationProtocol = 120
+
 // noALPN reports whether err is a TLS handshake that failed on the
 // server's no_application_protocol alert: it speaks none of the protocols
-// offered (here only h2).
-// crypto/tls reports an alert received as a net.OpError "remote error"
-// whose error (of a type it does not export) is the alert's text; the
-// test TestH2Refused sees this one.
+// offered (here only h2). crypto/tls reports an alert received as a
+// net.OpError "remote error" whose error is the alert itself, of a uint8
+// type it does not export: its code is read by reflection, never from its
+// text (TestH2Refused sees this one).
 func noALPN(err error) bool {
 	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "remote error" && op.Err != nil &&
-		op.Err.Error() == "tls: no application protocol" // alert 120, RFC 7301
+	if !errors.As(err, &op) || op.Op != "remote error" || op.Err == nil {
+		return false
+	}
+	v := reflect.ValueOf(op.Err)
+	return v.Kind() == reflect.Uint8 && v.Type().PkgPath() == "crypto/tls" && v.Uint() == alertNoApplicationProtocol
 }
 
 // h2Frame is a frame header.
