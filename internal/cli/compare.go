@@ -157,15 +157,26 @@ func compareRoots(a, b, out string, stdout io.Writer) error {
 // httpDiffer: one root's runs loaded over HTTP/1.1 only and the other's
 // over HTTP/2 (summary.HTTP; every run of a root one way).
 func httpDiffer(a, b *crossreport.Inputs) bool {
-	h2 := func(in *crossreport.Inputs) string {
+	return rootsDiffer(a, b, func(s *summary.Summary) string {
+		if s.HTTP != nil {
+			return s.HTTP.Versions
+		}
+		return "1.1"
+	})
+}
+
+// schemesDiffer: the two roots' runs were made with different SCHEMEs
+// (every run of a root with one scheme).
+func schemesDiffer(a, b *crossreport.Inputs) bool { return rootsDiffer(a, b, compare.Scheme) }
+
+// rootsDiffer: every run of each root has one value of fact, and the two
+// roots' values differ.
+func rootsDiffer(a, b *crossreport.Inputs, fact func(*summary.Summary) string) bool {
+	of := func(in *crossreport.Inputs) string {
 		set := ""
 		for _, rs := range in.Runs {
 			for _, r := range rs {
-				v := "1.1"
-				if r.Summary.HTTP != nil {
-					v = r.Summary.HTTP.Versions
-				}
-				if set == "" || set == v {
+				if v := fact(r.Summary); set == "" || set == v {
 					set = v
 				} else {
 					return "mixed"
@@ -174,28 +185,8 @@ func httpDiffer(a, b *crossreport.Inputs) bool {
 		}
 		return set
 	}
-	ha, hb := h2(a), h2(b)
-	return ha != hb && ha != "mixed" && hb != "mixed"
-}
-
-// schemesDiffer: the two roots' runs were made with different SCHEMEs
-// (every run of a root with one scheme).
-func schemesDiffer(a, b *crossreport.Inputs) bool {
-	scheme := func(in *crossreport.Inputs) string {
-		set := ""
-		for _, rs := range in.Runs {
-			for _, r := range rs {
-				if s := compare.Scheme(r.Summary); set == "" || set == s {
-					set = s
-				} else {
-					return "mixed"
-				}
-			}
-		}
-		return set
-	}
-	sa, sb := scheme(a), scheme(b)
-	return sa != sb && sa != "mixed" && sb != "mixed"
+	va, vb := of(a), of(b)
+	return va != vb && va != "mixed" && vb != "mixed"
 }
 
 // runnerName is a run directory's name without its timestamp and unique

@@ -8,12 +8,10 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"csbench/internal/tlscert"
 )
@@ -272,18 +270,7 @@ func TestUsageNamesEverySubcommand(t *testing.T) {
 // TestLowrateTLSEngine: with -tls-ca lowrate runs on the goroutine engine
 // and says so; the epoll engine's own figures are null.
 func TestLowrateTLSEngine(t *testing.T) {
-	dir := t.TempDir()
-	b, err := tlscert.Make(netip.MustParseAddr("127.0.0.1"), "ecdsa-p256", time.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tlscert.WriteDir(dir, b); err != nil {
-		t.Fatal(err)
-	}
-	pair, err := tls.X509KeyPair(b.CertPEM, b.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pair, ca := testCert(t, tlscert.ECDSAP256)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +279,7 @@ func TestLowrateTLSEngine(t *testing.T) {
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}}}
 	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
-	res := lowrateJSON(t, ln.Addr().String(), "-conns", "3", "-rps", "100", "-duration", "200ms", "-tls-ca", filepath.Join(dir, tlscert.CAFile))
+	res := lowrateJSON(t, ln.Addr().String(), "-conns", "3", "-rps", "100", "-duration", "200ms", "-tls-ca", ca)
 	if res["engine"] != EngineGoroutines || num(t, res, "requests_completed") != 20 {
 		t.Errorf("engine %v completed %v", res["engine"], res["requests_completed"])
 	}

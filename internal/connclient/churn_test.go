@@ -6,8 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -165,18 +163,7 @@ func BenchmarkChurnDispatch(b *testing.B) {
 // against a net/http server, timed apart from the connect; with -tls-resume
 // the handshakes after the first tickets resume, counted apart.
 func TestChurnTLS(t *testing.T) {
-	dir := t.TempDir()
-	b, err := tlscert.Make(netip.MustParseAddr("127.0.0.1"), "ecdsa-p256", time.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tlscert.WriteDir(dir, b); err != nil {
-		t.Fatal(err)
-	}
-	pair, err := tls.X509KeyPair(b.CertPEM, b.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pair, ca := testCert(t, tlscert.ECDSAP256)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +172,6 @@ func TestChurnTLS(t *testing.T) {
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}}}
 	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
-	ca := filepath.Join(dir, tlscert.CAFile)
 	for _, tc := range []struct {
 		close  string
 		resume bool

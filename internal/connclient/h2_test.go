@@ -12,8 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -195,18 +193,7 @@ func TestH2CleartextHold(t *testing.T) {
 // http/1.1 only; and the CA file that verifies it.
 func h2TLSServer(t *testing.T, h2 bool, h2reqs *atomic.Int64) (addr, caFile string) {
 	t.Helper()
-	dir := t.TempDir()
-	b, err := tlscert.Make(netip.MustParseAddr("127.0.0.1"), tlscert.ECDSAP256, time.Now(), time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tlscert.WriteDir(dir, b); err != nil {
-		t.Fatal(err)
-	}
-	pair, err := tls.X509KeyPair(b.CertPEM, b.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pair, caFile := testCert(t, tlscert.ECDSAP256)
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor == 2 {
 			h2reqs.Add(1)
@@ -219,7 +206,7 @@ func h2TLSServer(t *testing.T, h2 bool, h2reqs *atomic.Int64) (addr, caFile stri
 	s.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused
 	s.StartTLS()
 	t.Cleanup(s.Close)
-	return strings.TrimPrefix(s.URL, "https://"), filepath.Join(dir, tlscert.CAFile)
+	return strings.TrimPrefix(s.URL, "https://"), caFile
 }
 
 // TestH2TLSHold: over TLS, ALPN chooses h2 and every connection is held

@@ -13,9 +13,9 @@ import (
 	"csbench/internal/tlscert"
 )
 
-// tlsServer: a TLS server on 127.0.0.1 that completes each handshake, then
-// closes; its CA file for the client.
-func tlsServer(tb testing.TB, kt string, tickets bool) (addr, caFile string) {
+// testCert makes a lab CA and a certificate of key type kt for 127.0.0.1:
+// the server's key pair and the CA file a client trusts.
+func testCert(tb testing.TB, kt string) (tls.Certificate, string) {
 	tb.Helper()
 	dir := tb.TempDir()
 	b, err := tlscert.Make(netip.MustParseAddr("127.0.0.1"), kt, time.Now(), time.Hour)
@@ -29,6 +29,14 @@ func tlsServer(tb testing.TB, kt string, tickets bool) (addr, caFile string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return pair, filepath.Join(dir, tlscert.CAFile)
+}
+
+// tlsServer: a TLS server on 127.0.0.1 that completes each handshake, then
+// closes; its CA file for the client.
+func tlsServer(tb testing.TB, kt string, tickets bool) (addr, caFile string) {
+	tb.Helper()
+	pair, caFile := testCert(tb, kt)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -51,7 +59,7 @@ func tlsServer(tb testing.TB, kt string, tickets bool) (addr, caFile string) {
 			}()
 		}
 	}()
-	return ln.Addr().String(), filepath.Join(dir, tlscert.CAFile)
+	return ln.Addr().String(), caFile
 }
 
 func dialOnce(tb testing.TB, addr string, cfg *tls.Config) TLSTiming {
