@@ -413,9 +413,11 @@ SCRIPT
   bash -c 'exit 0' &
   gone=$!
   wait "${gone}"
-  echo "${gone} 1" >"${d}/runner"
   python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.close()' "${d}/ctl-0"
   [ -S "${d}/ctl-0" ]
+  # The runner file last: a run in another lane reaps the directory (as
+  # this one would) as soon as it names a runner that is gone.
+  echo "${gone} 1" >"${d}/runner"
   run bash -c 'source lib/init.sh; csb_ssh_reap; echo reaped'
   [ "$status" -eq 0 ] || { echo "$output"; return 1; }
   [[ "$output" == *reaped ]]
