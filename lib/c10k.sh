@@ -54,11 +54,11 @@ c10k_http_declare() {
 
 # c10k_http_check KIND...: with HTTP=2, every scenario of the runner that
 # SCENARIOS wants must speak it (lowrate does not yet); STREAMS (the
-# runners with an active scenario) only with HTTP=2, each value dividing
-# every count of CONNS: exit 2 before anything starts.
+# runners with an active scenario) only with HTTP=2: exit 2 before
+# anything starts. (That each STREAMS value divides every count of CONNS
+# is csb check-settings' rule.)
 c10k_http_check() {
-  local kind c s
-  local -a counts slist
+  local kind
   if [[ -n "${CSB_CHECK[STREAMS]+x}" ]] && ! csb_http2_on; then
     # shellcheck disable=SC2153 # STREAMS is a setting (csb_config_declare)
     [[ "${STREAMS}" == "${CSB_DEFAULT[STREAMS]}" ]] ||
@@ -68,16 +68,6 @@ c10k_http_check() {
   for kind in "$@"; do
     [[ "${kind}" != lowrate ]] || ! csb_wants lowrate ||
       die "HTTP=2: the lowrate scenario is HTTP/1.1 only for now (its open-model client speaks HTTP/1.1); set SCENARIOS without it" 2
-  done
-  [[ -n "${CSB_CHECK[STREAMS]+x}" ]] && csb_wants active || return 0
-  # shellcheck disable=SC2153 # CONNS is a setting the runner declares
-  IFS=, read -r -a counts <<<"${CONNS}"
-  IFS=, read -r -a slist <<<"${STREAMS}"
-  for c in "${counts[@]}"; do
-    for s in "${slist[@]}"; do
-      (($(csb_count "${c}") % 10#${s} == 0)) ||
-        die "STREAMS=${STREAMS}: ${s} streams per connection do not divide CONNS ${c}: the active scenario keeps CONNS requests in flight as CONNS / STREAMS connections" 2
-    done
   done
 }
 
@@ -260,17 +250,20 @@ c10k_scenario() {
   cell=$(c10k_cell_name "${kind}" "${conns}" "${rps}" "${streams}")
   tool=${C10K_TOOL[${kind}]}
   local -a params=("scenario=${kind}") h2=()
-  if ((streams > 0)); then
-    conns=$((conns / streams)) tool=h2load h2=("${streams}")
-    params+=("loadgen=h2load" "streams=${streams}" "http=2")
-  fi
+  ((streams == 0)) || tool=h2load h2=("${streams}")
+  local planned=0
+  c10k_plan "${cell}" "${kind}" "${conns}" "${rps}" "${streams}" || planned=$?
+  # The plan's connections: over HTTP/2 the active scenario's requests in
+  # flight over STREAMS streams each.
+  conns=${C10K_PLAN[connections]:-${conns}}
+  ((streams == 0)) || params+=("loadgen=h2load" "streams=${streams}" "http=2")
   params+=("connections=${conns}")
   case "${kind}" in
     idle) params+=("hold_s=${C10K_HOLD}" "path=${HEALTH_PATH}" "tool=connclient" "http=$(csb_http_list)") ;;
     lowrate) params+=("rps=${rps}" "duration_s=${C10K_SECS}" "path=${HEALTH_PATH}" "tool=connclient") ;;
     active) params+=("payload=${C10K_PAYLOAD}" "duration_s=${C10K_SECS}" "path=$(csb_payload_path "${C10K_PAYLOAD}")" "tool=${tool}") ;;
   esac
-  if ! c10k_plan "${cell}" "${kind}" "${conns}" "${rps}"; then
+  if ((planned != 0)); then
     csb_cell_begin "${cell}" "${params[@]}"
     csb_cell_end refused "${C10K_REFUSAL}"
     return 0

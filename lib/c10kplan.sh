@@ -22,8 +22,8 @@
 
 # C10K_PLAN: the KEY=VALUE answer of the last `csb c10k-plan` (ok, code,
 # refusal, retry_after_time_wait, server_procs, sources, add, share_conns,
-# share_rate, share_rps, share_threads, source_hosts, ramp_bound_s,
-# connect_timeout_s, note, limits).
+# share_rate, share_rps, share_threads, source_hosts, connections,
+# ramp_bound_s, connect_timeout_s, note, limits).
 declare -gA C10K_PLAN=()
 
 # c10k_plan_run KIND CONNS RPS FACTS_DIR [CELL] [FLAG...]: run `csb
@@ -64,12 +64,12 @@ c10k_preflight() {
   csb_facts_read "${tmp}/limits." .env
   for sc in "$@"; do
     read -r kind conns rps streams <<<"${sc}"
-    # Over HTTP/2 the active scenario's requests in flight share conns / streams connections.
-    ((${streams:-0} == 0)) || conns=$((conns / streams))
     local -a after=()
     [[ -z "${first}" ]] || ((conns <= first)) || after=(-after-step)
     first=${first:-${conns}}
-    c10k_plan_run "${kind}" "${conns}" "${rps}" "${tmp}" "" "${after[@]}"
+    # Over HTTP/2 the plan splits the active scenario's requests in flight
+    # into connections of STREAMS streams (-streams).
+    c10k_plan_run "${kind}" "${conns}" "${rps}" "${tmp}" "" "${after[@]}" -streams "${streams:-0}"
     [[ -z "${C10K_PLAN[port_range_wanted]}" ]] || C10K_PORT_RANGE=${C10K_PLAN[port_range_wanted]}
     if ((!C10K_PLAN[ok])); then
       printf 'error: %s %s: %s\n' "${kind}" "${conns}" "${C10K_PLAN[refusal]}" >&2
@@ -128,25 +128,27 @@ c10k_record_facts() {
   rm -rf "${C10K_FACTS_TMP}"
 }
 
-# c10k_plan CELL KIND CONNS RPS: plan the scenario (raw/CELL.plan.json) and
-# carry the plan out: wait for TIME_WAIT to drain once when the plan asks,
-# add the addresses it lists on their hosts. On success the C10K_SRC_*
-# arrays describe the sources (host, address, shares); else C10K_REFUSAL
-# says why (for people; the plan has the code).
+# c10k_plan CELL KIND CONNS RPS [STREAMS]: plan the scenario
+# (raw/CELL.plan.json; STREAMS > 0: the active scenario over HTTP/2, CONNS
+# requests in flight as the plan's C10K_PLAN[connections]) and carry the
+# plan out: wait for TIME_WAIT to drain once when the plan asks, add the
+# addresses it lists on their hosts. On success the C10K_SRC_* arrays
+# describe the sources (host, address, shares); else C10K_REFUSAL says why
+# (for people; the plan has the code).
 declare -ga C10K_SRC_HOST=() C10K_SRC_IP=() C10K_SRC_CONNS=() C10K_SRC_RATE=() C10K_SRC_RPS=() C10K_SRC_THREADS=()
 C10K_REFUSAL=""
 c10k_plan() {
-  local cell=$1 kind=$2 conns=$3 rps=${4:-0} dir="${CSB_RUN_DIR}/raw" i ip
+  local cell=$1 kind=$2 conns=$3 rps=${4:-0} streams=${5:-0} dir="${CSB_RUN_DIR}/raw" i ip
   C10K_REFUSAL=""
   csb_sockets_scan "${cell}"
-  c10k_plan_run "${kind}" "${conns}" "${rps}" "${dir}" "${cell}"
+  c10k_plan_run "${kind}" "${conns}" "${rps}" "${dir}" "${cell}" -streams "${streams}"
   if ((!C10K_PLAN[ok] && C10K_PLAN[retry_after_time_wait])); then
-    # wrk cannot choose its source: only the hosts' first addresses matter.
+    # wrk and h2load cannot choose their source: only the hosts' first addresses matter.
     ip=""
     [[ "${kind}" != active ]] || ip=${CLIENT_IP}
     csb_tw_wait "${dir}/${cell}.tw-wait.tsv" ${ip:+"${ip}"} || true
     csb_sockets_scan "${cell}"
-    c10k_plan_run "${kind}" "${conns}" "${rps}" "${dir}" "${cell}" -tw-waited
+    c10k_plan_run "${kind}" "${conns}" "${rps}" "${dir}" "${cell}" -streams "${streams}" -tw-waited
   fi
   if ((!C10K_PLAN[ok])); then
     C10K_REFUSAL=${C10K_PLAN[refusal]}

@@ -116,9 +116,9 @@ func (p *Plan) WriteKV(w io.Writer) error {
 		return "0"
 	}
 	line := func(s string) string { return strings.ReplaceAll(s, "\n", " ") }
-	_, err := fmt.Fprintf(w, "ok=%s\ncode=%s\nrefusal=%s\nretry_after_time_wait=%s\nserver_procs=%d\nclient_procs=%d\nsources=%s\nadd=%s\nshare_conns=%s\nshare_rate=%s\nshare_rps=%s\nshare_threads=%s\nsource_hosts=%s\nramp_bound_s=%d\nconnect_timeout_s=%d\nnote=%s\nlimits=%s\nexit=%d\nmem_basis=%s\nport_range_wanted=%s\n",
+	_, err := fmt.Fprintf(w, "ok=%s\ncode=%s\nrefusal=%s\nretry_after_time_wait=%s\nserver_procs=%d\nclient_procs=%d\nsources=%s\nadd=%s\nshare_conns=%s\nshare_rate=%s\nshare_rps=%s\nshare_threads=%s\nsource_hosts=%s\nconnections=%d\nramp_bound_s=%d\nconnect_timeout_s=%d\nnote=%s\nlimits=%s\nexit=%d\nmem_basis=%s\nport_range_wanted=%s\n",
 		b(p.OK), p.Code(), line(p.Refusal()), b(p.RetryAfterTimeWait), p.ServerProcs, len(p.Sources),
 		strings.Join(ips, ","), strings.Join(add, ","), strings.Join(conns, ","), strings.Join(rate, ","), strings.Join(rps, ","),
-		strings.Join(threads, ","), strings.Join(hosts, ","), p.RampBoundS(), ConnectTimeoutS, line(p.Note()), line(p.Limits()), p.ExitCode(), line(p.MemBasis), p.PortRangeWanted)
+		strings.Join(threads, ","), strings.Join(hosts, ","), p.Scenario.Conns, p.RampBoundS(), ConnectTimeoutS, line(p.Note()), line(p.Limits()), p.ExitCode(), line(p.MemBasis), p.PortRangeWanted)
 	return err
 }

@@ -21,8 +21,12 @@ const (
 
 // Input is a scenario and what the plan reads about the hosts.
 type Input struct {
-	Kind        string   `json:"kind"` // idle, lowrate, active
-	Conns       int64    `json:"connections"`
+	Kind  string `json:"kind"` // idle, lowrate, active
+	Conns int64  `json:"connections"`
+	// Streams: the active scenario over HTTP/2, Streams per connection;
+	// InFlight its requests in flight, Conns = InFlight / Streams (0: HTTP/1.1).
+	Streams     int64    `json:"streams,omitempty"`
+	InFlight    int64    `json:"requests_in_flight,omitempty"`
 	RPS         int64    `json:"rps"`
 	ConnectRate int64    `json:"connect_rate_per_s"`
 	Lab         string   `json:"lab"` // local, netns, ssh
@@ -53,6 +57,23 @@ type Input struct {
 	// Present lists the addresses on the client NIC (LAB=local: every
 	// candidate is).
 	Present map[string]bool `json:"-"`
+}
+
+// SplitStreams makes an active scenario over HTTP/2 of Conns requests in
+// flight, streams per connection, a plan of Conns / streams connections:
+// an error when streams does not divide Conns, or the scenario is not
+// active.
+func (in *Input) SplitStreams(streams int64) error {
+	switch {
+	case streams <= 0:
+		return nil
+	case in.Kind != "active":
+		return fmt.Errorf("streams per connection are the active scenario's, not %s's", in.Kind)
+	case in.Conns%streams != 0:
+		return fmt.Errorf("%d streams per connection do not divide %d requests in flight", streams, in.Conns)
+	}
+	in.Streams, in.InFlight, in.Conns = streams, in.Conns, in.Conns/streams
+	return nil
 }
 
 // Refusal is one reason a scenario cannot work.

@@ -317,3 +317,28 @@ func TestPortRangeWanted(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitStreams: an active scenario over HTTP/2 is planned on its
+// connections, requests in flight / streams; anything else is refused.
+func TestSplitStreams(t *testing.T) {
+	in := Input{Kind: "active", Conns: 10000}
+	if err := in.SplitStreams(100); err != nil || in.Conns != 100 || in.Streams != 100 || in.InFlight != 10000 {
+		t.Errorf("10k in flight, 100 streams: %+v, %v; want 100 connections", in, err)
+	}
+	one := Input{Kind: "active", Conns: 10000}
+	if err := one.SplitStreams(0); err != nil || one.Conns != 10000 || one.Streams != 0 {
+		t.Errorf("HTTP/1.1: %+v, %v; want it unchanged", one, err)
+	}
+	for _, c := range []struct {
+		in      Input
+		streams int64
+		want    string
+	}{
+		{Input{Kind: "active", Conns: 10000}, 3, "3 streams per connection do not divide 10000 requests in flight"},
+		{Input{Kind: "idle", Conns: 10000}, 10, "streams per connection are the active scenario's, not idle's"},
+	} {
+		if err := c.in.SplitStreams(c.streams); err == nil || err.Error() != c.want {
+			t.Errorf("%+v / %d: %v, want %q", c.in, c.streams, err, c.want)
+		}
+	}
+}

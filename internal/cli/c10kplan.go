@@ -23,6 +23,9 @@ that could not be read is "unreadable" and its check is skipped, never 0.
 
 Flags:
   -kind idle|lowrate|active   -conns N   -rps N   -connect-rate N
+  -streams S      the active scenario over HTTP/2: -conns requests in flight
+                  as N / S connections of S streams (S must divide N); the
+                  answer's connections= is that count
   -lab local|netns|ssh        -server-ip IP -server-port N -client-ip IP
   -client-nic NIC             -extra-ips IP,IP (LAB=ssh)
   -tw-threshold N             -tw-waited (TIME_WAIT was already waited for)
@@ -60,6 +63,7 @@ func runC10kPlan(args []string, stdout io.Writer) error {
 	fs.StringVar(&cliFacts, "client-facts", "", "")
 	fs.StringVar(&in.Kind, "kind", "", "")
 	fs.Int64Var(&in.Conns, "conns", 0, "")
+	streams := fs.Int64("streams", 0, "")
 	fs.Int64Var(&in.RPS, "rps", 0, "")
 	fs.Int64Var(&in.ConnectRate, "connect-rate", 0, "")
 	fs.StringVar(&in.Lab, "lab", "", "")
@@ -96,10 +100,15 @@ func runC10kPlan(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: c10k-plan: -conns %d: want a positive count", errUsage, in.Conns)
 	case in.ConnectRate <= 0:
 		return fmt.Errorf("%w: c10k-plan: -connect-rate %d: want a positive rate", errUsage, in.ConnectRate)
+	case *streams < 0:
+		return fmt.Errorf("%w: c10k-plan: -streams %d: want a positive count", errUsage, *streams)
 	case in.Lab != "local" && in.Lab != "netns" && in.Lab != "ssh":
 		return fmt.Errorf("%w: c10k-plan: -lab %q: want local, netns or ssh", errUsage, in.Lab)
 	case in.ServerIP == "" || (in.ClientIP == "" && len(hostSpecs) == 0):
 		return fmt.Errorf("%w: c10k-plan needs -server-ip and -client-ip (or -client-host)", errUsage)
+	}
+	if err := in.SplitStreams(*streams); err != nil {
+		return fmt.Errorf("%w: c10k-plan: -streams %d: %v", errUsage, *streams, err)
 	}
 	if extra != "" {
 		in.ExtraIPs = strings.Split(extra, ",")

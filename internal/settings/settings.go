@@ -86,8 +86,14 @@ func isPort(v string) bool {
 
 // isConnCount: 20000, 20k (thousands) or 1m (millions), at most 10 million.
 func isConnCount(v string) bool {
+	n, ok := connCount(v)
+	return ok && n <= 10000000
+}
+
+// connCount is a connection count's number: 20000, 20k, 1m.
+func connCount(v string) (int, bool) {
 	if !reSize.MatchString(v) {
-		return false
+		return 0, false
 	}
 	mult := 1
 	switch v[len(v)-1] {
@@ -97,7 +103,7 @@ func isConnCount(v string) bool {
 		mult, v = 1000000, v[:len(v)-1]
 	}
 	n, _ := strconv.Atoi(v)
-	return n*mult <= 10000000
+	return n * mult, true
 }
 
 // list: a non-empty comma-separated list whose every item is valid.
@@ -353,6 +359,18 @@ func http2Rule(v map[string]string) string {
 	streams, declared := v["STREAMS"]
 	if !h2 || !declared || streams == "" {
 		return ""
+	}
+	// Phase 3's active scenario keeps CONNS requests in flight as CONNS /
+	// STREAMS connections: each value must divide every count.
+	if conns, ok := v["CONNS"]; ok && (v["SCENARIOS"] == "" || strings.Contains(","+v["SCENARIOS"]+",", ",active,")) {
+		for _, c := range strings.Split(conns, ",") {
+			n, ok := connCount(c)
+			for _, f := range strings.Split(streams, ",") {
+				if m, err := strconv.Atoi(f); ok && err == nil && m > 0 && n%m != 0 {
+					return fmt.Sprintf("STREAMS=%s: %d streams per connection do not divide CONNS %s: the active scenario keeps CONNS requests in flight as CONNS / STREAMS connections", streams, m, c)
+				}
+			}
+		}
 	}
 	limit, from := defaultMaxStreams[v["SERVER"]], "SERVER="+v["SERVER"]+"'s default"
 	if max != "" {

@@ -149,6 +149,10 @@ func TestRules(t *testing.T) {
 		{[]string{"SERVER", "nginx", "HTTP", "1.1,2", "STREAMS", "200", "H2_MAX_STREAMS", "500"}, ""},
 		{[]string{"SERVER", "url", "HTTP", "2", "STREAMS", "1000"}, ""},
 		{[]string{"SERVER", "nginx", "HTTP", "1.1", "STREAMS", "1000"}, ""},
+		{[]string{"SERVER", "csb", "HTTP", "2", "CONNS", "10000,20k", "STREAMS", "100,3", "SCENARIOS", "active,idle"}, "STREAMS=100,3: 3 streams per connection do not divide CONNS 10000"},
+		{[]string{"SERVER", "csb", "HTTP", "2", "CONNS", "1m", "STREAMS", "100", "SCENARIOS", "idle"}, ""},
+		{[]string{"SERVER", "csb", "HTTP", "2", "CONNS", "10k,1m", "STREAMS", "10,100"}, ""},
+		{[]string{"SERVER", "csb", "HTTP", "2", "CONNS", "10001", "STREAMS", "10", "SCENARIOS", "idle"}, ""},
 	} {
 		got := check(t, c.kv...)
 		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
