@@ -73,45 +73,31 @@ func (p *h2Peer) respond200() error {
 // the header block), and hands the connection to serve, then closes it.
 func rawH2Server(t *testing.T, serve func(p *h2Peer)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return serveLocal(t, func(c net.Conn) {
+		defer c.Close()
+		p := &h2Peer{c: c, br: bufio.NewReader(c)}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		pre := make([]byte, len(h2Preface))
+		if _, err := io.ReadFull(p.br, pre); err != nil || string(pre) != h2Preface {
+			return
+		}
+		if p.write(h2Settings, 0, 0, nil) != nil {
+			return
+		}
 		for {
-			c, err := ln.Accept()
+			f, _, err := p.read()
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				p := &h2Peer{c: c, br: bufio.NewReader(c)}
-				c.SetReadDeadline(time.Now().Add(10 * time.Second))
-				pre := make([]byte, len(h2Preface))
-				if _, err := io.ReadFull(p.br, pre); err != nil || string(pre) != h2Preface {
+			if f.typ == h2Headers {
+				if f.stream != 1 || f.flags != h2FlagEndStream|h2FlagEndHeaders {
 					return
 				}
-				if p.write(h2Settings, 0, 0, nil) != nil {
-					return
-				}
-				for {
-					f, _, err := p.read()
-					if err != nil {
-						return
-					}
-					if f.typ == h2Headers {
-						if f.stream != 1 || f.flags != h2FlagEndStream|h2FlagEndHeaders {
-							return
-						}
-						break
-					}
-				}
-				serve(p)
-			}()
+				break
+			}
 		}
-	}()
-	return ln.Addr().String()
+		serve(p)
+	}).String()
 }
 
 // h2Idle runs idle -http 2 with args after the mode and returns the result.

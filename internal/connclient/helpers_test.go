@@ -172,36 +172,43 @@ func counts(t *testing.T, res map[string]any, key string) map[string]int {
 	return out
 }
 
-// rawServer accepts on 127.0.0.1 and hands each connection, after reading
-// the request head, to serve.
-func rawServer(t *testing.T, serve func(c *net.TCPConn)) string {
-	t.Helper()
+// serveLocal listens on 127.0.0.1 (any port), closed at the test's end,
+// and runs handle on each connection accepted, in a goroutine of its own.
+func serveLocal(tb testing.TB, handle func(c net.Conn)) net.Addr {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
+	tb.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			go func() {
-				br := bufio.NewReader(c)
-				for {
-					line, err := br.ReadString('\n')
-					if err != nil {
-						c.Close()
-						return
-					}
-					if line == "\r\n" {
-						break
-					}
-				}
-				serve(c.(*net.TCPConn))
-			}()
+			go handle(c)
 		}
 	}()
-	return ln.Addr().String()
+	return ln.Addr()
+}
+
+// rawServer accepts on 127.0.0.1 and hands each connection, after reading
+// the request head, to serve.
+func rawServer(t *testing.T, serve func(c *net.TCPConn)) string {
+	t.Helper()
+	return serveLocal(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				c.Close()
+				return
+			}
+			if line == "\r\n" {
+				break
+			}
+		}
+		serve(c.(*net.TCPConn))
+	}).String()
 }

@@ -100,42 +100,28 @@ func TestReadResponseAllocs(t *testing.T) {
 // with fixed buffers, so that it allocates nothing per request itself.
 func cannedServer(tb testing.TB, resp []byte) net.Addr {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ln.Close() })
-	go func() {
+	return serveLocal(tb, func(c net.Conn) {
+		defer c.Close()
+		buf := make([]byte, 4096)
+		n := 0
 		for {
-			c, err := ln.Accept()
+			m, err := c.Read(buf[n:])
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				n := 0
-				for {
-					m, err := c.Read(buf[n:])
-					if err != nil {
-						return
-					}
-					n += m
-					for {
-						i := bytes.Index(buf[:n], []byte("\r\n\r\n"))
-						if i < 0 {
-							break
-						}
-						if _, err := c.Write(resp); err != nil {
-							return
-						}
-						n = copy(buf, buf[i+4:n])
-					}
+			n += m
+			for {
+				i := bytes.Index(buf[:n], []byte("\r\n\r\n"))
+				if i < 0 {
+					break
 				}
-			}()
+				if _, err := c.Write(resp); err != nil {
+					return
+				}
+				n = copy(buf, buf[i+4:n])
+			}
 		}
-	}()
-	return ln.Addr()
+	})
 }
 
 const cannedOK = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Type: text/plain\r\n\r\nok\n"
