@@ -55,8 +55,8 @@ lab-up: ## build the netns lab (root)
 lab-down: ## remove the netns lab (root)
 	lab/netns.sh down
 
-report: build ## your cross-phase report from the latest run of each phase: report/local/ (git ignores it; RESULTS_ROOT=DIR: DIR/report/)
-	bin/csb report $(if $(RESULTS_ROOT),-root $(RESULTS_ROOT) -out $(RESULTS_ROOT)/report,-out report/local)
+report: build ## your cross-phase report from the latest run of each phase: runs/report/ (git ignores runs/; RESULTS_ROOT=DIR: DIR/report/)
+	bin/csb report -root $(or $(RESULTS_ROOT),runs) -out $(or $(RESULTS_ROOT),runs)/report
 
 clean: ## remove bin/
 	rm -rf bin

@@ -44,7 +44,7 @@ csb_config_declare IPERF_PORT 5201 port "port of the iperf3 server"
 csb_config_declare LINK_RATE 1gbit rate \
   "line rate: netns lab shapes its veth to it (none = unshaped); reports compare against it"
 csb_config_declare RESULTS_ROOT "" path_or_empty \
-  "when set, runs go to RESULTS_ROOT/<phase>/<run>/ instead of <phase>/results/<run>/"
+  "runs go to RESULTS_ROOT/<phase>/<run>/ (empty: runs/<phase>/<run>/ in the repo, which git ignores)"
 csb_config_declare REMOTE_DIR /tmp path \
   "base directory on the server host in which each run makes its private work directory (csb-run.XXXXXXXXXX, 0700)"
 csb_config_declare DURATION "" uint_or_empty "seconds per measured cell (empty: the profile's)"

@@ -27,13 +27,17 @@ CSB_CELLS_FAILED=0
 CSB_CELLS_BEGUN=0
 CSB_ARGV=""
 
-# csb_results_root PHASE: where this phase's runs go.
+# csb_results_root PHASE: where this phase's runs go: RESULTS_ROOT/<phase>,
+# by default runs/<phase> in the repo (git ignores runs/). The committed
+# reference runs in <phase>/results/ are scripts/references.sh's alone: a
+# user's run never lands beside them.
 csb_results_root() {
-  if [[ -n "${RESULTS_ROOT}" ]]; then
-    printf '%s/%s\n' "${RESULTS_ROOT}" "$1"
-  else
-    printf '%s/%s/results\n' "${CSB_ROOT}" "$1"
-  fi
+  printf '%s/%s\n' "$(csb_runs_root)" "$1"
+}
+
+# csb_runs_root: the root of a user's runs, RESULTS_ROOT or runs/.
+csb_runs_root() {
+  printf '%s\n' "${RESULTS_ROOT:-${CSB_ROOT}/runs}"
 }
 
 # csb_run_begin PHASE NAME ARGV...: the hosts' work directories, then the

@@ -16,10 +16,12 @@
 # the same lab and profile took (the committed reference runs for netns and
 # quick, else your own; else one on another lab); each runner logs `cell
 # k/n` with its own.
-# Then `bin/csb report` builds the cross-phase report from the runs just made
-# into report/local/README.md, which git ignores (RESULTS_ROOT/report/ when
-# RESULTS_ROOT is set): the committed report/README.md, made from the
-# committed reference runs, is never touched, so `make test` passes after it.
+# The runs land in runs/<phase>/ (RESULTS_ROOT/<phase>/ when RESULTS_ROOT is
+# set), which git ignores, never beside the committed reference runs in
+# <phase>/results/. Then `bin/csb report` builds the cross-phase report
+# from your runs alone into runs/report/README.md (RESULTS_ROOT/report/):
+# the committed report/README.md, made from the reference runs, is never
+# touched, so `make test` passes after it.
 #
 # Examples:
 #   sudo make demo
@@ -75,8 +77,8 @@ main() {
       continue
     fi
     runs+=("${runner}")
-    dirs+=(-dir "${CSB_ROOT}/${runner%%/*}/results")
-    [[ -z "${RESULTS_ROOT:-}" ]] || dirs+=(-dir "${RESULTS_ROOT}/${runner%%/*}")
+    # The plan goes by the reference runs' times, or your own.
+    dirs+=(-dir "${CSB_ROOT}/${runner%%/*}/results" -dir "$(csb_results_root "${runner%%/*}")")
   done
   # Each phase is planned to take as long as its newest run with the same
   # lab and profile took (the committed reference runs, or your own).
@@ -103,11 +105,10 @@ main() {
     rm -f "${out}"
     [[ -n "${line}" ]] && results+=("${line#results: }")
   done
-  # The cross-phase report of these runs, where git ignores it.
-  local -a report=("${CSB_ROOT}/bin/csb" report -out "${CSB_ROOT}/report/local")
-  if [[ -n "${RESULTS_ROOT:-}" ]]; then
-    report=("${CSB_ROOT}/bin/csb" report -root "${RESULTS_ROOT}" -out "${RESULTS_ROOT}/report")
-  fi
+  # The cross-phase report of your runs alone, where git ignores it.
+  local root
+  root="$(csb_runs_root)"
+  local -a report=("${CSB_ROOT}/bin/csb" report -root "${root}" -out "${root}/report")
   (cd "${CSB_ROOT}" && "${report[@]}") || failed+=("csb report")
   echo
   log_info "demo: ${#runs[@]} phases in $((SECONDS - first)) s"

@@ -28,8 +28,8 @@ teardown() { common_teardown; }
   log=$(grep -v ' CMD ' <<<"$output")
   grep -q "demo: plan 00-iperf3/run_iperf3_baseline.sh: 20 s, as ${d} took" <<<"${log}"
   grep -q "demo: plan 01-http-baseline/run_http_baseline.sh: no earlier netns/smoke run to go by" <<<"${log}"
-  grep -Eq 'demo: phase 1/2 00-iperf3/run_iperf3_baseline.sh \(LAB=netns PROFILE=smoke\); [0-9]+s in, at least 20s left \(1 with no plan\)$' <<<"${log}"
-  grep -Eq 'demo: phase 2/2 01-http-baseline/run_http_baseline.sh \(LAB=netns PROFILE=smoke\); [0-9]+s in, at least 0s left \(1 with no plan\)$' <<<"${log}"
+  grep -Eq 'demo: phase 1/2 00-iperf3/run_iperf3_baseline.sh \(LAB=netns PROFILE=smoke\); [0-9hms]+ in, at least 20s left \(1 with no plan\)$' <<<"${log}"
+  grep -Eq 'demo: phase 2/2 01-http-baseline/run_http_baseline.sh \(LAB=netns PROFILE=smoke\); [0-9hms]+ in, at least 0s left \(1 with no plan\)$' <<<"${log}"
   # Every cell's start says where its phase is, in order, with the time left.
   local starts
   starts=$(grep -E ' INFO cell .* starts' <<<"${log}")
@@ -40,4 +40,7 @@ teardown() { common_teardown; }
   grep -Eq 'demo: 2 phases in [0-9]+ s$' <<<"${log}"
   grep -qx "Cross-phase report of these runs: ${RESULTS_ROOT}/report/README.md" <<<"${log}"
   [ -s "${RESULTS_ROOT}/report/README.md" ]
+  # The demo's report is made of the demo's runs alone: no committed
+  # reference run (<phase>/results/) stands in it.
+  ! grep -q '/results/20' "${RESULTS_ROOT}/report/README.md"
 }

@@ -423,3 +423,14 @@ SCRIPT
   [[ "$output" == *reaped ]]
   [ ! -e "${d}" ]
 }
+
+@test "rundir: a user's runs land in runs/<phase> or RESULTS_ROOT/<phase>, never beside the references" {
+  run env -u RESULTS_ROOT bash -c 'source "$1/lib/init.sh"; csb_results_root 01-http-baseline; csb_runs_root' _ "${REPO}"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "${REPO}/runs/01-http-baseline" ]
+  [ "${lines[1]}" = "${REPO}/runs" ]
+  run bash -c 'source "$1/lib/init.sh"; csb_results_root 01-http-baseline' _ "${REPO}"
+  [ "$output" = "${RESULTS_ROOT}/01-http-baseline" ]
+  # git ignores runs/: nothing a user runs shows up as a change to commit.
+  git -C "${REPO}" check-ignore -q runs/01-http-baseline/2026-01-01_000000_http-baseline/run.env
+}
