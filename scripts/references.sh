@@ -31,18 +31,25 @@
 #                  10k streams over 100 connections) over HTTP/1.1 and over
 #                  HTTP/2 (h2c), into compare/http1-vs-http2/<server>/
 #                  {http1,http2}/, each server's README.md by bin/csb
-#                  compare -roots; h2load's logs (a line per request) are
-#                  kept gzipped (<cell>.h2load.log.gz, read as they are)
+#                  compare -roots
 #   capacity       Phase 5 (quick) with SERVER=csb and with SERVER=nginx,
 #                  each named by its server; the connclient engine
 #                  benchmark (scripts/engine-bench.sh -c 64 -l 1024 -n 5)
 #                  into 05-capacity/results/<date>_engine-bench
-# A comparison's runs go into compare/<a>-vs-<b>/{<a>,<b>}/ and bin/csb
-# compare -roots writes its README.md. All groups take about 50 minutes;
-# run them on a quiet machine (the reports mark disturbed cells). The new
-# runs go beside the old ones: remove the old directories (git rm) and
-# update README.md's "Results at a glance" and docs/results.md before
-# committing (git add -f: results/ is ignored for test runs).
+# The phases, c1m and capacity groups run into a private results root
+# (runs/references.XXXXXX) and their runs are then moved into each
+# phase's results/, which holds the references alone; a comparison's runs
+# go into compare/<a>-vs-<b>/{<a>,<b>}/ and bin/csb compare -roots writes
+# its README.md. Every reference run is pruned of what summarize does not
+# read and the repository need not carry: the ss port dumps
+# (raw/*.ports.txt, read by the planner during the run) are removed, and
+# h2load's logs (a line per request) gzipped (<cell>.h2load.log.gz, read
+# as they are); then the moved runs are summarized again where they lie.
+# All groups take about 50 minutes; run them on a quiet machine (the
+# reports mark disturbed cells). The new runs go beside the old ones:
+# remove the old directories (git rm) and update README.md's "Results at
+# a glance" and docs/results.md before committing (git add -f: results/
+# is ignored, so that nothing else lands there by mistake).
 #
 # Requires root (the netns lab), nginx (make setup). Loads lib/init.sh.
 #
@@ -64,6 +71,32 @@ refs_run() {
 
 REFS_GROUPS=(phases c1m csb-vs-nginx http-vs-https clients1-vs-clients2 http1-vs-http2 capacity)
 
+# refs_prune DIR: leave out of the reference runs under DIR what summarize
+# does not read (the port dumps), and gzip the per-request logs.
+refs_prune() {
+  find "$1" -name '*.ports.txt' -type f -delete || REFS_FAILED+=("prune $1")
+  find "$1" -name '*.h2load.log' -type f -exec gzip -n -9 {} + || REFS_FAILED+=("gzip $1")
+}
+
+# refs_adopt: move the runs made in the private root (RESULTS_ROOT/<phase>/
+# <run>) into <phase>/results/, pruned, and summarize them where they lie
+# (a Phase 1 run finds its Phase 0 baseline beside it there too).
+refs_adopt() {
+  local run phase
+  local -a moved=()
+  for run in "${RESULTS_ROOT}"/0*/*/; do
+    [[ -d "${run}" ]] || continue
+    run=${run%/}
+    phase=$(basename "$(dirname "${run}")")
+    mkdir -p "${CSB_ROOT}/${phase}/results"
+    mv -- "${run}" "${CSB_ROOT}/${phase}/results/" || { REFS_FAILED+=("move ${run}"); continue; }
+    moved+=("${CSB_ROOT}/${phase}/results/$(basename "${run}")")
+  done
+  ((${#moved[@]})) || return 0
+  refs_prune "${moved[@]}"
+  bin/csb summarize "${moved[@]}" >/dev/null || REFS_FAILED+=("csb summarize the moved runs")
+}
+
 # refs_compare NAME A B: bin/csb compare -roots over compare/NAME/{A,B}, with
 # the same relative paths scripts/check-generated.sh regenerates it with.
 refs_compare() {
@@ -82,6 +115,7 @@ refs_group() {
       refs_run 03-c10k/run_c10k_beyond.sh
       refs_run 03-c10k/run_c10k_beyond_lowrate_retry.sh
       refs_run 04-connections/run_connections.sh -s CLIENT_PORT_RANGE=40000-40999
+      refs_adopt
       bin/csb report || REFS_FAILED+=("csb report")
       ;;
     c1m)
@@ -89,6 +123,7 @@ refs_group() {
       # processes of the 1m step saturate the client's one core).
       refs_run 03-c10k/run_c10k_beyond.sh -p full -n c1m -s SERVER=nginx -s CPU_PIN=0
       refs_run 03-c10k/run_c10k_beyond.sh -p full -n c1m-csb -s SERVER=csb -s CPU_PIN=0 -s CONNS=100k,500k,1m -s SCENARIOS=idle
+      refs_adopt
       ;;
     capacity)
       for s in csb nginx; do
@@ -96,6 +131,7 @@ refs_group() {
       done
       bash "${CSB_ROOT}/scripts/engine-bench.sh" -o "${CSB_ROOT}/05-capacity/results/$(date -u +%Y-%m-%d_%H%M%S)_engine-bench" \
         -c 64 -l 1024 -d 10 -n 5 || REFS_FAILED+=("scripts/engine-bench.sh")
+      refs_adopt
       ;;
     csb-vs-nginx)
       for s in csb nginx; do
@@ -104,6 +140,7 @@ refs_group() {
         refs_run 02-http-matrix/run_http_matrix.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s SERVER="${s}" -s SERVER_CPUS=1 -s CPU_PIN=0
         refs_run 03-c10k/run_c10k.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s SERVER="${s}" -s SERVER_CPUS=1 -s CPU_PIN=0
       done
+      refs_prune compare/csb-vs-nginx
       refs_compare csb-vs-nginx csb nginx
       ;;
     http-vs-https)
@@ -111,6 +148,7 @@ refs_group() {
         refs_run 01-http-baseline/run_http_baseline.sh -r "${CSB_ROOT}/compare/http-vs-https/${s}" -s SCHEME="${s}" -s REPEAT=3
         refs_run 03-c10k/run_c10k.sh -r "${CSB_ROOT}/compare/http-vs-https/${s}" -s SCHEME="${s}" -s SCENARIOS=idle
       done
+      refs_prune compare/http-vs-https
       refs_compare http-vs-https http https
       ;;
     http1-vs-http2)
@@ -123,9 +161,8 @@ refs_group() {
           refs_run 01-http-baseline/run_http_baseline.sh -r "${d}" -s SERVER="${s}" -s REPEAT=3 "${h2[@]}"
           refs_run 02-http-matrix/run_http_matrix.sh -r "${d}" -s SERVER="${s}" "${h2[@]}" "${m[@]}"
           refs_run 03-c10k/run_c10k.sh -r "${d}" -s SERVER="${s}" -s SCENARIOS=active,idle "${h2[@]}"
-          # One line per request: the same lines in a fifth of the bytes.
-          find "${d}" -name '*.h2load.log' -exec gzip -n -9 {} + || REFS_FAILED+=("gzip ${d}")
         done
+        refs_prune "compare/http1-vs-http2/${s}"
         refs_compare "http1-vs-http2/${s}" http1 http2
       done
       ;;
@@ -134,6 +171,7 @@ refs_group() {
         CLIENTS=${s} refs_run 00-iperf3/run_iperf3_baseline.sh -r "${CSB_ROOT}/compare/clients1-vs-clients2/clients${s}"
         CLIENTS=${s} refs_run 01-http-baseline/run_http_baseline.sh -r "${CSB_ROOT}/compare/clients1-vs-clients2/clients${s}"
       done
+      refs_prune compare/clients1-vs-clients2
       refs_compare clients1-vs-clients2 clients1 clients2
       ;;
   esac
@@ -156,13 +194,19 @@ main() {
   ((${#groups[@]})) || groups=("${REFS_GROUPS[@]}")
   [[ ${EUID} -eq 0 ]] || die "the reference runs use the netns lab, which needs root: sudo bash scripts/references.sh" 2
   export LAB=netns PROFILE=quick
-  unset RESULTS_ROOT SERVER SERVER_CPUS REPEAT SCHEME CLIENTS CLIENT_HOSTS
+  unset SERVER SERVER_CPUS REPEAT SCHEME CLIENTS CLIENT_HOSTS
   cd "${CSB_ROOT}"
   make build >/dev/null
+  # Runs go to a private root first (mktemp: 0700), then refs_adopt moves
+  # them into <phase>/results/; what is left there (a failed move) is kept.
+  mkdir -p runs
+  RESULTS_ROOT="$(mktemp -d "${CSB_ROOT}/runs/references.XXXXXX")"
+  export RESULTS_ROOT
   for g in "${groups[@]}"; do
     log_info "references: group ${g}"
     refs_group "${g}"
   done
+  find "${RESULTS_ROOT}" -depth -type d -empty -delete
   if ((${#REFS_FAILED[@]})); then
     die "failed: ${REFS_FAILED[*]}" 1
   fi
