@@ -41,13 +41,14 @@ check-generated: build ## the committed summaries, reports and charts are what b
 test-bats: build ## bats alone, one file after another: library, bad input, end to end
 	bats --timing --print-output-on-failure tests/
 
-lint: ## gofmt, go vet, shellcheck (scripts and the manual's code blocks), the docs' relative links
+lint: ## gofmt, go vet, shellcheck (scripts and the manual's code blocks), the docs' relative links, committed results' size
 	@out=$$(gofmt -l $$(git ls-files '*.go') 2>&1); if [ -n "$$out" ]; then echo "gofmt: $$out"; exit 1; fi
 	go vet $(GO_PKGS)
 	@# Every script that sources lib/init.sh makes shellcheck read the whole library (~5 s): two at once.
 	printf '%s\n' $(SH_FILES) | xargs -P 2 -n 6 shellcheck -x
 	bash scripts/check-manual.sh
 	bash scripts/check-links.sh
+	bash scripts/check-sizes.sh
 
 lab-up: ## build the netns lab (root)
 	lab/netns.sh up

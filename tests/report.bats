@@ -96,3 +96,28 @@ fresh_run() { results_line "$(cat "${RESULTS_ROOT}/run.log")"; }
   run bash scripts/check-generated.sh -C "${BATS_TEST_TMPDIR}/nope"
   [ "$status" -eq 2 ]
 }
+
+@test "check-sizes: a committed run over 10 MB, or one grown past its listed bound, fails lint by name" {
+  run bash scripts/check-sizes.sh
+  [ "$status" -eq 0 ]
+  [[ "$output" == "check-sizes: "*" bytes tracked"* ]]
+  # A checkout of its own: one small run, one over the bound, one listed
+  # run grown past the size it may not pass.
+  local repo="${BATS_TEST_TMPDIR}/sizes"
+  mkdir -p "${repo}/01-http-baseline/results/2026-01-01_000000_small" "${repo}/01-http-baseline/results/2026-01-01_000001_big" \
+    "${repo}/03-c10k/results/2026-12-01_074032_c100k"
+  git -C "${repo}" init -q
+  local d
+  for d in "${repo}"/0*/results/*/; do touch "${d}run.env"; done
+  head -c 1000 /dev/zero >"${repo}/01-http-baseline/results/2026-01-01_000000_small/raw.txt"
+  head -c 10000001 /dev/zero >"${repo}/01-http-baseline/results/2026-01-01_000001_big/x.ports.txt"
+  head -c 42393411 /dev/zero >"${repo}/03-c10k/results/2026-12-01_074032_c100k/x.ports.txt"
+  git -C "${repo}" add -A
+  run bash scripts/check-sizes.sh -C "${repo}"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"check-sizes: 01-http-baseline/results/2026-01-01_000001_big: 10000001 bytes committed, over its bound of 10000000"* ]]
+  [[ "$output" == *"check-sizes: 03-c10k/results/2026-12-01_074032_c100k: 42393411 bytes committed, over its bound of 42393410"* ]]
+  [[ "$output" != *"_small"* ]]
+  run bash scripts/check-sizes.sh -C "${BATS_TEST_TMPDIR}/none"
+  [ "$status" -eq 2 ]
+}

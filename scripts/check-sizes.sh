@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# scripts/check-sizes.sh: the committed results stay a size a newcomer can clone.
+#
+# Usage: bash scripts/check-sizes.sh [-h] [-C DIR]
+#
+# Committed results are evidence, not an archive: a reference run keeps its
+# summary, report, notes, env and the compact raw files summarize reads, not
+# port dumps or per-request logs (scripts/references.sh prunes them). This
+# check, part of `make lint`, adds up the bytes git tracks (git ls-files, as
+# they are in the work tree) and fails when
+#   - all tracked files together pass TOTAL_MAX (150,000,000 bytes), or
+#   - a committed run directory (one holding a run.env, under <phase>/results/
+#     or compare/) or a side of a comparison (compare/<a>-vs-<b>/<side>/)
+#     passes DIR_MAX (10,000,000 bytes).
+# The runs committed before the bound are listed below (OVER), each with
+# the size it may not pass: they shrink as later commits prune or remove
+# them, and a run or comparison that is not listed never passes DIR_MAX.
+# Each finding is one line: the directory, its bytes, the bound. -C DIR
+# checks the git checkout DIR instead of this one.
+#
+# Exit status: 0 within the bounds (one line says so); 1 a bound passed;
+# 2 bad usage.
+#
+# Examples:
+#   bash scripts/check-sizes.sh
+#   make lint
+
+set -Eeuo pipefail
+
+usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+
+TOTAL_MAX=150000000
+DIR_MAX=10000000
+# Committed before the bound, with the bytes each may not pass (its size on
+# 2026-12-06). To be pruned or removed in later commits: each stop's diffs
+# must stay under 256 MiB, so the removal is spread over several.
+TOTAL_OVER=508000000
+declare -A OVER=(
+  [03-c10k/results/2026-12-01_074032_c100k]=42393410
+  [03-c10k/results/2026-12-03_173356_c1m-csb]=10042846
+  [03-c10k/results/2026-12-04_182026_c1m-csb]=48992584
+  [03-c10k/results/2026-12-04_201449_c1m]=123525214
+  [03-c10k/results/2026-12-05_103902_c1m]=113170984
+  [compare/http1-vs-http2/csb]=30059632
+  [compare/http1-vs-http2/nginx]=49719481
+  [compare/http1-vs-http2/csb/http2/01-http-baseline/2026-12-05_110655_http-baseline]=11358796
+  [compare/http1-vs-http2/csb/http2/02-http-matrix/2026-12-05_110905_http-matrix]=10581101
+  [compare/http1-vs-http2/nginx/http2/01-http-baseline/2026-12-05_111557_http-baseline]=20563594
+  [compare/http1-vs-http2/nginx/http2/02-http-matrix/2026-12-05_111809_http-matrix]=19741790
+)
+
+main() {
+  local dir
+  dir="$(dirname "${BASH_SOURCE[0]}")/.."
+  while (($#)); do
+    case "$1" in
+      -h | --help) usage; exit 0 ;;
+      -C) (($# > 1)) || { echo "error: option -C needs a directory" >&2; exit 2; }; dir=$2; shift 2 ;;
+      *) printf 'error: unexpected argument: %s\n' "$1" >&2; usage >&2; exit 2 ;;
+    esac
+  done
+  git -C "${dir}" rev-parse --git-dir >/dev/null 2>&1 || { echo "error: -C ${dir}: not a git checkout" >&2; exit 2; }
+  cd "${dir}"
+  # Bytes per directory that matters, and in all: one pass over the sizes.
+  local sizes
+  sizes=$(git ls-files -z | du -b --files0-from=- | awk -F'\t' '
+    { total += $1; f = $2; n = split(f, p, "/") }
+    # A file under a run directory counts towards it; the run directories
+    # are the parents of the tracked run.env files (read first, below).
+    f ~ /(^0[0-9]-[^\/]+\/results\/|^compare\/)/ {
+      d = f; while (sub(/\/[^\/]+$/, "", d)) size[d] += $1
+    }
+    f ~ /\/run\.env$/ { d = f; sub(/\/run\.env$/, "", d); run[d] = 1 }
+    f ~ /^compare\/[^\/]+-vs-[^\/]+\/[^\/]+\// { side[p[1] "/" p[2] "/" p[3]] = 1 }
+    END {
+      printf "total\t%d\n", total
+      for (d in run) if (d ~ /(^0[0-9]-[^\/]+\/results\/|^compare\/)/) printf "dir\t%d\t%s\n", size[d], d
+      for (d in side) if (!(d in run)) printf "dir\t%d\t%s\n", size[d], d
+    }')
+  local kind bytes total=0 bad=0 bound
+  while IFS=$'\t' read -r kind bytes dir; do
+    if [[ "${kind}" == total ]]; then
+      total=${bytes}
+      continue
+    fi
+    bound=${OVER[${dir}]:-${DIR_MAX}}
+    if ((bytes > bound)); then
+      printf 'check-sizes: %s: %d bytes committed, over its bound of %d: leave out port dumps and per-request logs (scripts/references.sh)\n' "${dir}" "${bytes}" "${bound}" >&2
+      bad=$((bad + 1))
+    fi
+  done <<<"${sizes}"
+  local tbound=$((TOTAL_OVER > TOTAL_MAX ? TOTAL_OVER : TOTAL_MAX))
+  if ((total > tbound)); then
+    printf 'check-sizes: the tracked files add up to %d bytes, over the bound of %d\n' "${total}" "${tbound}" >&2
+    bad=$((bad + 1))
+  fi
+  ((bad == 0)) || exit 1
+  echo "check-sizes: ${total} bytes tracked (bound ${tbound}); no run or comparison over ${DIR_MAX} bytes but the ${#OVER[@]} listed, each within its own"
+}
+
+main "$@"
