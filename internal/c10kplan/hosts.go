@@ -3,7 +3,6 @@ package c10kplan
 import (
 	"csbench/internal/loadplan"
 	"fmt"
-	"strings"
 )
 
 // ClientHost is one client host of a scenario: its name (ssh destination or
@@ -71,13 +70,14 @@ func ComputeHosts(in Input, hosts []ClientHost) *Plan {
 			keep = append(keep, r)
 		}
 	}
-	var notes []string
-	for _, n := range p.Notes {
-		if !strings.HasPrefix(n, "the client's ") {
-			notes = append(notes, n)
+	notes, client := p.Notes, p.ClientNotes
+	p.Notes, p.ClientNotes = []string{}, nil
+	for i, n := range notes {
+		if !client[i] {
+			p.note(false, n)
 		}
 	}
-	p.Refusals, p.Notes = append([]Refusal{}, keep...), append([]string{}, notes...)
+	p.Refusals = append([]Refusal{}, keep...)
 	p.Sources, p.Candidates = []Source{}, []SourceState{}
 	p.RetryAfterTimeWait = false
 	p.ClientProcsByFD, p.ClientProcsByPorts, p.ClientProcsNeeded = 0, 0, 0
@@ -101,9 +101,9 @@ func ComputeHosts(in Input, hosts []ClientHost) *Plan {
 				p.Refusals = append(p.Refusals, rf)
 			}
 		}
-		for _, n := range sub.Notes {
-			if strings.HasPrefix(n, "the client's ") || sub.Stage == "sources" {
-				p.Notes = append(p.Notes, "client host "+h.Name+": "+n)
+		for i, n := range sub.Notes {
+			if sub.ClientNotes[i] || sub.Stage == "sources" {
+				p.note(true, "client host "+h.Name+": "+n)
 			}
 		}
 		p.RetryAfterTimeWait = p.RetryAfterTimeWait || sub.RetryAfterTimeWait

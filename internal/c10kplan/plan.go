@@ -162,6 +162,16 @@ type Plan struct {
 	Candidates []SourceState `json:"source_states"`
 	// Notes: what the runner did or could not check, for people.
 	Notes []string `json:"notes"`
+	// ClientNotes marks the notes about the client host (by index into
+	// Notes): a plan over several client hosts takes them from each
+	// host's own plan, by this mark, never by a note's words.
+	ClientNotes []bool `json:"-"`
+}
+
+// note adds a note for people; client marks one about the client host.
+func (p *Plan) note(client bool, text string) {
+	p.Notes = append(p.Notes, text)
+	p.ClientNotes = append(p.ClientNotes, client)
 }
 
 // Candidates lists the client's possible source addresses, CLIENT_IP first:
@@ -203,10 +213,10 @@ func Compute(in Input) *Plan {
 		Refusals: []Refusal{}, Hosts: []HostPlan{}, Sources: []Source{}, Candidates: []SourceState{}, Notes: []string{}}
 	p.Facts.Server, p.Facts.Client = in.Server, in.Client
 	for _, k := range in.Server.Unreadable {
-		p.Notes = append(p.Notes, "the server's "+k+" was unreadable: what depends on it was not checked")
+		p.note(false, "the server's "+k+" was unreadable: what depends on it was not checked")
 	}
 	for _, k := range in.Client.Unreadable {
-		p.Notes = append(p.Notes, "the client's "+k+" was unreadable: what depends on it was not checked")
+		p.note(true, "the client's "+k+" was unreadable: what depends on it was not checked")
 	}
 	p.size()
 	p.checkFDs()
@@ -267,7 +277,7 @@ func (p *Plan) size() {
 			if fast := ceil(in.Conns, half); fast > p.ClientProcsByPorts && fast <= int64(p.MaxSources) {
 				p.ClientProcsByPorts, p.FastPorts = fast, true
 			} else if fast > p.ClientProcsByPorts {
-				p.Notes = append(p.Notes, fmt.Sprintf("client ports: %d connections fill more than the even half of the port range (%d ports) of the %d source addresses: past it each connect scans for a free port and the ramp slows; more addresses (CLIENT_EXTRA_IPS) or a wider net.ipv4.ip_local_port_range keep it fast",
+				p.note(false, fmt.Sprintf("client ports: %d connections fill more than the even half of the port range (%d ports) of the %d source addresses: past it each connect scans for a free port and the ramp slows; more addresses (CLIENT_EXTRA_IPS) or a wider net.ipv4.ip_local_port_range keep it fast",
 					in.Conns, ports.V/2, p.MaxSources))
 			}
 		}
@@ -406,7 +416,7 @@ func (p *Plan) checkMemory() {
 		msg := fmt.Sprintf("memory: %d connections need about %d MiB on %s, by the %s; %d MiB are available and %d %% of it, %d MiB, may be planned",
 			in.Conns, need/1024, where, p.MemBasis, avail.V/1024, MemHeadroomPct, p.MemPlannableKB.V/1024)
 		if in.AfterStep && in.Cost == nil {
-			p.Notes = append(p.Notes, msg+": checked again from the measured cost of the step before it, which will likely refuse it")
+			p.note(false, msg+": checked again from the measured cost of the step before it, which will likely refuse it")
 			return
 		}
 		p.refuse(CodeMemory, host, "CONNS", "%s: lower CONNS", msg)
@@ -438,7 +448,7 @@ func (p *Plan) checkTCPMem() {
 			"tcp_mem: %d connections would hold about %d pages of TCP buffers (%.2f KiB a connection, measured at %s), above net.ipv4.tcp_mem's max %d: lower CONNS, or raise it (as root on the server host: sysctl -w net.ipv4.tcp_mem=...)",
 			in.Conns, pages, c.TCPMemKB.V, c.From, srv.TCPMemMax.V)
 	case srv.TCPMemPressure.Known && pages > srv.TCPMemPressure.V:
-		p.Notes = append(p.Notes, fmt.Sprintf("tcp_mem: about %d pages of TCP buffers predicted, above the pressure threshold %d: the kernel will trim buffers", pages, srv.TCPMemPressure.V))
+		p.note(false, fmt.Sprintf("tcp_mem: about %d pages of TCP buffers predicted, above the pressure threshold %d: the kernel will trim buffers", pages, srv.TCPMemPressure.V))
 	}
 }
 

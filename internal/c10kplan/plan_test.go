@@ -342,3 +342,27 @@ func TestSplitStreams(t *testing.T) {
 		}
 	}
 }
+
+// A client fact unreadable on one of two hosts is that host's note, named
+// by it, and not the whole plan's: the plan marks the notes about the
+// client host, it does not match their words.
+func TestHostsClientNotesByHost(t *testing.T) {
+	in := Input{Kind: "lowrate", Conns: 20000, RPS: 1000, ConnectRate: 2000, Lab: "netns", ServerIP: "198.18.0.1", ServerPort: 8080,
+		TWThreshold: 500, Server: c100kFacts(t, "server")}
+	h2 := c100kHost(t, "client2", "198.18.2.2", nil)
+	h2.Facts.Unreadable = append(h2.Facts.Unreadable, "somaxconn")
+	p := ComputeHosts(in, []ClientHost{c100kHost(t, "client1", "198.18.0.2", nil), h2})
+	var got []string
+	for _, n := range p.Notes {
+		if strings.Contains(n, "unreadable") {
+			got = append(got, n)
+		}
+	}
+	want := "client host client2: the client's somaxconn was unreadable: what depends on it was not checked"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("notes of the unreadable fact = %q, want [%q]", got, want)
+	}
+	if len(p.ClientNotes) != len(p.Notes) {
+		t.Errorf("%d marks for %d notes", len(p.ClientNotes), len(p.Notes))
+	}
+}

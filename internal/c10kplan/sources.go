@@ -111,7 +111,7 @@ func (p *Plan) pickSources() {
 	if !p.PortsPerSource.Known {
 		// Unknown range: plan as if one address holds them all.
 		k.ports = in.Conns + PortMargin
-		p.Notes = append(p.Notes, "the client's port range was unreadable: every connection planned on "+in.ClientIP)
+		p.note(true, "the client's port range was unreadable: every connection planned on "+in.ClientIP)
 	}
 	for _, ip := range k.cands {
 		if _, ok := in.Sockets.TimeWait[ip]; ok || in.Sockets.InUse[ip] > 0 {
@@ -148,7 +148,7 @@ func (k *pick) active() {
 		return
 	}
 	if k.busy(ip) {
-		p.Notes = append(p.Notes, k.busyNote(ip))
+		p.note(false, k.busyNote(ip))
 	}
 	p.Sources = []Source{k.source(ip, false)}
 }
@@ -193,7 +193,9 @@ func (k *pick) spread() {
 		}
 	}
 	if len(p.Sources) == n {
-		p.Notes = append(p.Notes, notes...)
+		for _, n := range notes {
+			p.note(false, n)
+		}
 		return
 	}
 	var have []string
