@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"csbench/internal/phase2"
 	"csbench/internal/phase4"
 	"csbench/internal/report"
 	"csbench/internal/summary"
@@ -223,19 +222,10 @@ func finding2(s *summary.Summary, ps []plateauStat) string {
 		parts = append(parts, t)
 	}
 	t := strings.Join(parts, "; ")
-	if standIn(s) {
+	if s.HasNote(summary.NoteWrkForOha) {
 		t += "; wrk stood in for oha"
 	}
 	return t
-}
-
-func standIn(s *summary.Summary) bool {
-	for _, n := range s.Notes {
-		if n == phase2.StandInNote {
-			return true
-		}
-	}
-	return false
 }
 
 func finding3(ss []scenarioStat) string {
@@ -463,7 +453,7 @@ func detail2(d *report.Doc, l *linker, r Run, ps []plateauStat) {
 		lines = append(lines, t)
 	}
 	bullets(d, lines)
-	if standIn(r.Summary) {
+	if r.Summary.HasNote(summary.NoteWrkForOha) {
 		d.P("wrk stood in for oha in this run.")
 	}
 }

@@ -23,7 +23,8 @@ import (
 // ReportName is the report's file name in the run directory.
 const ReportName = "Report_02-http-matrix.md"
 
-// StandInNote is the first note of a run in which wrk stood in for oha.
+// StandInNote is the first note of a run in which wrk stood in for oha,
+// for people; readers decide by its code, summary.NoteWrkForOha.
 const StandInNote = "wrk stood in for oha: oha is not installed on the client (LOADGEN=auto), so every cell ran wrk with lib/wrk/report.lua; figures are wrk's."
 
 // Phase implements cli.Phase for 02-http-matrix.
@@ -34,6 +35,7 @@ type Phase struct{}
 func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	if r.Get("loadgen_standin") == "1" {
 		s.Notes = append(s.Notes, StandInNote)
+		s.NoteCodes = append(s.NoteCodes, summary.NoteWrkForOha)
 	}
 	hosts := hostdata.Load(r.Dir)
 	for _, p := range hosts.Problems {

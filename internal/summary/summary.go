@@ -28,6 +28,23 @@ import (
 // change to Summary. Load refuses a file of another one.
 const SchemaVersion = 1
 
+// The codes of NoteCodes.
+const (
+	// NoteWrkForOha: oha was asked for (LOADGEN=auto) and not installed,
+	// so wrk stood in for it in every cell (Phase 2).
+	NoteWrkForOha = "wrk_for_oha"
+)
+
+// HasNote reports whether the run carries the note code.
+func (s *Summary) HasNote(code string) bool {
+	for _, c := range s.NoteCodes {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
 // VersionError is a summary.json whose schema_version this csb does not read.
 type VersionError struct {
 	Path string
@@ -44,26 +61,29 @@ func (e *VersionError) Error() string {
 
 // Summary is summary.json.
 type Summary struct {
-	SchemaVersion int               `json:"schema_version"`
-	GeneratedBy   string            `json:"generated_by"`
-	Phase         string            `json:"phase"`
-	RunID         string            `json:"run_id"`
-	StartedAt     string            `json:"started_at"`
-	FinishedAt    *string           `json:"finished_at"`
-	Status        string            `json:"status"`
-	Error         *string           `json:"error"`
-	Lab           string            `json:"lab"`
-	Profile       string            `json:"profile"`
-	Notes         []string          `json:"notes"`
-	Runner        string            `json:"runner"`
-	Argv          string            `json:"argv"`
-	Git           Git               `json:"git"`
-	Settings      map[string]string `json:"settings"`
-	Link          Link              `json:"link"`
-	Server        *Server           `json:"server,omitempty"` // HTTP phases only
-	TLS           *TLS              `json:"tls,omitempty"`    // HTTP phases, runs that recorded SCHEME
-	HTTP          *HTTP             `json:"http,omitempty"`   // HTTP phases, runs that loaded over HTTP/2
-	Hosts         map[string]Host   `json:"hosts"`
+	SchemaVersion int      `json:"schema_version"`
+	GeneratedBy   string   `json:"generated_by"`
+	Phase         string   `json:"phase"`
+	RunID         string   `json:"run_id"`
+	StartedAt     string   `json:"started_at"`
+	FinishedAt    *string  `json:"finished_at"`
+	Status        string   `json:"status"`
+	Error         *string  `json:"error"`
+	Lab           string   `json:"lab"`
+	Profile       string   `json:"profile"`
+	Notes         []string `json:"notes"`
+	// NoteCodes are the notes a reader decides on, as codes from a closed
+	// list (NoteWrkForOha); Notes has their words, for people.
+	NoteCodes []string          `json:"note_codes,omitempty"`
+	Runner    string            `json:"runner"`
+	Argv      string            `json:"argv"`
+	Git       Git               `json:"git"`
+	Settings  map[string]string `json:"settings"`
+	Link      Link              `json:"link"`
+	Server    *Server           `json:"server,omitempty"` // HTTP phases only
+	TLS       *TLS              `json:"tls,omitempty"`    // HTTP phases, runs that recorded SCHEME
+	HTTP      *HTTP             `json:"http,omitempty"`   // HTTP phases, runs that loaded over HTTP/2
+	Hosts     map[string]Host   `json:"hosts"`
 	// Clients is set for a run with several client hosts (run.env
 	// clients >= 2) and absent for one client: its table is the run's.
 	Clients *Clients `json:"clients,omitempty"`
