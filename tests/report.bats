@@ -103,17 +103,17 @@ fresh_run() { results_line "$(cat "${RESULTS_ROOT}/run.log")"; }
   [[ "$output" == "check-sizes: "*" bytes tracked"* ]]
   # A checkout of its own: one small run, one over the bound, one listed
   # run grown past the size it may not pass.
-  local repo="${BATS_TEST_TMPDIR}/sizes"
-  mkdir -p "${repo}/01-http-baseline/results/2026-01-01_000000_small" "${repo}/01-http-baseline/results/2026-01-01_000001_big" \
-    "${repo}/03-c10k/results/2026-12-01_074032_c100k"
-  git -C "${repo}" init -q
+  local tree="${BATS_TEST_TMPDIR}/sizes"
+  mkdir -p "${tree}/01-http-baseline/results/2026-01-01_000000_small" "${tree}/01-http-baseline/results/2026-01-01_000001_big" \
+    "${tree}/03-c10k/results/2026-12-01_074032_c100k"
+  git -C "${tree}" init -q
   local d
-  for d in "${repo}"/0*/results/*/; do touch "${d}run.env"; done
-  head -c 1000 /dev/zero >"${repo}/01-http-baseline/results/2026-01-01_000000_small/raw.txt"
-  head -c 10000001 /dev/zero >"${repo}/01-http-baseline/results/2026-01-01_000001_big/x.ports.txt"
-  head -c 42393411 /dev/zero >"${repo}/03-c10k/results/2026-12-01_074032_c100k/x.ports.txt"
-  git -C "${repo}" add -A
-  run bash scripts/check-sizes.sh -C "${repo}"
+  for d in "${tree}"/0*/results/*/; do touch "${d}run.env"; done
+  head -c 1000 /dev/zero >"${tree}/01-http-baseline/results/2026-01-01_000000_small/raw.txt"
+  head -c 10000001 /dev/zero >"${tree}/01-http-baseline/results/2026-01-01_000001_big/x.ports.txt"
+  head -c 42393411 /dev/zero >"${tree}/03-c10k/results/2026-12-01_074032_c100k/x.ports.txt"
+  git -C "${tree}" add -A
+  run bash scripts/check-sizes.sh -C "${tree}"
   [ "$status" -eq 1 ]
   [[ "$output" == *"check-sizes: 01-http-baseline/results/2026-01-01_000001_big: 10000001 bytes committed, over its bound of 10000000"* ]]
   [[ "$output" == *"check-sizes: 03-c10k/results/2026-12-01_074032_c100k: 42393411 bytes committed, over its bound of 42393410"* ]]
