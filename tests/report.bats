@@ -42,6 +42,28 @@ fresh_run() { results_line "$(cat "${RESULTS_ROOT}/run.log")"; }
   [[ "$output" == *"no summarized run of any phase"* ]]
 }
 
+@test "csb report: a run whose summary.json cannot be read is skipped, named, and the others reported" {
+  local root="${BATS_TEST_TMPDIR}/root" run bad
+  run=$(fresh_run)
+  mkdir -p "${root}/00-iperf3"
+  cp -r "${run}" "${root}/00-iperf3/"
+  bad="${root}/00-iperf3/2026-01-01_000000_iperf3-baseline"
+  mkdir "${bad}"
+  head -c 100 "${run}/summary.json" >"${bad}/summary.json"
+  run bin/csb report -root "${root}" -out "${root}/report"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"report: skipped ${bad}: summary.json: unexpected end of JSON input"* ]]
+  grep -q '^## Skipped runs$' "${root}/report/README.md"
+  grep -q '^| `\.\./00-iperf3/2026-01-01_000000_iperf3-baseline` | summary.json: unexpected end of JSON input |$' "${root}/report/README.md"
+  grep -q '^\[r1\]: \.\./00-iperf3/.*/Report_00-iperf3\.md$' "${root}/report/README.md"
+  # Nothing readable at all: an error that names the run and why.
+  rm -r "${root:?}/00-iperf3/$(basename "${run}")"
+  run bin/csb report -root "${root}" -out "${root}/report"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"no summarized run of any phase under ${root} that could be read; 1 skipped: ${bad}: summary.json: unexpected end of JSON input"* ]]
+}
+
 @test "csb compare: the committed reference run against a fresh one, cell by cell" {
   local ref
   ref=$(latest 00-iperf3/results)

@@ -28,9 +28,9 @@ var commands = []command{
 	{"summarize", "regenerate each run directory's summary and report", []string{"summarize DIR..."},
 		"Reads the raw files (run.env, cells.tsv, raw/, monitors/, env/) and (re)writes summary.json, summary.csv, the phase's Report_*.md and its charts. Safe to re-run at any time: nothing raw is touched, notes.md is included.", runSummarize},
 	{"report", "build the cross-phase report from each phase's latest run", []string{"report [-root DIR] [-out DIR]"},
-		"OUT/README.md (default report/): one line of findings per phase, links to the phase reports, cross-phase charts. Runs are read from DIR/<phase>/ with -root (a RESULTS_ROOT; runs/ holds your own), or without it from <phase>/results/ under the current directory: the committed reference runs.", noStderr(runReport)},
+		"OUT/README.md (default report/): one line of findings per phase, links to the phase reports, cross-phase charts. Runs are read from DIR/<phase>/ with -root (a RESULTS_ROOT; runs/ holds your own), or without it from <phase>/results/ under the current directory: the committed reference runs. A run whose summary.json cannot be read (truncated, not JSON, another schema_version, a figure no tool produces) is skipped: named with why on stderr and under \"Skipped runs\"; exit 0 when any run was reported, 1 when none could be read.", runReport},
 	{"compare", "set two runs, or two results roots, side by side", []string{"compare [-metrics M,M|all] [-json] A B", "compare -roots [-out FILE] ROOT_A ROOT_B"},
-		"Two run directories of the same phase: first where their environments differ (CPU model, count and pinning, kernel, link, qdisc, the phase's sysctls, the server under test and its settings, tool versions, lab, profile: one line each, a stable code per fact), then cell by cell each metric in both, change and ratio, and with repetitions whether the change is beyond the spread (A is the baseline; default metrics: the verdicts' ones). An HTTP/1.1 run against an HTTP/2 run, or a run over both: \"What multiplexing changed\", each HTTP/1.1 cell beside every HTTP/2 cell of the same payload and requests in flight (1k-c64 with 1k-c16-m4), the side whose CPU per request moved. -json: the same as one JSON document (schema_version, environment.differences[].code, multiplexing). With -roots, the latest run of each runner of Phases 1 to 5 in two results roots (e.g. SERVER=csb and SERVER=nginx): RPS, p99, server CPU per request, RSS per connection, Phase 5 each payload's capacity, each with its ratio; columns named by the servers under test.", noStderr(runCompare)},
+		"Two run directories of the same phase: first where their environments differ (CPU model, count and pinning, kernel, link, qdisc, the phase's sysctls, the server under test and its settings, tool versions, lab, profile: one line each, a stable code per fact), then cell by cell each metric in both, change and ratio, and with repetitions whether the change is beyond the spread (A is the baseline; default metrics: the verdicts' ones). An HTTP/1.1 run against an HTTP/2 run, or a run over both: \"What multiplexing changed\", each HTTP/1.1 cell beside every HTTP/2 cell of the same payload and requests in flight (1k-c64 with 1k-c16-m4), the side whose CPU per request moved. -json: the same as one JSON document (schema_version, environment.differences[].code, multiplexing). With -roots, the latest run of each runner of Phases 1 to 5 in two results roots (e.g. SERVER=csb and SERVER=nginx): RPS, p99, server CPU per request, RSS per connection, Phase 5 each payload's capacity, each with its ratio; columns named by the servers under test; a run of either root whose summary.json cannot be read is skipped, named with why on stderr and under \"Skipped runs\" (exit 1 when a root has no run that can be read).", runCompare},
 	{"ipj", "read ip -j output on stdin, print what runners check", []string{"ipj route|holders IP|netns", "ipj route-guard -who HOST -server-ip IP [-nic NIC ...] <ROUTE"},
 		"A route's device and source, the interfaces carrying IP, the namespace names. route-guard (flags: -nic NIC -nic-is TEXT -addrs A,B -addr-is TEXT): the route guard's verdict on one client host from its ip -j route get SERVER_IP (exit 1 naming where the traffic would go instead).", noStderr(runIPJ)},
 	{"check", "fail when a tool's raw output reports an error", []string{"check KIND FILE", "check [-non2xx-max F] wrk|oha FILE"},
@@ -137,11 +137,13 @@ Examples:
 Exit status: 0 ok, 1 a run directory could not be summarized (or a cell's
 raw output could not be parsed, or holds a value below zero the tool never
 prints: the run is then marked partial, in run.env too, and its summary and
-report say which file and why), or compare or report met a summary.json they
-refuse (another schema_version; a figure no tool can produce, such as a
-negative rate or latency or a throughput above 1.5x the line rate: named by
-file and field), 2 bad usage. A subcommand's -h, where it has one, says its
-own.
+report say which file and why), or compare of two run directories met a
+summary.json it refuses (another schema_version; a figure no tool can
+produce, such as a negative rate or latency or a throughput above 1.5x the
+line rate: named by file and field), or report or compare -roots found no
+run it could read (one it cannot read among others is skipped, named on
+stderr and in what it writes, and the status is 0), 2 bad usage. A
+subcommand's -h, where it has one, says its own.
 `
 
 // usageIndent is the column a command's description starts at in csb -h.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"csbench/internal/golden"
 )
 
 // csb compare refuses a summary.json of an unknown schema_version, naming
@@ -59,5 +61,81 @@ func TestCompareJSONSameEnvironment(t *testing.T) {
 	}
 	if got := Main([]string{"compare", "-json", "-roots", ref, ref}, &stdout, &stderr); got != 2 {
 		t.Errorf("compare -json -roots: status %d, want 2", got)
+	}
+}
+
+// twoRoots copies the crossreport test root (real smoke runs) twice, as A
+// and B, and in B writes a run whose summary.json is not JSON beside the
+// real ones; it returns A, B and that run.
+func twoRoots(t *testing.T) (string, string, string) {
+	t.Helper()
+	src := filepath.Join("..", "crossreport", "testdata", "root")
+	a := golden.CopyTree(t, src, "a")
+	b := golden.CopyTree(t, src, "b")
+	bad := filepath.Join(b, "01-http-baseline", "2026-11-29_120000_http-baseline")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "summary.json"), []byte("{\"schema_version\": 1, \"pha"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, bad
+}
+
+// csb compare -roots skips a run of either root whose summary.json cannot
+// be read: named on stderr and under "Skipped runs", the others compared,
+// status 0. A root with no run it can read is an error.
+func TestCompareRootsSkipsUnreadableRun(t *testing.T) {
+	t.Setenv("PATH", "")
+	a, b, bad := twoRoots(t)
+	out := filepath.Join(t.TempDir(), "vs.md")
+	var stdout, stderr bytes.Buffer
+	if got := Main([]string{"compare", "-roots", "-out", out, a, b}, &stdout, &stderr); got != 0 {
+		t.Fatalf("status %d, want 0 (stderr %q)", got, stderr.String())
+	}
+	if want := "compare: skipped " + bad + ": summary.json: unexpected end of JSON input\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	md, _ := os.ReadFile(out)
+	for _, want := range []string{"## 01-http-baseline:", "## 02-http-matrix:", "## Skipped runs",
+		"| B | `" + bad + "` | summary.json: unexpected end of JSON input |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, md)
+		}
+	}
+
+	empty := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(empty, "01-http-baseline", "2026-11-29_120000_http-baseline"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(empty, "01-http-baseline", "2026-11-29_120000_http-baseline", "summary.json"), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if got := Main([]string{"compare", "-roots", a, empty}, &stdout, &stderr); got != 1 {
+		t.Fatalf("status %d, want 1 (stderr %q)", got, stderr.String())
+	}
+	if want := "error: no summarized run of any phase under " + empty + " that could be read; 1 skipped: "; !strings.HasPrefix(stderr.String(), want) {
+		t.Errorf("stderr %q, want it to start %q", stderr.String(), want)
+	}
+}
+
+// csb report skips a run it cannot read in the same way: named on stderr
+// and in the report, status 0.
+func TestReportSkipsUnreadableRun(t *testing.T) {
+	t.Setenv("PATH", "")
+	_, b, bad := twoRoots(t)
+	out := filepath.Join(t.TempDir(), "report")
+	var stdout, stderr bytes.Buffer
+	if got := Main([]string{"report", "-root", b, "-out", out}, &stdout, &stderr); got != 0 {
+		t.Fatalf("status %d, want 0 (stderr %q)", got, stderr.String())
+	}
+	if want := "report: skipped " + bad + ": summary.json: unexpected end of JSON input\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "README.md"))
+	if !strings.Contains(string(md), "## Skipped runs") || !strings.Contains(string(md), "2026-11-29_120000_http-baseline` | summary.json: unexpected end of JSON input |") {
+		t.Errorf("report does not list the skipped run:\n%s", md)
 	}
 }

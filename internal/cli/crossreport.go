@@ -9,7 +9,10 @@ import (
 	"csbench/internal/crossreport"
 )
 
-func runReport(args []string, stdout io.Writer) error {
+// runReport writes the cross-phase report. A run whose summary.json cannot
+// be read is skipped, named on stderr and in the report; the status is 0
+// when any run was reported, 1 when none could be.
+func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	root := fs.String("root", "", "a results root (RESULTS_ROOT) holding <phase>/<run>/")
@@ -28,6 +31,7 @@ func runReport(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	in.Warn(stderr, "report")
 	gen := "bin/csb report"
 	if *root != "" {
 		gen += " -root <results root>"

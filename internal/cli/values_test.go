@@ -12,8 +12,9 @@ import (
 	"csbench/internal/rundir"
 )
 
-// Issue 21's values in a real summary: csb compare and csb report exit 1
-// naming the file and the field, and print no comparison or report.
+// Issue 21's values in a real summary: csb compare exits 1 naming the file
+// and the field, and prints no comparison; csb report skips the run, names
+// it and the field, and reports the others (issue 34).
 func TestCompareAndReportRefuseImpossibleValues(t *testing.T) {
 	for _, c := range []struct{ re, new, field string }{
 		{`"rps": [0-9.]+`, `"rps": -1000`, ".metrics.rps is -1000: a request rate below zero"},
@@ -37,20 +38,29 @@ func TestCompareAndReportRefuseImpossibleValues(t *testing.T) {
 		}
 		good := golden.CopyTree(t, "../crossreport/testdata/root/01-http-baseline", "")
 		goodRuns, _ := rundir.Files(good, "", "")
-		for _, args := range [][]string{
-			{"compare", goodRuns[0], runs[0]},
-			{"report", "-root", root, "-out", filepath.Join(t.TempDir(), "report")},
-		} {
-			var stdout, stderr bytes.Buffer
-			if got := Main(args, &stdout, &stderr); got != 1 {
-				t.Errorf("csb %s with %s: status %d, want 1 (stderr %q)", args[0], c.new, got, stderr.String())
-			}
-			if want := sum + `: cells["`; !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), c.field) {
-				t.Errorf("csb %s: stderr %q, want the file and %q", args[0], stderr.String(), c.field)
-			}
-			if stdout.Len() != 0 {
-				t.Errorf("csb %s: printed %q although it refused", args[0], stdout.String())
-			}
+		var stdout, stderr bytes.Buffer
+		if got := Main([]string{"compare", goodRuns[0], runs[0]}, &stdout, &stderr); got != 1 {
+			t.Errorf("csb compare with %s: status %d, want 1 (stderr %q)", c.new, got, stderr.String())
+		}
+		if want := sum + `: cells["`; !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), c.field) {
+			t.Errorf("csb compare: stderr %q, want the file and %q", stderr.String(), c.field)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("csb compare: printed %q although it refused", stdout.String())
+		}
+		// csb report skips the run, naming it and the field, and reports
+		// the others.
+		stdout.Reset()
+		stderr.Reset()
+		out := filepath.Join(t.TempDir(), "report")
+		if got := Main([]string{"report", "-root", root, "-out", out}, &stdout, &stderr); got != 0 {
+			t.Errorf("csb report with %s: status %d, want 0 (stderr %q)", c.new, got, stderr.String())
+		}
+		if want := "report: skipped " + runs[0] + `: summary.json: cells["`; !strings.HasPrefix(stderr.String(), want) || !strings.Contains(stderr.String(), c.field) {
+			t.Errorf("csb report: stderr %q, want it to start %q and hold %q", stderr.String(), want, c.field)
+		}
+		if md, _ := os.ReadFile(filepath.Join(out, "README.md")); !strings.Contains(string(md), "## Skipped runs") {
+			t.Errorf("csb report: the report lists no skipped run:\n%s", md)
 		}
 	}
 }

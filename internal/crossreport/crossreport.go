@@ -11,6 +11,7 @@ package crossreport
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"csbench/internal/chart"
 	"csbench/internal/clienthosts"
 	"csbench/internal/compare"
+	"csbench/internal/mdtext"
 	"csbench/internal/phase2"
 	"csbench/internal/report"
 	"csbench/internal/rundir"
@@ -48,8 +50,32 @@ type Run struct {
 
 // Inputs are the runs found for each phase, newest last.
 type Inputs struct {
-	Root string
-	Runs map[string][]Run // phase -> the latest run of each runner (03-c10k has three)
+	Root    string
+	Runs    map[string][]Run // phase -> the latest run of each runner (03-c10k has three)
+	Skipped []Skipped        // run directories whose summary.json could not be read
+}
+
+// Skipped is a run directory whose summary.json Find could not read or
+// refused (truncated, not JSON, another schema_version, a figure no tool
+// produces), with why. The report lists it and uses the others: one
+// corrupt old run does not hide a whole results root.
+type Skipped struct {
+	Dir    string
+	Reason string // one line; the file is named summary.json, Dir says where
+}
+
+// skipReason is err on one line, the summary.json's path in it shortened
+// to its name (the run directory is named beside it).
+func skipReason(dir string, err error) string {
+	msg := strings.ReplaceAll(err.Error(), filepath.Join(dir, summary.File), summary.File)
+	return summary.OneLine(msg, 300)
+}
+
+// Warn prints one line per skipped run to w, each led by who ("report").
+func (in *Inputs) Warn(w io.Writer, who string) {
+	for _, s := range in.Skipped {
+		fmt.Fprintf(w, "%s: skipped %s: %s\n", who, s.Dir, s.Reason)
+	}
 }
 
 // PhaseDir is where a phase's runs live under root: <root>/<phase> for a
@@ -94,7 +120,8 @@ func Find(root string, repo bool) (*Inputs, error) {
 				continue // not summarized (yet): not a run to report
 			}
 			if err != nil {
-				return nil, err
+				in.Skipped = append(in.Skipped, Skipped{Dir: d, Reason: skipReason(d, err)})
+				continue
 			}
 			if s.Phase != p.Name {
 				continue
@@ -114,7 +141,15 @@ func Find(root string, repo bool) (*Inputs, error) {
 		}
 	}
 	if len(in.Runs) == 0 {
-		return nil, fmt.Errorf("no summarized run of any phase under %s", root)
+		msg := fmt.Sprintf("no summarized run of any phase under %s", root)
+		if len(in.Skipped) > 0 {
+			var ss []string
+			for _, s := range in.Skipped {
+				ss = append(ss, s.Dir+": "+s.Reason)
+			}
+			msg += fmt.Sprintf(" that could be read; %d skipped: %s", len(in.Skipped), strings.Join(ss, "; "))
+		}
+		return nil, errors.New(msg)
 	}
 	return in, nil
 }
@@ -333,10 +368,26 @@ func Write(in *Inputs, out, generatedBy string) error {
 		head = append(head, "client hosts")
 	}
 	d.Table(head, runRows)
+	skipped(&d, in, out)
 	if len(l.defs) > 0 {
 		d.WriteString(strings.Join(l.defs, "\n") + "\n")
 	}
 	return report.Write(out, "README.md", &d)
+}
+
+// skipped lists the run directories Find could not read, each with why;
+// nothing when there are none.
+func skipped(d *report.Doc, in *Inputs, out string) {
+	if len(in.Skipped) == 0 {
+		return
+	}
+	d.H(2, "Skipped runs")
+	d.P("These run directories hold a summary.json that could not be read or was refused; the report is made without them. `bin/csb summarize <run directory>` regenerates one from its raw files.")
+	var rows [][]string
+	for _, s := range in.Skipped {
+		rows = append(rows, []string{mdtext.CodeCell(rel(out, s.Dir)), mdtext.Text(s.Reason)})
+	}
+	d.Table([]string{"run directory", "why"}, rows)
 }
 
 // emulatedNote says, for runs on an emulated lab (netns, local: every host

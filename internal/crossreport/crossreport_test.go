@@ -141,7 +141,8 @@ func TestRunnerOf(t *testing.T) {
 }
 
 // A summary.json of an unknown schema_version is refused, naming the file
-// and both versions; a run directory without one is skipped.
+// and both versions; a run directory without one is skipped. A root with
+// no other run is an error that says why its run was skipped.
 func TestUnknownSchemaVersionRefused(t *testing.T) {
 	root := t.TempDir()
 	run := filepath.Join(root, "00-iperf3", "2026-11-30_075434_iperf3-baseline")
@@ -156,8 +157,77 @@ func TestUnknownSchemaVersionRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Find(root, false)
-	if err == nil || !strings.Contains(err.Error(), sum+" has schema_version 9; this csb reads schema_version 1") {
-		t.Fatalf("err = %v, want the file and both versions named", err)
+	if err == nil || !strings.Contains(err.Error(), run+": summary.json has schema_version 9; this csb reads schema_version 1") ||
+		!strings.Contains(err.Error(), "no summarized run of any phase under "+root+" that could be read; 1 skipped") {
+		t.Fatalf("err = %v, want the run, the file and both versions named", err)
+	}
+}
+
+// corrupt writes a run directory dir under root/phase holding the
+// summary.json doc.
+func corrupt(t *testing.T, root, phase, dir, doc string) string {
+	t.Helper()
+	run := filepath.Join(root, phase, dir)
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, summary.File), []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// withoutSkipped is a report without its "Skipped runs" section.
+func withoutSkipped(md string) string {
+	i := strings.Index(md, "## Skipped runs\n")
+	if i < 0 {
+		return md
+	}
+	j := strings.Index(md[i+1:], "\n[r1]:")
+	if j < 0 {
+		return md[:i]
+	}
+	return md[:i] + md[i+1+j+1:]
+}
+
+// Real runs, beside them one older run whose summary.json was cut short
+// and one newer of another schema_version: both are skipped, each named
+// with why under "Skipped runs", and the rest of the report is the one
+// the real runs make alone (the newer run's runner falls back to its
+// latest run that can be read).
+func TestCorruptRunSkipped(t *testing.T) {
+	t.Setenv("PATH", "")
+	root := golden.CopyTree(t, "testdata/root", "root")
+	runs, _ := rundir.Files(filepath.Join(root, "01-http-baseline"), "", "")
+	real, _ := os.ReadFile(filepath.Join(runs[0], summary.File))
+	cut := corrupt(t, root, "01-http-baseline", "2026-11-29_120000_http-baseline", string(real[:len(real)/2]))
+	newer := corrupt(t, root, "00-iperf3", "2026-12-24_120000_iperf3-baseline", `{"schema_version": 9, "phase": "00-iperf3"}`)
+	in, err := Find(root, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Skipped) != 2 || in.Skipped[0].Dir != newer || in.Skipped[1].Dir != cut {
+		t.Fatalf("skipped %+v, want %s and %s", in.Skipped, newer, cut)
+	}
+	var warn strings.Builder
+	in.Warn(&warn, "report")
+	want := "report: skipped " + newer + ": summary.json has schema_version 9; this csb reads schema_version 1"
+	if !strings.HasPrefix(warn.String(), want) || !strings.Contains(warn.String(), "report: skipped "+cut+": summary.json: unexpected end of JSON input") {
+		t.Errorf("warnings:\n%s\nwant them to start %q and name %s", warn.String(), want, cut)
+	}
+	got, _ := writeReport(t, root)
+	for _, want := range []string{
+		"## Skipped runs\n",
+		"| `00-iperf3/2026-12-24_120000_iperf3-baseline` | summary.json has schema_version 9; this csb reads schema_version 1",
+		"| `01-http-baseline/2026-11-29_120000_http-baseline` | summary.json: unexpected end of JSON input |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("README lacks %q:\n%s", want, got)
+		}
+	}
+	ref, _ := writeReport(t, "testdata/root")
+	if got := strings.ReplaceAll(withoutSkipped(got), "`"+root+"`", "`testdata/root`"); got != ref {
+		t.Errorf("without its skipped runs the report differs from the real runs' own:\n%s", golden.Diff(ref, got))
 	}
 }
 
