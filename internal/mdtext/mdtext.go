@@ -8,6 +8,7 @@
 // ordinary runs read as they did before escaping.
 //
 //	Text("a|b")        a\|b              inline text, also a table cell
+//	Label("[x]")       \[x\]             a link's label
 //	Code("x")          `x`               a code span in prose
 //	CodeCell("a|b")    `a\|b`            a code span in a table cell
 //	Target("../r/x.md") ../r/x.md        a link's target, relative path
@@ -35,18 +36,36 @@ func isAlnum(b byte) bool {
 }
 
 // Text is s as inline Markdown text that reads as s: on one line, every
-// character that could start markup (a link, an image, HTML, an entity, a
-// code span, emphasis, a table's cell boundary) escaped with a backslash.
-// An underscore between two letters or digits opens nothing and is left
-// as it is (2026-12-01_040843_http-baseline). Safe in a table cell.
-func Text(s string) string {
+// character that could start markup escaped with a backslash: a code span,
+// emphasis, HTML or an autolink (<), an entity (&), a table's cell
+// boundary (|), and a closing bracket that a link, an image or a reference
+// would need (one followed by "(", "[" or ":", or ending s). A bracket
+// that can open nothing prints as it is ("wrk 4.1.0 [epoll]"), and so does
+// an underscore between two letters or digits
+// (2026-12-01_040843_http-baseline). Safe in a table cell; a link's label
+// is Label.
+func Text(s string) string { return escape(s, false) }
+
+// Label is Text for a link's label: every bracket escaped, so that the
+// label cannot hold a link of its own or end early.
+func Label(s string) string { return escape(s, true) }
+
+func escape(s string, brackets bool) string {
 	s = oneLine(s)
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch c {
-		case '\\', '`', '*', '[', ']', '<', '>', '|', '&', '~':
+		case '\\', '`', '*', '<', '>', '|', '&':
 			b.WriteByte('\\')
+		case '[':
+			if brackets {
+				b.WriteByte('\\')
+			}
+		case ']':
+			if brackets || i == len(s)-1 || strings.IndexByte("([:", s[i+1]) >= 0 {
+				b.WriteByte('\\')
+			}
 		case '_':
 			if i == 0 || i == len(s)-1 || !isAlnum(s[i-1]) || !isAlnum(s[i+1]) {
 				b.WriteByte('\\')
@@ -131,8 +150,8 @@ func Target(path string) string {
 	return t
 }
 
-// Link is an inline link [label](target): label as Text, target as
+// Link is an inline link [label](target): label as Label, target as
 // Target.
 func Link(label, target string) string {
-	return "[" + Text(label) + "](" + Target(target) + ")"
+	return "[" + Label(label) + "](" + Target(target) + ")"
 }

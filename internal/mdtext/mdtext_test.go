@@ -35,13 +35,16 @@ func TestText(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"a|b", `a\|b`},
 		{"](javascript:alert(1))", `\](javascript:alert(1))`},
-		{"[x](javascript:alert(1))", `\[x\](javascript:alert(1))`},
-		{"![img](http://x/y.png)", `!\[img\](http://x/y.png)`},
+		{"[x](javascript:alert(1))", `[x\](javascript:alert(1))`},
+		{"![img](http://x/y.png)", `![img\](http://x/y.png)`},
+		{"[x][r1] [y]: z", `[x\][r1] [y\]: z`},
+		{"wrk 4.1.0 [epoll] x", "wrk 4.1.0 [epoll] x"},
+		{"ends [x]", `ends [x\]`},
 		{"<script>alert(1)</script>", `\<script\>alert(1)\</script\>`},
 		{"<javascript:alert(1)>", `\<javascript:alert(1)\>`},
 		{"a`b", "a\\`b"},
 		{"line1\nline2\r\tx", "line1 line2  x"},
-		{"*bold* _em_ ~~del~~", `\*bold\* \_em\_ \~\~del\~\~`},
+		{"*bold* _em_ ~~del~~", `\*bold\* \_em\_ ~~del~~`},
 		{"snake_case_name", "snake_case_name"},
 		{"_lead", `\_lead`},
 		{"a\\|b", `a\\\|b`},
@@ -50,6 +53,19 @@ func TestText(t *testing.T) {
 	} {
 		if got := Text(c.in); got != c.want {
 			t.Errorf("Text(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestLabel(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"http-baseline", "http-baseline"},
+		{"a[b", `a\[b`},
+		{"x](javascript:alert(1))", `x\](javascript:alert(1))`},
+		{"[y][r1]", `\[y\]\[r1\]`},
+	} {
+		if got := Label(c.in); got != c.want {
+			t.Errorf("Label(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
@@ -106,9 +122,17 @@ func TestHostile(t *testing.T) {
 			t.Errorf("Text(%q) = %q holds a line break", s, txt)
 		}
 		for i := 0; i < len(txt); i++ {
-			if strings.IndexByte("[]<>|`", txt[i]) >= 0 && backslashesBefore(txt, i)%2 == 0 {
+			if strings.IndexByte("<>|`&", txt[i]) >= 0 && backslashesBefore(txt, i)%2 == 0 {
 				t.Errorf("Text(%q) = %q: %q at %d unescaped", s, txt, txt[i], i)
 			}
+		}
+		for _, end := range []string{"](", "][", "]:"} {
+			if unescaped(txt, end) != 0 {
+				t.Errorf("Text(%q) = %q: %q unescaped", s, txt, end)
+			}
+		}
+		if lab := Label(s); strings.Count(lab, "[") != strings.Count(lab, `\[`) || strings.Count(lab, "]") != strings.Count(lab, `\]`) {
+			t.Errorf("Label(%q) = %q: a bracket unescaped", s, lab)
 		}
 		cell := CodeCell(s)
 		for i := 0; i < len(cell); i++ {
