@@ -88,11 +88,11 @@ func appendBaseline(dir, base string, s *summary.Summary) error {
 	if err == nil {
 		var res *compare.Result
 		if res, err = compare.Dirs(base, dir, a, s, nil); err == nil {
-			text += "BASELINE_RUN=`" + base + "`.\n\n" + res.Markdown()
+			text += "BASELINE_RUN=" + mdtext.Code(base) + ".\n\n" + res.Markdown()
 		}
 	}
 	if err != nil {
-		text += fmt.Sprintf("_The baseline run could not be compared: %v._\n", err)
+		text += fmt.Sprintf("_The baseline run could not be compared: %s._\n", mdtext.Text(err.Error()))
 	}
 	return atomicfile.Append(reports[0], []byte(text))
 }
@@ -126,7 +126,7 @@ func compareRoots(a, b, out string, stdout, stderr io.Writer) error {
 	default:
 		sb.WriteString("# Two servers under test, side by side\n\n")
 	}
-	fmt.Fprintf(&sb, "A: `%s`. B: `%s`. Each phase: the latest run of each runner in both roots.\n", a, b)
+	fmt.Fprintf(&sb, "A: %s. B: %s. Each phase: the latest run of each runner in both roots.\n", mdtext.Code(a), mdtext.Code(b))
 	sb.WriteString("server_cpu_us_per_req is the server processes' CPU (pidstat) over the requests per second, in µs per request; " +
 		"server_rss_per_conn_kb is Phase 3's RSS per held connection.\n")
 	n := 0

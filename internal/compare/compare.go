@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"csbench/internal/mdtext"
 	"csbench/internal/summary"
 )
 
@@ -88,7 +89,7 @@ func tlsCost(r *Result) string {
 	ce, _, _ := collect(enc, ms)
 	var b strings.Builder
 	b.WriteString("\n### What TLS cost\n\n")
-	fmt.Fprintf(&b, "https (`%s`) against http (`%s`), medians: RPS and throughput as a fraction of http; CPU per request (pidstat: the server processes, the load generator) in µs, http → https. ", enc.RunID, plain.RunID)
+	fmt.Fprintf(&b, "https (%s) against http (%s), medians: RPS and throughput as a fraction of http; CPU per request (pidstat: the server processes, the load generator) in µs, http → https. ", mdtext.Code(enc.RunID), mdtext.Code(plain.RunID))
 	b.WriteString("The side named took most of the added CPU (its increase at least twice the other's; else both).\n\n")
 	b.WriteString("| cell | RPS https/http | throughput https/http | server µs/req | client µs/req | encryption's CPU went to |\n|---|---|---|---|---|---|\n")
 	n := 0
@@ -132,7 +133,7 @@ func tlsCost(r *Result) string {
 		default:
 			side = "both"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", cell, frac("rps"), frac("throughput_mbps"), sv, cl, side)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdtext.CodeCell(cell), frac("rps"), frac("throughput_mbps"), sv, cl, side)
 		n++
 	}
 	if n == 0 {
@@ -433,11 +434,14 @@ func (r *Result) Markdown() string {
 	if Scheme(r.A) != Scheme(r.B) {
 		la, lb = la+" "+Scheme(r.A), lb+" "+Scheme(r.B)
 	}
-	fmt.Fprintf(&b, "Baseline A: `%s` (%s, %s, profile %s, server under test %s). Compared B: `%s` (%s, %s, profile %s, server under test %s).\n\n",
-		r.A.RunID, r.A.Lab, r.A.Status, r.A.Profile, la, r.B.RunID, r.B.Lab, r.B.Status, r.B.Profile, lb)
+	same := la == lb
+	la, lb = mdtext.Text(la), mdtext.Text(lb)
+	t := mdtext.Text
+	fmt.Fprintf(&b, "Baseline A: %s (%s, %s, profile %s, server under test %s). Compared B: %s (%s, %s, profile %s, server under test %s).\n\n",
+		mdtext.Code(r.A.RunID), t(r.A.Lab), t(r.A.Status), t(r.A.Profile), la, mdtext.Code(r.B.RunID), t(r.B.Lab), t(r.B.Status), t(r.B.Profile), lb)
 	b.WriteString(r.Env.Markdown())
 	colA, colB := "A", "B"
-	if la != lb {
+	if !same {
 		colA, colB = "A: "+la, "B: "+lb
 		if serverLabel(r.A) != serverLabel(r.B) {
 			fmt.Fprintf(&b, "The runs measured different servers under test: A is %s, B is %s; a ratio is B's server against A's on the same path.\n\n", la, lb)
@@ -470,7 +474,7 @@ func (r *Result) Markdown() string {
 		if spread == "" {
 			spread = "—"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s | %s |\n", row.Cell, row.Metric, cellValue(row.A), cellValue(row.B), ch, ratio, spread)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdtext.CodeCell(row.Cell), row.Metric, cellValue(row.A), cellValue(row.B), ch, ratio, spread)
 	}
 	if len(r.Rows) == 0 {
 		b.WriteString("| — | no cell measured in both runs | | | | | |\n")

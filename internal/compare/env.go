@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"csbench/internal/kv"
+	"csbench/internal/mdtext"
 	"csbench/internal/summary"
 )
 
@@ -419,7 +420,7 @@ func (e *Env) Markdown() string {
 		if len(d.Hosts) > 0 {
 			hosts = " (" + strings.Join(d.Hosts, ", ") + ")"
 		}
-		fmt.Fprintf(&b, "- `%s`%s: %s → %s\n", d.Code, hosts, d.A, d.B)
+		fmt.Fprintf(&b, "- `%s`%s: %s → %s\n", d.Code, mdtext.Text(hosts), mdtext.Text(d.A), mdtext.Text(d.B))
 	}
 	b.WriteString("\n")
 	if e.MachinesDiffer() {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"csbench/internal/mdtext"
 	"csbench/internal/summary"
 )
 
@@ -289,7 +290,7 @@ func muxMarkdown(r *Result) string {
 	}
 	var b strings.Builder
 	b.WriteString("\n### What multiplexing changed\n\n")
-	fmt.Fprintf(&b, "A (`%s`) loaded over %s, B (`%s`) over %s. ", r.A.RunID, versionsLabel(r.A), r.B.RunID, versionsLabel(r.B))
+	fmt.Fprintf(&b, "A (%s) loaded over %s, B (%s) over %s. ", mdtext.Code(r.A.RunID), versionsLabel(r.A), mdtext.Code(r.B.RunID), versionsLabel(r.B))
 	b.WriteString("Each HTTP/1.1 cell beside each HTTP/2 cell of the same payload (Phase 3: scenario, connections and payload or rate) with the same requests in flight: " +
 		"the HTTP/1.1 cell's connections, the HTTP/2 cell's connections × streams per connection (c × m); a run that loaded over both is paired with itself. " +
 		"Medians over the repetitions. RPS as HTTP/2 over HTTP/1.1; p99 in ms and CPU per request in µs (pidstat over the rate: the server processes, the load generator), HTTP/1.1 → HTTP/2; — where a cell did not measure it. ")

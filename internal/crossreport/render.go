@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"csbench/internal/mdtext"
 	"csbench/internal/phase4"
 	"csbench/internal/report"
 	"csbench/internal/summary"
@@ -58,7 +59,7 @@ func newLinker(in *Inputs, out string) *linker {
 			}
 			lab := "r" + strconv.Itoa(n)
 			l.labels[r.Dir] = lab
-			l.defs = append(l.defs, fmt.Sprintf("[%s]: %s", lab, rel(out, filepath.Join(r.Dir, r.Report))))
+			l.defs = append(l.defs, fmt.Sprintf("[%s]: %s", lab, mdtext.Target(rel(out, filepath.Join(r.Dir, r.Report)))))
 		}
 	}
 	return l
@@ -70,11 +71,11 @@ func (l *linker) ref(r Run) string {
 	name := runnerOf(r.Dir)
 	lab, ok := l.labels[r.Dir]
 	if !ok {
-		return "`" + name + "`"
+		return mdtext.CodeCell(name)
 	}
-	s := "[" + name + "][" + lab + "]"
+	s := "[" + mdtext.Label(name) + "][" + lab + "]"
 	if r.Summary.Status != "ok" {
-		s += " (" + r.Summary.Status + ")"
+		s += " (" + mdtext.Text(r.Summary.Status) + ")"
 	}
 	return s
 }
@@ -82,9 +83,9 @@ func (l *linker) ref(r Run) string {
 // inline is the same link written in full ([name](path)).
 func (l *linker) inline(r Run) string {
 	if r.Report == "" {
-		return "`" + runnerOf(r.Dir) + "`"
+		return mdtext.CodeCell(runnerOf(r.Dir))
 	}
-	return fmt.Sprintf("[%s](%s)", runnerOf(r.Dir), rel(l.out, filepath.Join(r.Dir, r.Report)))
+	return mdtext.Link(runnerOf(r.Dir), rel(l.out, filepath.Join(r.Dir, r.Report)))
 }
 
 func (l *linker) refs(rs []Run) string {

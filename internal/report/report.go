@@ -12,6 +12,7 @@ import (
 
 	"csbench/internal/atomicfile"
 	"csbench/internal/decimal"
+	"csbench/internal/mdtext"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )
@@ -58,10 +59,10 @@ func Header(d *Doc, s *summary.Summary, title string) {
 	d.H(1, title)
 	status := s.Status
 	if s.Error != nil {
-		status += " — " + *s.Error
+		status += " — " + mdtext.Text(*s.Error)
 	}
 	for _, n := range s.Notes {
-		d.P("**%s**", n)
+		d.P("**%s**", mdtext.Text(n))
 	}
 	fin := "—"
 	if s.FinishedAt != nil {
@@ -72,13 +73,13 @@ func Header(d *Doc, s *summary.Summary, title string) {
 		dirty = " (with uncommitted changes)"
 	}
 	rows := [][]string{
-		{"run", "`" + s.RunID + "`"},
+		{"run", mdtext.CodeCell(s.RunID)},
 		{"status", status},
 		{"lab", labDescription(s)},
-		{"profile", s.Profile},
+		{"profile", mdtext.Text(s.Profile)},
 		{"started / finished (UTC)", s.StartedAt + " / " + fin},
 		{"link", linkDescription(s.Link)},
-		{"runner", "`" + s.Runner + " " + s.Argv + "`"},
+		{"runner", mdtext.CodeCell(s.Runner + " " + s.Argv)},
 		{"git commit", "`" + short(s.Git.Commit) + "`" + dirty},
 	}
 	if s.Server != nil {
@@ -122,7 +123,7 @@ func HTTPDescription(s *summary.Summary) string {
 		}
 	}
 	if len(seen) > 0 {
-		fmt.Fprintf(&b, "; the load generator's own account: %s", strings.Join(seen, ", "))
+		fmt.Fprintf(&b, "; the load generator's own account: %s", mdtext.Text(strings.Join(seen, ", ")))
 	}
 	return b.String()
 }
@@ -139,7 +140,7 @@ func ServerDescription(sv summary.Server) string {
 		b.WriteString(" (already running: not started or stopped by this run)")
 	}
 	if sv.Version != "" {
-		b.WriteString(" — " + sv.Version)
+		b.WriteString(" — " + mdtext.Text(sv.Version))
 	}
 	if sv.Workers != "" {
 		b.WriteString(" — " + sv.Workers + " worker/process(es)")
@@ -151,7 +152,7 @@ func ServerDescription(sv summary.Server) string {
 		b.WriteString(" — " + sv.Nginx)
 	}
 	if sv.Command != "" {
-		b.WriteString(" — `" + strings.ReplaceAll(sv.Command, "`", "'") + "`")
+		b.WriteString(" — " + mdtext.CodeCell(sv.Command))
 	}
 	if sv.ConnectionClose {
 		b.WriteString(" — **answers `Connection: close`: every request opened a connection**")
@@ -174,7 +175,7 @@ func TLSDescription(t summary.TLS) string {
 		}
 		b.WriteString(" (the client's first connection: `csb tls-probe`, Go crypto/tls, trusting only the run's CA)")
 	} else {
-		b.WriteString(" — **not probed**: " + t.ProbeError)
+		b.WriteString(" — **not probed**: " + mdtext.Text(t.ProbeError))
 	}
 	switch t.Source {
 	case "lab":
@@ -209,7 +210,7 @@ func labDescription(s *summary.Summary) string {
 	if c := s.Clients; c != nil {
 		var names []string
 		for _, h := range c.Hosts {
-			names = append(names, fmt.Sprintf("%s (`%s`, CPUs %s)", h.Label, h.SSH, cpuset(h.CPUs)))
+			names = append(names, fmt.Sprintf("%s (%s, CPUs %s)", h.Label, mdtext.CodeCell(h.SSH), cpuset(h.CPUs)))
 		}
 		return fmt.Sprintf("%s — %d client hosts: %s; server on CPUs %s", s.Lab, c.N, strings.Join(names, ", "), cpuset(c.ServerCPUs))
 	}
@@ -217,13 +218,13 @@ func labDescription(s *summary.Summary) string {
 	case "netns":
 		if s.Pin != nil {
 			// (A pinned host's own CPU count is its set's: nproc.)
-			return fmt.Sprintf("netns — emulated: two network namespaces on one machine (%s), a veth pair shaped by tbf to LINK_RATE=%s; the server host pinned to CPU(s) %s, the client host to CPU(s) %s (CPU_PIN)", srv.CPUModel, s.Link.Rate, s.Pin.Server, s.Pin.Client)
+			return fmt.Sprintf("netns — emulated: two network namespaces on one machine (%s), a veth pair shaped by tbf to LINK_RATE=%s; the server host pinned to CPU(s) %s, the client host to CPU(s) %s (CPU_PIN)", mdtext.Text(srv.CPUModel), s.Link.Rate, s.Pin.Server, s.Pin.Client)
 		}
-		return fmt.Sprintf("netns — emulated: two network namespaces on one %s-core host (%s), a veth pair shaped by tbf to LINK_RATE=%s; server and client share the CPUs", cores, srv.CPUModel, s.Link.Rate)
+		return fmt.Sprintf("netns — emulated: two network namespaces on one %s-core host (%s), a veth pair shaped by tbf to LINK_RATE=%s; server and client share the CPUs", cores, mdtext.Text(srv.CPUModel), s.Link.Rate)
 	case "local":
 		return fmt.Sprintf("local — both ends on one %s-core host over loopback; server and client share the CPUs", cores)
 	default:
-		return fmt.Sprintf("ssh — two hosts: server %s (%s CPUs), client %s (%s CPUs)", srv.Hostname, cores, cli.Hostname, N(cli.CPUs, 0))
+		return fmt.Sprintf("ssh — two hosts: server %s (%s CPUs), client %s (%s CPUs)", mdtext.Text(srv.Hostname), cores, mdtext.Text(cli.Hostname), N(cli.CPUs, 0))
 	}
 }
 
@@ -317,6 +318,8 @@ func Environment(d *Doc, s *summary.Summary) {
 		for j := 1; j < len(r); j++ {
 			if r[j] == "" || r[j] == " / " {
 				rows[i][j] = "—"
+			} else {
+				rows[i][j] = mdtext.Text(r[j]) // the hosts' and tools' own words
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"csbench/internal/decimal"
 	"csbench/internal/hostdata"
+	"csbench/internal/mdtext"
 	"csbench/internal/parse"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
@@ -231,7 +232,7 @@ func DisturbLine(t *summary.Trust) string {
 		}
 		var top []string
 		for _, p := range ol.Top {
-			top = append(top, fmt.Sprintf("`%s` (pid %d) %.0f %%", p.Command, p.PID, p.CPUPct))
+			top = append(top, fmt.Sprintf("%s (pid %d) %.0f %%", mdtext.CodeCell(p.Command), p.PID, p.CPUPct))
 		}
 		s := fmt.Sprintf("on the %s, other processes took %.0f %% of one core", ol.Host, *ol.OthersCPUPct)
 		if ol.StealCPUPct != nil && *ol.StealCPUPct >= 0.5 {
