@@ -434,3 +434,62 @@ SCRIPT
   # git ignores runs/: nothing a user runs shows up as a change to commit.
   git -C "${REPO}" check-ignore -q runs/01-http-baseline/2026-01-01_000000_http-baseline/run.env
 }
+
+# user_path: PATH without bats's own libexec directory, whose bats is not
+# the command a user runs.
+user_path() { tr ':' '\n' <<<"${PATH}" | grep -vxF "${BATS_LIBEXEC:-/nonexistent}" | paste -sd: -; }
+
+# tap_of FILE...: bats' TAP output of FILE..., run as make test runs them,
+# by a bats of its own (env -i: none of this bats's filters or state).
+tap_of() { env -i PATH="$(user_path)" HOME="${HOME}" bats --timing --print-output-on-failure "$@" || true; }
+
+@test "make test's counts: passed, failed, skipped, and skipped for want of root, from bats' own TAP" {
+  source tests/tap.bash
+  local dir="${BATS_TEST_TMPDIR}/tap"
+  mkdir -p "${dir}"
+  # need_root as the netns tests call it, a skip for another reason, a
+  # pass, a failure, and a file whose setup_file fails.
+  # (${t}: a line of this file that began with the word would be read by
+  # bats as one of its own tests.)
+  local t=@test
+  cat >"${dir}/mixed.bats" <<BATS
+load ${REPO}/tests/helpers
+${t} "lab" { need_root; true; }
+${t} "other skip" { skip "nginx is not installed"; }
+${t} "bare skip" { skip; }
+${t} "passes" { true; }
+${t} "fails" { echo 'ok 99 printed by a test # skip needs root'; false; }
+BATS
+  printf 'setup_file() { false; }\n%s "never" { true; }\n%s "runs" { true; }\n' "${t}" "${t}" >"${dir}/broken.bats"
+  local tap root_lab=1 want
+  tap=$(tap_of "${dir}/mixed.bats" "${dir}/broken.bats")
+  echo "${tap}"
+  # As root the lab test passes (or skips when netns cannot be made here:
+  # another reason); as an ordinary user it is skipped for want of root.
+  if ((EUID == 0)); then root_lab=0; fi
+  want="$((2 - root_lab)) 2 $((2 + root_lab)) ${root_lab}"
+  if ((EUID == 0)) && [[ "${tap}" == *"# skip network namespaces cannot be created here"* ]]; then want="1 2 3 0"; fi
+  [ "$(tap_count <<<"${tap}")" == "${want}" ]
+  run tap_lines 12 FAILED <<<"${tap}"
+  [ "${lines[0]}" == "tests: ${want%% *} passed, 2 failed, $(cut -d' ' -f3 <<<"${want}") skipped" ]
+  # Real TAP of an ordinary user: the lab test skipped for want of root.
+  if ((EUID == 0)) && id nobody >/dev/null 2>&1 && command -v runuser >/dev/null; then
+    # (bats's own temporary directory is its user's alone.)
+    local pub
+    pub=$(mktemp -d "${TMPDIR:-/tmp}/csb-tap.XXXXXX")
+    chmod 755 "${pub}"
+    cp "${dir}/mixed.bats" "${pub}/"
+    tap=$(cd "${pub}" && runuser -u nobody -- env -i PATH="$(user_path)" HOME="${pub}" bats --timing mixed.bats 2>&1 || true)
+    rm -rf "${pub}"
+    echo "${tap}"
+    [[ "${tap}" == *"# skip needs root for the netns lab"* ]]
+    [ "$(tap_count <<<"${tap}")" == "1 1 3 1" ]
+    run tap_lines 600 ok <<<"${tap}"
+    [ "${lines[1]}" == "== make test: 600 s, ok; 5 tests, 1 skipped for want of root, 2 for other reasons" ]
+  fi
+  # Older and newer bats write a skip's reason with or without brackets.
+  [ "$(printf 'ok 1 a # skip (needs root for the netns lab)\nok 2 b in 5ms # skip (no tmpfs)\nok 3 c\n' | tap_count)" == "1 0 2 1" ]
+  run tap_lines 1 ok < <(printf 'ok 1 a\nok  \tcsbench/internal/cli\t2.1s\n')
+  [ "${lines[0]}" == "tests: 1 passed, 0 failed, 0 skipped" ]
+  [ "${lines[1]}" == "== make test: 1 s, ok; 1 tests, 0 skipped for want of root" ]
+}
