@@ -31,6 +31,8 @@ func oneLine(s string) string {
 	}, s)
 }
 
+func isPunct(b byte) bool { return strings.IndexByte("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", b) >= 0 }
+
 func isAlnum(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }
@@ -42,7 +44,8 @@ func isAlnum(b byte) bool {
 // would need (one followed by "(", "[" or ":", or ending s). A bracket
 // that can open nothing prints as it is ("wrk 4.1.0 [epoll]"), and so does
 // an underscore between two letters or digits
-// (2026-12-01_040843_http-baseline). Safe in a table cell; a link's label
+// (2026-12-01_040843_http-baseline), and a backslash before anything but
+// punctuation ('\x00'). Safe in a table cell; a link's label
 // is Label.
 func Text(s string) string { return escape(s, false) }
 
@@ -56,8 +59,13 @@ func escape(s string, brackets bool) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch c {
-		case '\\', '`', '*', '<', '>', '|', '&':
+		case '`', '*', '<', '>', '|', '&':
 			b.WriteByte('\\')
+		case '\\':
+			// A backslash escapes only the punctuation after it.
+			if i == len(s)-1 || isPunct(s[i+1]) {
+				b.WriteByte('\\')
+			}
 		case '[':
 			if brackets {
 				b.WriteByte('\\')

@@ -48,6 +48,9 @@ func TestText(t *testing.T) {
 		{"snake_case_name", "snake_case_name"},
 		{"_lead", `\_lead`},
 		{"a\\|b", `a\\\|b`},
+		{`invalid character '\x00'`, `invalid character '\x00'`},
+		{`C:\dir\`, `C:\dir\\`},
+		{`\(x\)`, `\\(x\\)`},
 		{"&amp; &#x41;", `\&amp; \&#x41;`},
 		{"", ""},
 	} {
