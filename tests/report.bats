@@ -64,6 +64,27 @@ fresh_run() { results_line "$(cat "${RESULTS_ROOT}/run.log")"; }
   [[ "$output" == *"no summarized run of any phase under ${root} that could be read; 1 skipped: ${bad}: summary.json: unexpected end of JSON input"* ]]
 }
 
+@test "csb summarize and report: names with a pipe, backticks and a link print as text" {
+  local root="${BATS_TEST_TMPDIR}/r|o\`o\`t](javascript:alert(1))" dir md
+  dir="${root}/00-iperf3/$(basename "$(fresh_run)")|x](javascript:alert(2))"
+  mkdir -p "${root}/00-iperf3"
+  cp -r "$(fresh_run)" "${dir}"
+  run bin/csb summarize "${dir}"
+  [ "$status" -eq 0 ]
+  run bin/csb report -root "${root}" -out "${root}/report"
+  [ "$status" -eq 0 ]
+  md="${root}/report/README.md"
+  cat "${md}"
+  # The root in a code span of one backtick more than it holds; the run's
+  # name as a link's label with its brackets and pipe escaped; the link's
+  # target percent-encoded (no parenthesis, bracket or pipe can end it);
+  # the run directory in a code span whose pipe cannot end the cell.
+  grep -qF ' under `` '"${root}"' ``. ' "${md}"
+  grep -qF '| [iperf3-baseline\|x\](javascript:alert(2))][r1] |' "${md}"
+  grep -qE '^\[r1\]: \.\./00-iperf3/[0-9_-]+iperf3-baseline%7Cx%5D%28javascript:alert%282%29%29/Report_00-iperf3\.md$' "${md}"
+  grep -qE '^\| `00-iperf3` \| `\.\./00-iperf3/[0-9_-]+iperf3-baseline\\\|x\]\(javascript:alert\(2\)\)` \| ok \| [a-z]+ \|' "${md}"
+}
+
 @test "csb compare: the committed reference run against a fresh one, cell by cell" {
   local ref
   ref=$(latest 00-iperf3/results)
