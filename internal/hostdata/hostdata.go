@@ -1,7 +1,10 @@
 // Package hostdata turns the monitors both hosts recorded during a run into
-// per-cell metrics: CPU of each host (mpstat), CPU and RSS of the server
+// per-cell figures: CPU of each host (mpstat), CPU and RSS of the server
 // processes (pidstat), network counters (nstat deltas) and socket states
-// (/proc/net/sockstat) after the cell. Every phase uses it the same way.
+// (/proc/net/sockstat) after the cell. Every phase uses it the same way:
+// each figure is a field of a typed struct (CPUFigures, NICFigures, ...),
+// per host name, which a phase's figures hold as a prefixed map
+// (summary.PutFigures writes them as server_cpu_pct, client_nic_rx_mbps).
 package hostdata
 
 import (
@@ -50,7 +53,7 @@ func Load(dir string) *Hosts {
 	h.Names = hostNames(dir)
 	h.CPUSets = cpuSets(dir, h.Names)
 	for _, host := range h.Names {
-		nics := []string{host + "_nic_rx_mbps", host + "_nic_tx_mbps", host + "_nic_rx_pps", host + "_nic_tx_pps"}
+		nics := names(host, NICFigures{})
 		p := filepath.Join(dir, "monitors", host, "sar.json")
 		if f, err := os.Open(p); err == nil {
 			r, err := parse.ParseSadf(f)
@@ -64,7 +67,7 @@ func Load(dir string) *Hosts {
 			h.problem(p, "unreadable: "+errors.Unwrap(err).Error(), nics)
 		}
 		p = filepath.Join(dir, "monitors", host, "mpstat.json")
-		cpu := []string{host + "_cpu_pct", host + "_cpu_max_core_pct"}
+		cpu := names(host, CPUFigures{})
 		if f, err := os.Open(p); err == nil {
 			r, err := parse.ParseMpstat(f)
 			f.Close()
@@ -92,7 +95,7 @@ func Load(dir string) *Hosts {
 		}
 		// The run's own processes, by name; matched literally (a run
 		// directory may hold '[' or '*', which Glob would take as a pattern).
-		procs := []string{host + "_proc_cpu_pct", host + "_rss_mb"}
+		procs := names(host, ProcFigures{})
 		files, err := rundir.Files(filepath.Join(dir, "monitors", host), "pidstat-", ".txt")
 		if err != nil {
 			h.problem(filepath.Join(dir, "monitors", host), "unreadable: "+err.Error(), procs)
@@ -158,6 +161,15 @@ func hostNames(dir string) []string {
 	}
 }
 
+// names are the keys fig's figures get for host (server_cpu_pct, ...).
+func names(host string, fig any) []string {
+	out := summary.FigureNames(fig)
+	for i, n := range out {
+		out[i] = host + "_" + n
+	}
+	return out
+}
+
 // problem notes a monitor file that is missing or broken, on one line (a
 // parser's message may quote raw bytes), with the metrics it leaves null.
 func (h *Hosts) problem(p, what string, nulls []string) {
@@ -181,106 +193,148 @@ func Window(c rundir.Cell) parse.Window {
 	return parse.Window{From: c.Start.Add(time.Second), To: c.End}
 }
 
-// CPU adds server_cpu_pct and client_cpu_pct (with N clients
-// client1_cpu_pct, ...: one per monitored host; mean busy % of all CPUs of
-// that host, mpstat; of its own CPU set when the hosts were pinned) and per-CPU maxima (…_cpu_max_core_pct: the busiest
-// core's mean, which shows a single-threaded bound that the mean hides).
-func (h *Hosts) CPU(c rundir.Cell, m map[string]*float64) {
-	w := Window(c)
-	for _, host := range h.Names {
-		m[host+"_cpu_pct"] = nil
-		m[host+"_cpu_max_core_pct"] = nil
-		r := h.Mpstat[host]
-		if r == nil {
-			continue
-		}
-		if set := h.CPUSets[host]; len(set) > 0 {
-			// Pinned: the mean and the busiest core of its own CPUs.
-			if per, err := r.MeanBusyPercentPerCPU(w); err == nil {
-				sum, best, n := 0.0, math.NaN(), 0
-				for _, cpu := range set {
-					if v, ok := per[cpu]; ok {
-						sum, n = sum+v, n+1
-						if math.IsNaN(best) || v > best {
-							best = v
-						}
-					}
-				}
-				if n == len(set) {
-					m[host+"_cpu_pct"] = summary.F(round(sum/float64(n), 1))
-					m[host+"_cpu_max_core_pct"] = summary.F(round(best, 1))
-				}
-			}
-			continue
-		}
-		if v, err := r.MeanBusyPercent(w, "all"); err == nil {
-			m[host+"_cpu_pct"] = summary.F(round(v, 1))
-		}
-		if per, err := r.MeanBusyPercentPerCPU(w); err == nil {
-			best := math.NaN()
-			for cpu, v := range per {
-				if cpu != "all" && (math.IsNaN(best) || v > best) {
-					best = v
-				}
-			}
-			m[host+"_cpu_max_core_pct"] = summary.F(round(best, 1))
-		}
-	}
+// CPUFigures is one host's CPU over a cell (mpstat): the mean busy % of
+// all its CPUs (of its own CPU set when the hosts were pinned), and the
+// busiest core's mean, which shows a single-threaded bound that the mean
+// hides.
+type CPUFigures struct {
+	Pct        *float64 `json:"cpu_pct"`
+	MaxCorePct *float64 `json:"cpu_max_core_pct"`
 }
 
-// NIC adds what sar saw on each host's benchmark interface over the cell:
-// server_nic_tx_mbps and client_nic_rx_mbps (and the other direction), in
-// Mbit/s of frames as the kernel counts them (Ethernet header included), and
-// packets per second. An independent check of what the tools report.
-func (h *Hosts) NIC(c rundir.Cell, nics map[string]string, m map[string]*float64) {
+// CPU is every monitored host's CPU figures over the cell, by host name
+// (server, client; with N clients client1, ...): server_cpu_pct,
+// client_cpu_max_core_pct, ... as a prefixed map (summary.PutFigures).
+func (h *Hosts) CPU(c rundir.Cell) map[string]CPUFigures {
 	w := Window(c)
+	out := map[string]CPUFigures{}
 	for _, host := range h.Names {
-		for _, k := range []string{"_nic_rx_mbps", "_nic_tx_mbps", "_nic_rx_pps", "_nic_tx_pps"} {
-			m[host+k] = nil
-		}
-		r, nic := h.Sadf[host], nics[host]
-		if r == nil || nic == "" {
-			continue
-		}
-		for k, f := range map[string]func(parse.SadfNetDev) float64{
-			"_nic_rx_mbps": func(d parse.SadfNetDev) float64 { return d.RxKBPerS * 8 * 1024 / 1e6 },
-			"_nic_tx_mbps": func(d parse.SadfNetDev) float64 { return d.TxKBPerS * 8 * 1024 / 1e6 },
-			"_nic_rx_pps":  func(d parse.SadfNetDev) float64 { return d.RxPckPerS },
-			"_nic_tx_pps":  func(d parse.SadfNetDev) float64 { return d.TxPckPerS },
-		} {
-			if v, err := r.MeanNetDev(w, nic, f); err == nil {
-				m[host+k] = summary.F(round(v, 1))
-			}
-		}
+		var f CPUFigures
+		h.cpu(w, host, &f)
+		out[host] = f
 	}
+	return out
 }
 
-// Procs adds <prefix>_proc_cpu_pct (the processes' summed %CPU, in % of one
-// CPU) and <prefix>_rss_mb (largest summed RSS) from pidstat-<name>.txt.
-func (h *Hosts) Procs(c rundir.Cell, key, prefix string, m map[string]*float64) {
-	m[prefix+"_proc_cpu_pct"] = nil
-	m[prefix+"_rss_mb"] = nil
-	r := h.Pidstat[key]
+func (h *Hosts) cpu(w parse.Window, host string, f *CPUFigures) {
+	r := h.Mpstat[host]
 	if r == nil {
 		return
+	}
+	if set := h.CPUSets[host]; len(set) > 0 {
+		// Pinned: the mean and the busiest core of its own CPUs.
+		if per, err := r.MeanBusyPercentPerCPU(w); err == nil {
+			sum, best, n := 0.0, math.NaN(), 0
+			for _, cpu := range set {
+				if v, ok := per[cpu]; ok {
+					sum, n = sum+v, n+1
+					if math.IsNaN(best) || v > best {
+						best = v
+					}
+				}
+			}
+			if n == len(set) {
+				f.Pct = summary.F(round(sum/float64(n), 1))
+				f.MaxCorePct = summary.F(round(best, 1))
+			}
+		}
+		return
+	}
+	if v, err := r.MeanBusyPercent(w, "all"); err == nil {
+		f.Pct = summary.F(round(v, 1))
+	}
+	if per, err := r.MeanBusyPercentPerCPU(w); err == nil {
+		best := math.NaN()
+		for cpu, v := range per {
+			if cpu != "all" && (math.IsNaN(best) || v > best) {
+				best = v
+			}
+		}
+		f.MaxCorePct = summary.F(round(best, 1))
+	}
+}
+
+// NICFigures is what sar saw on one host's benchmark interface over a
+// cell, in Mbit/s of frames as the kernel counts them (Ethernet header
+// included) and packets per second: an independent check of what the
+// tools report.
+type NICFigures struct {
+	RxMbps *float64 `json:"nic_rx_mbps"`
+	TxMbps *float64 `json:"nic_tx_mbps"`
+	RxPPS  *float64 `json:"nic_rx_pps"`
+	TxPPS  *float64 `json:"nic_tx_pps"`
+}
+
+// NIC is every monitored host's NIC figures over the cell, by host name
+// (server_nic_tx_mbps, client_nic_rx_mbps, ...); nics maps a host to its
+// benchmark interface.
+func (h *Hosts) NIC(c rundir.Cell, nics map[string]string) map[string]NICFigures {
+	w := Window(c)
+	out := map[string]NICFigures{}
+	for _, host := range h.Names {
+		var f NICFigures
+		r, nic := h.Sadf[host], nics[host]
+		if r != nil && nic != "" {
+			for _, x := range []struct {
+				p   **float64
+				get func(parse.SadfNetDev) float64
+			}{
+				{&f.RxMbps, func(d parse.SadfNetDev) float64 { return d.RxKBPerS * 8 * 1024 / 1e6 }},
+				{&f.TxMbps, func(d parse.SadfNetDev) float64 { return d.TxKBPerS * 8 * 1024 / 1e6 }},
+				{&f.RxPPS, func(d parse.SadfNetDev) float64 { return d.RxPckPerS }},
+				{&f.TxPPS, func(d parse.SadfNetDev) float64 { return d.TxPckPerS }},
+			} {
+				if v, err := r.MeanNetDev(w, nic, x.get); err == nil {
+					*x.p = summary.F(round(v, 1))
+				}
+			}
+		}
+		out[host] = f
+	}
+	return out
+}
+
+// ProcFigures is a group of processes of one host over a cell, from its
+// pidstat-<name>.txt: their summed %CPU (% of one CPU) and their largest
+// summed RSS.
+type ProcFigures struct {
+	CPUPct *float64 `json:"proc_cpu_pct"`
+	RSSMB  *float64 `json:"rss_mb"`
+}
+
+// Procs is the figures of the processes of pidstat-<name>.txt, key
+// "<host>/<name>"; a phase puts them under a host name
+// (summary.PutPrefixed: server_proc_cpu_pct, server_rss_mb).
+func (h *Hosts) Procs(c rundir.Cell, key string) ProcFigures {
+	var f ProcFigures
+	r := h.Pidstat[key]
+	if r == nil {
+		return f
 	}
 	w := Window(c)
 	if v, err := r.MeanCPUPercent(w); err == nil {
-		m[prefix+"_proc_cpu_pct"] = summary.F(round(v, 1))
+		f.CPUPct = summary.F(round(v, 1))
 	}
 	if maxKB, _, err := r.RSSKB(parse.Window{From: c.Start, To: c.End.Add(time.Second)}); err == nil {
-		m[prefix+"_rss_mb"] = summary.F(round(float64(maxKB)/1024, 1))
+		f.RSSMB = summary.F(round(float64(maxKB)/1024, 1))
 	}
+	return f
 }
 
-// PeakProcs adds <prefix>_proc_cpu_peak_pct: the busiest second of the
-// processes of pidstat-<name>.txt over the cell (summed %CPU, % of one
-// CPU). A short burst (a connect ramp) hides in the mean; not in the peak.
-func (h *Hosts) PeakProcs(c rundir.Cell, key, prefix string, m map[string]*float64) {
-	m[prefix+"_proc_cpu_peak_pct"] = nil
+// PeakProcFigures is the busiest second of a group of processes over a
+// cell (summed %CPU, % of one CPU). A short burst (a connect ramp) hides
+// in the mean; not in the peak.
+type PeakProcFigures struct {
+	CPUPeakPct *float64 `json:"proc_cpu_peak_pct"`
+}
+
+// PeakProcs is the peak of the processes of pidstat-<name>.txt, key
+// "<host>/<name>" (<host>_proc_cpu_peak_pct).
+func (h *Hosts) PeakProcs(c rundir.Cell, key string) PeakProcFigures {
+	var f PeakProcFigures
 	r := h.Pidstat[key]
 	if r == nil {
-		return
+		return f
 	}
 	w := Window(c)
 	sums := map[time.Time]float64{}
@@ -290,22 +344,28 @@ func (h *Hosts) PeakProcs(c rundir.Cell, key, prefix string, m map[string]*float
 		}
 	}
 	if len(sums) == 0 {
-		return
+		return f
 	}
 	best := 0.0
 	for _, v := range sums {
 		best = math.Max(best, v)
 	}
-	m[prefix+"_proc_cpu_peak_pct"] = summary.F(round(best, 1))
+	f.CPUPeakPct = summary.F(round(best, 1))
+	return f
 }
 
-// PeakCPU adds <host>_cpu_peak_pct: mpstat's busiest second of all CPUs
-// (100 - idle, % of all CPUs) over the cell.
-func (h *Hosts) PeakCPU(c rundir.Cell, host string, m map[string]*float64) {
-	m[host+"_cpu_peak_pct"] = nil
+// PeakCPUFigures is mpstat's busiest second of all CPUs of a host (100 -
+// idle, % of all CPUs) over a cell.
+type PeakCPUFigures struct {
+	Pct *float64 `json:"cpu_peak_pct"`
+}
+
+// PeakCPU is host's busiest second (<host>_cpu_peak_pct).
+func (h *Hosts) PeakCPU(c rundir.Cell, host string) PeakCPUFigures {
+	var f PeakCPUFigures
 	r := h.Mpstat[host]
 	if r == nil {
-		return
+		return f
 	}
 	w := Window(c)
 	best, ok := 0.0, false
@@ -315,67 +375,95 @@ func (h *Hosts) PeakCPU(c rundir.Cell, host string, m map[string]*float64) {
 		}
 	}
 	if ok {
-		m[host+"_cpu_peak_pct"] = summary.F(round(best, 1))
+		f.Pct = summary.F(round(best, 1))
+	}
+	return f
+}
+
+// CounterFigures is one host's nstat deltas over a cell and its socket
+// states after it (/proc/net/sockstat).
+type CounterFigures struct {
+	RetransSegs        *float64 `json:"retrans_segs"`
+	ListenOverflows    *float64 `json:"listen_overflows"`
+	ListenDrops        *float64 `json:"listen_drops"`
+	EstabResets        *float64 `json:"estab_resets"`
+	OutRsts            *float64 `json:"out_rsts"`
+	AttemptFails       *float64 `json:"attempt_fails"`
+	TCPTimeouts        *float64 `json:"tcp_timeouts"`
+	AbortOnData        *float64 `json:"abort_on_data"`
+	ActiveOpens        *float64 `json:"active_opens"`
+	PassiveOpens       *float64 `json:"passive_opens"`
+	SynRetrans         *float64 `json:"syn_retrans"`
+	TCPMemoryPressures *float64 `json:"tcp_memory_pressures"`
+	TimeWait           *float64 `json:"time_wait"` // sockstat TCP tw, after the cell
+	TCPInuse           *float64 `json:"tcp_inuse"` // sockstat TCP inuse, after the cell
+}
+
+// nstat is each nstat counter with its figure.
+func (f *CounterFigures) nstat() []struct {
+	counter string
+	p       **float64
+} {
+	return []struct {
+		counter string
+		p       **float64
+	}{
+		{"TcpRetransSegs", &f.RetransSegs},
+		{"TcpExtListenOverflows", &f.ListenOverflows},
+		{"TcpExtListenDrops", &f.ListenDrops},
+		{"TcpEstabResets", &f.EstabResets},
+		{"TcpOutRsts", &f.OutRsts},
+		{"TcpAttemptFails", &f.AttemptFails},
+		{"TcpExtTCPTimeouts", &f.TCPTimeouts},
+		{"TcpExtTCPAbortOnData", &f.AbortOnData},
+		{"TcpActiveOpens", &f.ActiveOpens},
+		{"TcpPassiveOpens", &f.PassiveOpens},
+		{"TcpExtTCPSynRetrans", &f.SynRetrans},
+		{"TcpExtTCPMemoryPressures", &f.TCPMemoryPressures},
 	}
 }
 
-// counterMetrics maps nstat counters to the metric names reports use.
-var counterMetrics = []struct{ counter, metric string }{
-	{"TcpRetransSegs", "retrans_segs"},
-	{"TcpExtListenOverflows", "listen_overflows"},
-	{"TcpExtListenDrops", "listen_drops"},
-	{"TcpEstabResets", "estab_resets"},
-	{"TcpOutRsts", "out_rsts"},
-	{"TcpAttemptFails", "attempt_fails"},
-	{"TcpExtTCPTimeouts", "tcp_timeouts"},
-	{"TcpExtTCPAbortOnData", "abort_on_data"},
-	{"TcpActiveOpens", "active_opens"},
-	{"TcpPassiveOpens", "passive_opens"},
-	{"TcpExtTCPSynRetrans", "syn_retrans"},
-	{"TcpExtTCPMemoryPressures", "tcp_memory_pressures"},
-}
-
-// Counters adds, for each host, the nstat deltas over the cell
-// (server_retrans_segs, client_listen_overflows, …) and the socket states
-// after it (server_time_wait, client_tcp_inuse).
-func (h *Hosts) Counters(c rundir.Cell, m map[string]*float64) []string {
+// Counters is every monitored host's counters over the cell, by host name
+// (server_retrans_segs, client_listen_overflows, server_time_wait, ...),
+// and the problems reading them.
+func (h *Hosts) Counters(c rundir.Cell) (map[string]CounterFigures, []string) {
 	var problems []string
+	out := map[string]CounterFigures{}
 	for _, host := range h.Names {
+		var f CounterFigures
 		base := filepath.Join(h.dir, "monitors", host, "counters", c.Name)
-		for _, cm := range counterMetrics {
-			m[host+"_"+cm.metric] = nil
-		}
 		before, err1 := readNstat(base + ".before.nstat.json")
 		after, err2 := readNstat(base + ".after.nstat.json")
 		if err1 == nil && err2 == nil {
 			// Only the counters reported: a 32-bit counter that wraps
 			// during a cell (IpExtOutOctets does at 1 Gbit/s in ~34 s)
 			// must not void the retransmits.
-			names := make([]string, len(counterMetrics))
-			for i, cm := range counterMetrics {
-				names[i] = cm.counter
+			counters := f.nstat()
+			names := make([]string, len(counters))
+			for i, x := range counters {
+				names[i] = x.counter
 			}
 			d, err := parse.NstatDelta(before, after, names...)
 			if err != nil {
 				problems = append(problems, err.Error())
 			}
-			for _, cm := range counterMetrics {
-				if v, ok := d[cm.counter]; ok {
-					m[host+"_"+cm.metric] = summary.F(float64(v))
+			for _, x := range counters {
+				if v, ok := d[x.counter]; ok {
+					*x.p = summary.F(float64(v))
 				}
 			}
 		}
-		m[host+"_time_wait"], m[host+"_tcp_inuse"] = nil, nil
 		if ss, err := ReadSockstat(base + ".after.sockstat"); err == nil {
 			if v, ok := ss["TCP.tw"]; ok {
-				m[host+"_time_wait"] = summary.F(v)
+				f.TimeWait = summary.F(v)
 			}
 			if v, ok := ss["TCP.inuse"]; ok {
-				m[host+"_tcp_inuse"] = summary.F(v)
+				f.TCPInuse = summary.F(v)
 			}
 		}
+		out[host] = f
 	}
-	return problems
+	return out, problems
 }
 
 func readNstat(p string) (parse.Nstat, error) {

@@ -85,9 +85,8 @@ func readClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc ru
 		} else if n, err := strconv.ParseFloat(rc.Params["connections"], 64); err == nil && set.N() == 1 {
 			cc.Connections = &n
 		}
-		pm := map[string]*float64{}
-		hosts.Procs(lg, cl.Label+"/loadgen-"+rc.Name, cl.Label, pm)
-		cc.Metrics["loadgen_cpu_pct"], cc.Metrics["loadgen_rss_mb"] = pm[cl.Label+"_proc_cpu_pct"], pm[cl.Label+"_rss_mb"]
+		lgp := hosts.Procs(lg, cl.Label+"/loadgen-"+rc.Name)
+		cc.Metrics["loadgen_cpu_pct"], cc.Metrics["loadgen_rss_mb"] = lgp.CPUPct, lgp.RSSMB
 		cpu += summary.Val(cc.Metrics["loadgen_cpu_pct"])
 		rss += summary.Val(cc.Metrics["loadgen_rss_mb"])
 		cc.Metrics["host_cpu_pct"], cc.Metrics["host_cpu_max_core_pct"] = m[cl.Label+"_cpu_pct"], m[cl.Label+"_cpu_max_core_pct"]

@@ -37,10 +37,12 @@ func Measure(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir
 		m[k] = nil
 	}
 	var notes []string
-	hosts.CPU(rc, m)
-	hosts.NIC(rc, NICs(s), m)
-	hosts.Procs(rc, "server/csb-server", "server", m)
-	for _, p := range hosts.Counters(rc, m) {
+	summary.PutFigures(m, hosts.CPU(rc))
+	summary.PutFigures(m, hosts.NIC(rc, NICs(s)))
+	summary.PutPrefixed(m, "server", hosts.Procs(rc, "server/csb-server"))
+	counters, problems := hosts.Counters(rc)
+	summary.PutFigures(m, counters)
+	for _, p := range problems {
 		notes = append(notes, "cell "+rc.Name+": "+p)
 	}
 	c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))

@@ -58,7 +58,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		for _, k := range []string{"throughput_mbps", "sender_mbps", "retransmits", "iperf3_client_cpu_pct", "iperf3_server_cpu_pct", "link_utilization"} {
 			m[k] = nil
 		}
-		hosts.CPU(rc, m)
+		summary.PutFigures(m, hosts.CPU(rc))
 		res, notes := measureIperf3(r, s, rc, &c, set)
 		s.Notes = append(s.Notes, notes...)
 		if res != nil && len(res.Streams) > 1 {
@@ -71,8 +71,10 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 			}
 			c.Details = map[string]any{"streams": streams}
 		}
-		hosts.NIC(rc, nics(s), m)
-		for _, p := range hosts.Counters(rc, m) {
+		summary.PutFigures(m, hosts.NIC(rc, nics(s)))
+		counters, problems := hosts.Counters(rc)
+		summary.PutFigures(m, counters)
+		for _, p := range problems {
 			s.Notes = append(s.Notes, "cell "+rc.Name+": "+p)
 		}
 		c.Verdict = verdict(s, &c)

@@ -159,8 +159,10 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 	}
 	c.Details = details
 
-	hosts.CPU(rc, m)
-	for _, p := range hosts.Counters(rc, m) {
+	summary.PutFigures(m, hosts.CPU(rc))
+	counters, problems := hosts.Counters(rc)
+	summary.PutFigures(m, counters)
+	for _, p := range problems {
 		note("%s", p)
 	}
 	labels := clientLabels(hosts)
@@ -175,7 +177,7 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 	// samples inside the cell are the cell's. The clients' pidstat started
 	// with them, at the cell's start: its first sample, stamped less than a
 	// second after it, is theirs too.
-	hosts.Procs(rc, "server/csb-server-"+rc.Name, "server", m)
+	summary.PutPrefixed(m, "server", hosts.Procs(rc, "server/csb-server-"+rc.Name))
 	lg := rc
 	lg.Start = rc.Start.Add(-time.Second)
 	tool := "connclient"
@@ -183,9 +185,9 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 		tool = activeTool(rc)
 	}
 	for _, l := range labels {
-		hosts.Procs(lg, l+"/"+tool+"-"+rc.Name, l, m)
-		hosts.PeakProcs(lg, l+"/"+tool+"-"+rc.Name, l, m)
-		hosts.PeakCPU(rc, l, m)
+		summary.PutPrefixed(m, l, hosts.Procs(lg, l+"/"+tool+"-"+rc.Name))
+		summary.PutPrefixed(m, l, hosts.PeakProcs(lg, l+"/"+tool+"-"+rc.Name))
+		summary.PutPrefixed(m, l, hosts.PeakCPU(rc, l))
 	}
 	if len(labels) > 1 {
 		aggregateHosts(labels, m)

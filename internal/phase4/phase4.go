@@ -123,9 +123,11 @@ func measure(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rund
 	note := func(format string, a ...any) { notes = append(notes, "cell "+rc.Name+": "+fmt.Sprintf(format, a...)) }
 	details := map[string]any{}
 	c.Details = details
-	hosts.CPU(rc, m)
+	summary.PutFigures(m, hosts.CPU(rc))
 	counters := map[string]*float64{}
-	for _, p := range hosts.Counters(rc, counters) {
+	cf, problems := hosts.Counters(rc)
+	summary.PutFigures(counters, cf)
+	for _, p := range problems {
 		note("%s", p)
 	}
 	for k, v := range counters {
@@ -136,7 +138,7 @@ func measure(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rund
 	if srvName == "" {
 		srvName = "csb-server-" + rc.Name
 	}
-	hosts.Procs(rc, "server/"+srvName, "server", m)
+	summary.PutPrefixed(m, "server", hosts.Procs(rc, "server/"+srvName))
 	shares, errC := readShares(r, set, hosts, rc, m)
 	defer fillClients(c, shares)
 	timeWait(hosts, rc, m, details, shares)
@@ -216,9 +218,8 @@ func readShares(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc r
 		for _, k := range ClientMetricKeys {
 			h.m[k] = nil
 		}
-		pm := map[string]*float64{}
-		hosts.Procs(rc, cl.Label+"/connclient-"+rc.Name, cl.Label, pm)
-		h.m["client_proc_cpu_pct"], h.m["client_rss_mb"] = pm[cl.Label+"_proc_cpu_pct"], pm[cl.Label+"_rss_mb"]
+		cp := hosts.Procs(rc, cl.Label+"/connclient-"+rc.Name)
+		h.m["client_proc_cpu_pct"], h.m["client_rss_mb"] = cp.CPUPct, cp.RSSMB
 		h.m["client_time_wait"] = m[cl.Label+"_time_wait"]
 		h.m["host_cpu_pct"], h.m["host_cpu_max_core_pct"] = m[cl.Label+"_cpu_pct"], m[cl.Label+"_cpu_max_core_pct"]
 		h.facts, h.factsErr = ReadFacts(filepath.Join(r.Dir, "raw", rc.Name+".facts."+cl.Label+".env"))

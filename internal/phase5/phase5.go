@@ -237,9 +237,9 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, nics map[string]string, rc ru
 		m[k] = nil
 	}
 	m["offered_rps"] = summary.F(num(rc.Params["offered_rps"]))
-	hosts.CPU(rc, m)
-	hosts.NIC(rc, nics, m)
-	hosts.Procs(rc, "server/csb-server", "server", m)
+	summary.PutFigures(m, hosts.CPU(rc))
+	summary.PutFigures(m, hosts.NIC(rc, nics))
+	summary.PutPrefixed(m, "server", hosts.Procs(rc, "server/csb-server"))
 	files, err := capacity.StepFiles(r.Dir, rc.Name)
 	if err != nil {
 		if rc.Status == "ok" {
