@@ -13,12 +13,6 @@ import (
 	"csbench/internal/summary"
 )
 
-// clientMetricKeys are the figures kept per client of an N-client cell.
-var clientMetricKeys = []string{
-	"throughput_mbps", "overlap_mbps", "sender_mbps", "retransmits", "iperf3_client_cpu_pct", "iperf3_server_cpu_pct",
-	"host_cpu_pct", "host_cpu_max_core_pct",
-}
-
 // span is one client's measured intervals on the controller's clock.
 type span struct {
 	ivs     []parse.Iperf3Interval
@@ -27,15 +21,15 @@ type span struct {
 	lastMs  float64 // when its last one ended
 }
 
-// measureIperf3 fills a cell from its client hosts (one iperf3 per
-// client, all at once): every client's own figures, and the cell's: with
-// one client, its own (so it returns its result, whose streams and
-// intervals the cell shows); with several, the sum over the clients of the
-// bytes each received (its iperf3 intervals) within the window in which
-// every client was measuring, over that window. An interval cut by the
-// window counts in proportion (iperf3 reports per second, nothing finer).
-func measureIperf3(r *rundir.Run, s *summary.Summary, rc rundir.Cell, c *summary.Cell, set *clienthosts.Set) (*parse.Iperf3Result, []string) {
-	m := c.Metrics
+// measureIperf3 fills a cell's figures f (whose CPU it reads) and its
+// per-client table from its client hosts (one iperf3 per client, all at
+// once): every client's own figures, and the cell's: with one client, its
+// own (so it returns its result, whose streams and intervals the cell
+// shows); with several, the sum over the clients of the bytes each
+// received (its iperf3 intervals) within the window in which every client
+// was measuring, over that window. An interval cut by the window counts in
+// proportion (iperf3 reports per second, nothing finer).
+func measureIperf3(r *rundir.Run, s *summary.Summary, rc rundir.Cell, c *summary.Cell, f *Figures, set *clienthosts.Set) (*parse.Iperf3Result, []string) {
 	var notes []string
 	omitS, _ := strconv.ParseFloat(rc.Params["omit_s"], 64)
 	spans := make([]span, set.N())
@@ -43,13 +37,18 @@ func measureIperf3(r *rundir.Run, s *summary.Summary, rc rundir.Cell, c *summary
 	var results []*parse.Iperf3Result
 	var sumOwn, sumSender, sumRetr float64
 	ok := true
-	for i, cl := range set.Clients {
-		cc := summary.ClientCell{Label: cl.Label, Metrics: map[string]*float64{}}
-		for _, k := range clientMetricKeys {
-			cc.Metrics[k] = nil
+	// cfs[i] is c.Clients[i]'s figures, put into its table however the
+	// cell ends.
+	cfs := make([]ClientFigures, 0, set.N())
+	defer func() {
+		for i := range cfs {
+			summary.PutFigures(c.Clients[i].Metrics, &cfs[i])
 		}
-		cc.Metrics["host_cpu_pct"], cc.Metrics["host_cpu_max_core_pct"] = m[cl.Label+"_cpu_pct"], m[cl.Label+"_cpu_max_core_pct"]
-		c.Clients = append(c.Clients, cc)
+	}()
+	for i, cl := range set.Clients {
+		cpu := f.CPU[cl.Label]
+		cfs = append(cfs, ClientFigures{HostCPUPct: cpu.Pct, HostCPUMaxCorePct: cpu.MaxCorePct})
+		c.Clients = append(c.Clients, summary.ClientCell{Label: cl.Label, Metrics: map[string]*float64{}})
 		raw := set.RawPath(r.Dir, "", cl.Label, rc.Name+".json")
 		t, more := summary.ClientTiming(set, rc, raw, "iperf3", &c.Clients[len(c.Clients)-1])
 		notes = append(notes, more...)
@@ -64,12 +63,10 @@ func measureIperf3(r *rundir.Run, s *summary.Summary, rc rundir.Cell, c *summary
 			return nil, notes
 		}
 		results = append(results, res)
-		cm := c.Clients[i].Metrics
-		cm["throughput_mbps"] = mbps(res.ReceiverBitsPerSecond)
-		cm["sender_mbps"] = mbps(res.SenderBitsPerSecond)
-		cm["retransmits"] = i64(res.Retransmits)
-		cm["iperf3_client_cpu_pct"] = round1(res.HostCPUTotalPercent)
-		cm["iperf3_server_cpu_pct"] = round1(res.RemoteCPUTotalPercent)
+		cfs[i].Iperf3Figures = Iperf3Figures{
+			ThroughputMbps: mbps(res.ReceiverBitsPerSecond), SenderMbps: mbps(res.SenderBitsPerSecond),
+			Retransmits: i64(res.Retransmits), ClientCPUPct: round1(res.HostCPUTotalPercent), ServerCPUPct: round1(res.RemoteCPUTotalPercent),
+		}
 		sumOwn += summary.Val(res.ReceiverBitsPerSecond)
 		sumSender += summary.Val(res.SenderBitsPerSecond)
 		sumRetr += summary.Val(i64(res.Retransmits))
@@ -114,12 +111,8 @@ func measureIperf3(r *rundir.Run, s *summary.Summary, rc rundir.Cell, c *summary
 	}
 	if set.N() == 1 && len(results) == 1 {
 		// One client's figures are the cell's: its own run, as iperf3 gave it.
-		for _, k := range []string{"throughput_mbps", "sender_mbps", "retransmits", "iperf3_client_cpu_pct", "iperf3_server_cpu_pct"} {
-			m[k] = c.Clients[0].Metrics[k]
-		}
-		if ceiling := s.Link.TCPCeilingMbps; ceiling != nil && m["throughput_mbps"] != nil {
-			m["link_utilization"] = summary.F(decimal.Round(*m["throughput_mbps"] / *ceiling, 3))
-		}
+		f.Iperf3Figures = cfs[0].Iperf3Figures
+		f.LinkUtilization = utilization(s, f.ThroughputMbps)
 		return results[0], notes
 	}
 	if len(timings) == set.N() {
@@ -157,18 +150,25 @@ func measureIperf3(r *rundir.Run, s *summary.Summary, rc rundir.Cell, c *summary
 			}
 		}
 		rate := bits / ((to - from) / 1000)
-		c.Clients[i].Metrics["overlap_mbps"] = mbps(&rate)
+		cfs[i].OverlapMbps = mbps(&rate)
 		total += rate
 	}
 	c.Overlap.FromMs, c.Overlap.ToMs, c.Overlap.S = from, to, math.Round(to-from)/1000
-	m["throughput_mbps"] = mbps(&total)
-	m["throughput_own_runs_mbps"] = mbps(&sumOwn)
-	m["sender_mbps"] = mbps(&sumSender)
-	m["retransmits"] = summary.F(sumRetr)
-	if ceiling := s.Link.TCPCeilingMbps; ceiling != nil && m["throughput_mbps"] != nil {
-		m["link_utilization"] = summary.F(decimal.Round(*m["throughput_mbps"] / *ceiling, 3))
-	}
+	f.ThroughputMbps = mbps(&total)
+	f.OwnRuns = &OwnRuns{ThroughputOwnRunsMbps: mbps(&sumOwn)}
+	f.SenderMbps = mbps(&sumSender)
+	f.Retransmits = summary.F(sumRetr)
+	f.LinkUtilization = utilization(s, f.ThroughputMbps)
 	return nil, notes
+}
+
+// utilization is a throughput as a share of the link's TCP ceiling; nil
+// without either.
+func utilization(s *summary.Summary, mbps *float64) *float64 {
+	if ceiling := s.Link.TCPCeilingMbps; ceiling != nil && mbps != nil {
+		return summary.F(decimal.Round(*mbps / *ceiling, 3))
+	}
+	return nil
 }
 
 // clientsSection is the per-client table of an N-client run.
@@ -185,10 +185,11 @@ func clientsSection(d *report.Doc, s *summary.Summary) {
 			spread = fmt.Sprintf("start %s ms, end %s ms apart; window %s s", report.N(&o.StartSpreadMs, 0), report.N(&o.EndSpreadMs, 0), report.N(&o.S, 3))
 		}
 		for _, cc := range c.Clients {
-			m := cc.Metrics
-			rows = append(rows, []string{"`" + c.Name + "`", cc.Label, report.N(m["overlap_mbps"], 1), report.N(m["throughput_mbps"], 1),
-				report.N(m["sender_mbps"], 1), report.N(m["retransmits"], 0), report.N(m["iperf3_client_cpu_pct"], 1),
-				report.N(m["host_cpu_max_core_pct"], 0), report.N(cc.StartLagMs, 0), spread})
+			var f ClientFigures
+			summary.Figures(cc.Metrics, &f)
+			rows = append(rows, []string{"`" + c.Name + "`", cc.Label, report.N(f.OverlapMbps, 1), report.N(f.ThroughputMbps, 1),
+				report.N(f.SenderMbps, 1), report.N(f.Retransmits, 0), report.N(f.ClientCPUPct, 1),
+				report.N(f.HostCPUMaxCorePct, 0), report.N(cc.StartLagMs, 0), spread})
 		}
 	}
 	d.Table([]string{"cell", "client", "in the window Mbit/s", "own run Mbit/s (receiver)", "own run sender Mbit/s", "retransmits",

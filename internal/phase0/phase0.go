@@ -54,30 +54,25 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	set := s.ClientSet()
 	for _, rc := range r.Cells {
 		c := summary.NewCell(rc)
-		m := c.Metrics
-		for _, k := range []string{"throughput_mbps", "sender_mbps", "retransmits", "iperf3_client_cpu_pct", "iperf3_server_cpu_pct", "link_utilization"} {
-			m[k] = nil
-		}
-		summary.PutFigures(m, hosts.CPU(rc))
-		res, notes := measureIperf3(r, s, rc, &c, set)
+		f := Figures{CPU: hosts.CPU(rc)}
+		res, notes := measureIperf3(r, s, rc, &c, &f, set)
 		s.Notes = append(s.Notes, notes...)
 		if res != nil && len(res.Streams) > 1 {
-			var streams []map[string]any
+			var streams []Stream
 			for i, st := range res.Streams {
-				streams = append(streams, map[string]any{
-					"stream": i + 1, "throughput_mbps": mbps(st.ReceiverBitsPerSecond),
-					"sender_mbps": mbps(st.SenderBitsPerSecond), "retransmits": i64(st.Retransmits),
-				})
+				streams = append(streams, Stream{Stream: i + 1, ThroughputMbps: mbps(st.ReceiverBitsPerSecond),
+					SenderMbps: mbps(st.SenderBitsPerSecond), Retransmits: i64(st.Retransmits)})
 			}
 			c.Details = map[string]any{"streams": streams}
 		}
-		summary.PutFigures(m, hosts.NIC(rc, nics(s)))
-		counters, problems := hosts.Counters(rc)
-		summary.PutFigures(m, counters)
+		f.NIC = hosts.NIC(rc, nics(s))
+		var problems []string
+		f.Counters, problems = hosts.Counters(rc)
 		for _, p := range problems {
 			s.Notes = append(s.Notes, "cell "+rc.Name+": "+p)
 		}
-		c.Verdict = verdict(s, &c)
+		summary.PutFigures(c.Metrics, &f)
+		c.Verdict = verdict(s, c.Status, &f)
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 		// Steadiness is judged on the one sender's NIC: the server's with
 		// -R; without, the client's when one client sends (with several
@@ -122,31 +117,30 @@ func readIperf3(path string) (*parse.Iperf3Result, error) {
 	return parse.ParseIperf3(f)
 }
 
-// verdict names what bound a cell, with the evidence.
-func verdict(s *summary.Summary, c *summary.Cell) *summary.Verdict {
-	m := c.Metrics
-	tp := m["throughput_mbps"]
-	if c.Status != "ok" || tp == nil {
+// verdict names what bound a cell of status status, with the evidence.
+func verdict(s *summary.Summary, status string, f *Figures) *summary.Verdict {
+	tp := f.ThroughputMbps
+	if status != "ok" || tp == nil {
 		return &summary.Verdict{Bound: "none (failed)", Evidence: "no throughput was measured"}
 	}
-	cpu := fmt.Sprintf("busiest core: server %s%%, client %s%%", decimal.Format(m["server_cpu_max_core_pct"], 0), decimal.Format(m["client_cpu_max_core_pct"], 0))
+	cpu := fmt.Sprintf("busiest core: server %s%%, client %s%%", decimal.Format(f.CPU["server"].MaxCorePct, 0), decimal.Format(f.CPU["client"].MaxCorePct, 0))
 	if s.Clients != nil {
-		parts := []string{"server " + decimal.Format(m["server_cpu_max_core_pct"], 0) + "%"}
+		parts := []string{"server " + decimal.Format(f.CPU["server"].MaxCorePct, 0) + "%"}
 		for _, h := range s.Clients.Hosts {
-			parts = append(parts, h.Label+" "+decimal.Format(m[h.Label+"_cpu_max_core_pct"], 0)+"%")
+			parts = append(parts, h.Label+" "+decimal.Format(f.CPU[h.Label].MaxCorePct, 0)+"%")
 		}
 		cpu = "busiest core: " + strings.Join(parts, ", ")
 	}
-	retr := fmt.Sprintf("%s retransmits", decimal.Format(m["retransmits"], 0))
+	retr := fmt.Sprintf("%s retransmits", decimal.Format(f.Retransmits, 0))
 	if s.Link.TCPCeilingMbps == nil {
 		return &summary.Verdict{Bound: "cpu (no link)", Evidence: fmt.Sprintf("%s Mbit/s over %s; %s; %s", decimal.Format(tp, 0), s.Link.CeilingBasis, cpu, retr)}
 	}
-	u := *m["link_utilization"]
+	u := *f.LinkUtilization
 	ev := fmt.Sprintf("%s Mbit/s = %.1f%% of the %s Mbit/s TCP ceiling; %s; %s", decimal.Format(tp, 0), u*100, decimal.Format(s.Link.TCPCeilingMbps, 1), retr, cpu)
 	switch {
 	case u >= AtCeiling:
 		return &summary.Verdict{Bound: "link", Evidence: ev}
-	case maxCore(m) >= 90:
+	case f.maxCore() >= 90:
 		return &summary.Verdict{Bound: "cpu", Evidence: ev}
 	default:
 		return &summary.Verdict{Bound: "unclear (below the link, CPU not saturated)", Evidence: ev + "; check the NIC (ethtool), cabling, duplex and the retransmits"}
@@ -164,22 +158,6 @@ func nics(s *summary.Summary) map[string]string {
 	return n
 }
 
-func maxCore(m map[string]*float64) float64 {
-	v := 0.0
-	keys := []string{"server_cpu_max_core_pct", "client_cpu_max_core_pct"}
-	for k := range m {
-		if strings.HasPrefix(k, "client") && strings.HasSuffix(k, "_cpu_max_core_pct") && k != "client_cpu_max_core_pct" {
-			keys = append(keys, k)
-		}
-	}
-	for _, k := range keys {
-		if p := m[k]; p != nil && *p > v {
-			v = *p
-		}
-	}
-	return v
-}
-
 func direction(c *summary.Cell) string {
 	if c.Params["reverse"] == "1" {
 		return "server → client"
@@ -191,19 +169,19 @@ func direction(c *summary.Cell) string {
 func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	var d report.Doc
 	report.Header(&d, s, "Phase 0 — iperf3 baseline: raw TCP between the hosts")
+	figs := figuresOf(s)
 	d.H(2, "What the link delivers")
-	d.P("%s", headline(s))
+	d.P("%s", headline(s, figs))
 
 	d.H(2, "Cells")
 	var rows [][]string
 	for i := range s.Cells {
-		c := &s.Cells[i]
-		m := c.Metrics
+		c, f := &s.Cells[i], &figs[i]
 		rows = append(rows, trust.MarkRow([]string{
 			"`" + c.Name + "`", c.Params["streams"], direction(c), c.Params["duration_s"] + " s",
-			report.N(m["throughput_mbps"], 1), report.N(m["sender_mbps"], 1), report.N(m["retransmits"], 0),
-			report.Pct(m["link_utilization"]), report.N(m["iperf3_client_cpu_pct"], 1), report.N(m["iperf3_server_cpu_pct"], 1),
-			report.N(m["client_cpu_pct"], 0), report.N(m["server_cpu_pct"], 0), c.Status,
+			report.N(f.ThroughputMbps, 1), report.N(f.SenderMbps, 1), report.N(f.Retransmits, 0),
+			report.Pct(f.LinkUtilization), report.N(f.ClientCPUPct, 1), report.N(f.ServerCPUPct, 1),
+			report.N(f.CPU["client"].Pct, 0), report.N(f.CPU["server"].Pct, 0), c.Status,
 		}, c, 4))
 	}
 	d.Table([]string{"cell", "streams", "direction", "time", "receiver Mbit/s", "sender Mbit/s", "retransmits",
@@ -215,10 +193,10 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	var streamRows [][]string
 	for _, c := range s.Cells {
-		streams, _ := c.Details["streams"].([]map[string]any)
+		streams, _ := c.Details["streams"].([]Stream)
 		for _, st := range streams {
-			streamRows = append(streamRows, []string{"`" + c.Name + "`", fmt.Sprint(st["stream"]),
-				report.N(st["throughput_mbps"].(*float64), 1), report.N(st["sender_mbps"].(*float64), 1), report.N(st["retransmits"].(*float64), 0)})
+			streamRows = append(streamRows, []string{"`" + c.Name + "`", fmt.Sprint(st.Stream),
+				report.N(st.ThroughputMbps, 1), report.N(st.SenderMbps, 1), report.N(st.Retransmits, 0)})
 		}
 	}
 	if len(streamRows) > 0 {
@@ -231,13 +209,14 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	d.H(2, "The hosts' own counters (sar, nstat over each cell)")
 	var hrows [][]string
 	for i := range s.Cells {
-		c := &s.Cells[i]
-		m := c.Metrics
+		c, f := &s.Cells[i], &figs[i]
+		srvNIC, cliNIC := f.NIC["server"], f.NIC["client"]
+		srv, cli := f.Counters["server"], f.Counters["client"]
 		hrows = append(hrows, trust.MarkRow([]string{"`" + c.Name + "`",
-			report.N(m["server_nic_tx_mbps"], 0) + " / " + report.N(m["server_nic_rx_mbps"], 0),
-			report.N(m["client_nic_tx_mbps"], 0) + " / " + report.N(m["client_nic_rx_mbps"], 0),
-			report.N(m["server_retrans_segs"], 0), report.N(m["client_retrans_segs"], 0),
-			report.N(m["server_listen_overflows"], 0), report.N(m["server_estab_resets"], 0), report.N(m["client_estab_resets"], 0)}, c, 1))
+			report.N(srvNIC.TxMbps, 0) + " / " + report.N(srvNIC.RxMbps, 0),
+			report.N(cliNIC.TxMbps, 0) + " / " + report.N(cliNIC.RxMbps, 0),
+			report.N(srv.RetransSegs, 0), report.N(cli.RetransSegs, 0),
+			report.N(srv.ListenOverflows, 0), report.N(srv.EstabResets, 0), report.N(cli.EstabResets, 0)}, c, 1))
 	}
 	d.Table([]string{"cell", "server NIC tx / rx Mbit/s (sar)", "client NIC tx / rx Mbit/s (sar)", "server TcpRetransSegs", "client TcpRetransSegs", "server ListenOverflows", "server EstabResets", "client EstabResets"}, hrows)
 	d.P("The NIC columns are the kernel's own interface counters (sar, frames including their Ethernet header, mean over the cell): an independent check of iperf3's figure.")
@@ -246,8 +225,8 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	ch := &chart.Chart{Name: "throughput", Title: "iperf3 receiver throughput per cell", XLabel: "cell", YLabel: "Mbit/s",
 		Bars: true, HLine: summary.Val(s.Link.TCPCeilingMbps), HLineLbl: "TCP ceiling " + report.N(s.Link.TCPCeilingMbps, 1) + " Mbit/s"}
 	ser := chart.Series{Title: "receiver throughput"}
-	for _, c := range s.Cells {
-		ser.Points = append(ser.Points, chart.Point{Label: c.Name, Y: summary.Val(c.Metrics["throughput_mbps"])})
+	for i, c := range s.Cells {
+		ser.Points = append(ser.Points, chart.Point{Label: c.Name, Y: summary.Val(figs[i].ThroughputMbps)})
 	}
 	ch.Series = []chart.Series{ser}
 	svg, skipped := ch.Render(r.Dir, s.GeneratedBy)
@@ -266,21 +245,19 @@ func omit(s *summary.Summary) string {
 	return "?"
 }
 
-// headline is the phase's one-paragraph finding.
-func headline(s *summary.Summary) string {
-	var best *summary.Cell
-	for i := range s.Cells {
-		c := &s.Cells[i]
-		if c.Metrics["throughput_mbps"] != nil && (best == nil || *c.Metrics["throughput_mbps"] > *best.Metrics["throughput_mbps"]) {
-			best = c
-		}
+// headline is the phase's one-paragraph finding; figs are the cells'
+// figures.
+func headline(s *summary.Summary, figs []Figures) string {
+	measured := false
+	for _, f := range figs {
+		measured = measured || f.ThroughputMbps != nil
 	}
-	if best == nil {
+	if !measured {
 		return "No cell measured a throughput: see the status above and `logs/console.log`."
 	}
 	var parts []string
-	for _, c := range s.Cells {
-		parts = append(parts, fmt.Sprintf("%s %s Mbit/s", c.Name, report.N(c.Metrics["throughput_mbps"], 0)))
+	for i, c := range s.Cells {
+		parts = append(parts, fmt.Sprintf("%s %s Mbit/s", c.Name, report.N(figs[i].ThroughputMbps, 0)))
 	}
 	line := "Receiver throughput: " + strings.Join(parts, ", ") + "."
 	if s.Link.TCPCeilingMbps == nil {
