@@ -47,7 +47,7 @@ func PutFigures(m map[string]*float64, fig any) {
 	case reflect.Map:
 		putPrefixed(m, prefixedCodecOf(v.Type(), "PutFigures argument"), v)
 	default:
-		panic(fmt.Sprintf("summary.PutFigures: %s is not a figures struct", v.Type()))
+		panic(fmt.Sprintf("summary.PutFigures: %T is not a figures struct", fig))
 	}
 }
 
@@ -59,7 +59,7 @@ func PutPrefixed(m map[string]*float64, name string, fig any) {
 		v = v.Elem()
 	}
 	if v.Kind() != reflect.Struct {
-		panic(fmt.Sprintf("summary.PutPrefixed: %s is not a figures struct", v.Type()))
+		panic(fmt.Sprintf("summary.PutPrefixed: %T is not a figures struct", fig))
 	}
 	c := codecOf(v.Type())
 	if len(c.prefixed) > 0 {
@@ -87,12 +87,13 @@ func Figures(m map[string]*float64, fig any) {
 	case reflect.Map:
 		v.Set(getPrefixed(m, prefixedCodecOf(v.Type(), "Figures argument"), v.Type()))
 	default:
-		panic(fmt.Sprintf("summary.Figures: %s is not a figures struct", v.Type()))
+		panic(fmt.Sprintf("summary.Figures: %T is not a figures struct", fig))
 	}
 }
 
-// FigureNames is every key a figures struct writes, in the order of its
-// fields (prefixed maps left out: their names depend on the run).
+// FigureNames is every key a figures struct writes: its figures in the
+// order of its fields, then its groups' (prefixed maps left out: their
+// names depend on the run).
 func FigureNames(fig any) []string {
 	t := reflect.TypeOf(fig)
 	if t.Kind() == reflect.Pointer {

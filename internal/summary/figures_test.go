@@ -156,7 +156,8 @@ func TestFiguresRefusesOtherFields(t *testing.T) {
 	mustPanic(t, "noName.RPS", func() { Figures(m, &noName{}) })
 	mustPanic(t, `two fields are named "rate_mbps"`, func() { PutFigures(m, twice{}) })
 	mustPanic(t, "badMap.Hosts", func() { PutFigures(m, badMap{}) })
-	mustPanic(t, "not a figures struct", func() { PutFigures(m, 3.0) })
+	mustPanic(t, "float64 is not a figures struct", func() { PutFigures(m, 3.0) })
+	mustPanic(t, "*summary.testFig is not a figures struct", func() { PutFigures(m, (*testFig)(nil)) })
 	mustPanic(t, "not a non-nil pointer", func() { Figures(m, testFig{}) })
 	mustPanic(t, `"client_1" is not one word`, func() {
 		PutFigures(m, testFig{Hosts: map[string]hostFig{"client_1": {}}})
