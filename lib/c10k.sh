@@ -330,6 +330,15 @@ c10k_scenario() {
 # h2load for the active scenario over HTTP/2).
 declare -gA C10K_TOOL=([idle]=connclient [lowrate]=connclient [active]=wrk)
 
-# c10k_has_result FILE: a process's output a summary can read (wrk's or
-# h2load's text: csb check).
-c10k_has_result() { if [[ "$1" == *.txt ]]; then csb_has_loadgen_output "$1"; else [[ -s "$1" ]]; fi; }
+# c10k_has_result FILE: a process's output a summary can read, judged by
+# the summary's own verdict (csb check): wrk's or h2load's text by the HTTP
+# phases' (NON2XX_MAX); connclient's result document well-formed, and a
+# low-rate one with no request failed (exit 3: the cell's figures stand, it
+# is not ok).
+c10k_has_result() {
+  if [[ "$1" == *.txt ]]; then
+    csb_has_loadgen_output "$1"
+  else
+    "${CSB_ROOT}/bin/csb" check connclient "$1"
+  fi
+}

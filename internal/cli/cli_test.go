@@ -21,6 +21,10 @@ func TestUsageAndBadUsage(t *testing.T) {
 		{[]string{"summarize", "/nonexistent/run"}, 1, "is not a run directory"},
 		{[]string{"check", "iperf3", "../parse/testdata/iperf3-refused.json"}, 1, "unable to connect to server: Connection refused"},
 		{[]string{"check", "iperf3", "../parse/testdata/iperf3-p1.json"}, 0, ""},
+		// A low-rate cell's requests: Phase 3's summary's verdict, exit 3.
+		{[]string{"check", "connclient", "../phase3/testdata/lowrate-status500.client-1.json"}, 3, "error: 10 requests failed (status 10)"},
+		{[]string{"check", "connclient", "../phase3/testdata/run/raw/lowrate-800-100rps.client-1.json"}, 0, ""},
+		{[]string{"check", "connclient", "../phase3/testdata/run/raw/limits.client.env"}, 1, "not connclient's JSON"},
 	} {
 		var stdout, stderr bytes.Buffer
 		got := Main(tc.args, &stdout, &stderr)

@@ -34,7 +34,7 @@ var commands = []command{
 	{"ipj", "read ip -j output on stdin, print what runners check", []string{"ipj route|holders IP|netns", "ipj route-guard -who HOST -server-ip IP [-nic NIC ...] <ROUTE"},
 		"A route's device and source, the interfaces carrying IP, the namespace names. route-guard (flags: -nic NIC -nic-is TEXT -addrs A,B -addr-is TEXT): the route guard's verdict on one client host from its ip -j route get SERVER_IP (exit 1 naming where the traffic would go instead).", noStderr(runIPJ)},
 	{"check", "fail when a tool's raw output reports an error", []string{"check KIND FILE", "check [-non2xx-max F] wrk|oha FILE"},
-		"Exit 1 with the tool's own error when FILE (raw output of KIND: iperf3) reports a failure, although the tool exited 0; KIND json: exit 1 unless FILE is one well-formed JSON document. KIND wrk or oha: exit 1 when FILE cannot be read as that load generator's output, exit 3 (the cell ran, its figures stand, it is not ok) when no response carried the payload or more than the fraction F (NON2XX_MAX, default 0) of its responses had an error status, naming the statuses: the same verdict as the summary's.", runCheck},
+		"Exit 1 with the tool's own error when FILE (raw output of KIND: iperf3) reports a failure, although the tool exited 0; KIND json: exit 1 unless FILE is one well-formed JSON document. KIND connclient: exit 1 unless FILE is connclient's result document, exit 3 when it is a low-rate one in which any request failed (timed out, refused, an error status), naming how many and why: the same verdict as Phase 3's summary. KIND wrk or oha: exit 1 when FILE cannot be read as that load generator's output, exit 3 (the cell ran, its figures stand, it is not ok) when no response carried the payload or more than the fraction F (NON2XX_MAX, default 0) of its responses had an error status, naming the statuses: the same verdict as the summary's.", runCheck},
 	{"c10k-plan", "plan one Phase 3 scenario from both hosts' facts", []string{"c10k-plan FLAGS"},
 		"Prints KEY=VALUE lines; -out writes the plan document (-h: flags).", noStderr(runC10kPlan)},
 	{"clock", "each host's clock offset, and whether it is in bound", []string{"clock -bound-ms N <SAMPLES"},
@@ -256,5 +256,12 @@ func runCheck(args []string, _, stderr io.Writer) error {
 		return err
 	}
 	defer f.Close()
-	return check(f)
+	var st *httpphase.StatusError
+	if err := check(f); errors.As(err, &st) {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return exitCodeError(3)
+	} else if err != nil {
+		return err
+	}
+	return nil
 }

@@ -19,6 +19,7 @@ import (
 func init() {
 	Checks["iperf3"] = func(r io.Reader) error { _, err := parse.ParseIperf3(r); return err }
 	Checks["json"] = checkJSON
+	Checks["connclient"] = phase3.CheckResult
 	LoadReaders["wrk"] = httpphase.ReadWrk
 	LoadReaders["oha"] = func(path string) (*httpphase.Load, error) { return httpphase.ReadOha(path, nil) }
 	LoadReaders["h2load"] = httpphase.ReadH2load

@@ -37,6 +37,10 @@ func (e *StatusError) Error() string { return e.msg }
 
 func statusErr(format string, a ...any) error { return &StatusError{fmt.Sprintf(format, a...)} }
 
+// StatusErrorf is a *StatusError for another tool's output whose requests
+// failed (connclient's: internal/phase3): csb check exits 3 on it.
+func StatusErrorf(format string, a ...any) error { return statusErr(format, a...) }
+
 // Check is the one verdict on a load generator's output, which the runner
 // (csb check wrk|oha) and the summary both read: a *StatusError when no response carried the payload, or when the share of
 // responses with an error status is above max; the error names the

@@ -77,12 +77,18 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	for _, rc := range r.Cells {
 		c := summary.NewCell(rc)
 		s.Notes = append(s.Notes, measure(r, hosts, rc, plans[rc.Name], &c)...)
-		// Requests that failed (timed out, refused) make a cell whose
-		// processes all ended well not ok: its figures stand, with errors.
-		if f := c.Metrics["requests_failed"]; c.Status == "ok" && f != nil && *f > 0 {
+		// Requests that failed (timed out, refused, an error status) make
+		// a low-rate cell whose processes all ended well not ok: its
+		// figures stand, with errors. The runner asked the same verdict of
+		// each process's result (csb check connclient); a run it recorded
+		// before it did is judged here. The active scenario's load
+		// generator has the HTTP phases' verdict (measureActive).
+		if kind(&c) == "lowrate" && c.Status == "ok" {
 			errs, _ := c.Details["errors"].(map[string]float64)
-			msg := fmt.Sprintf("%.0f requests failed (%s)", *f, causes(errs))
-			c.Status, c.Error = rundir.StatusErrors, &msg
+			if err := requestsVerdict(c.Metrics["requests_failed"], errs); err != nil {
+				msg := err.Error()
+				c.Status, c.Error = rundir.StatusErrors, &msg
+			}
 		}
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 		if coolErr == nil {
