@@ -101,9 +101,16 @@ func Summarize(dir, generatedBy string) error {
 		return err
 	}
 	keepCutShort(r, s)
-	unparsed, err := markUnparsed(r, s)
-	if err != nil {
-		return err
+	found := unparsedFinding(r, s)
+	// The run's status, decided once: run.env (appended: the last value
+	// wins), summary.json, the report and the runner's last line and exit
+	// status read it.
+	d := summary.Decide(r, s.Cells, found)
+	d.Apply(s)
+	if add := summary.StatusLines(r, d); add != "" {
+		if err := atomicfile.Append(filepath.Join(r.Dir, "run.env"), []byte(add)); err != nil {
+			return err
+		}
 	}
 	if err := s.Write(dir); err != nil {
 		return err
@@ -116,13 +123,16 @@ func Summarize(dir, generatedBy string) error {
 			return err
 		}
 	}
-	return unparsed
+	if found != "" {
+		return fmt.Errorf("run marked %s: %s", s.Status, found)
+	}
+	return nil
 }
 
 // keepCutShort: a cell whose cells.tsv row the runner could not write
 // whole (rundir.Cell.CutShort) stays failed with that reason first,
 // whatever its phase made of its raw files (a missing raw file names
-// itself after it). Its run is not ok.
+// itself after it). Its run is not ok (summary.Decide).
 func keepCutShort(r *rundir.Run, s *summary.Summary) {
 	for _, rc := range r.Cells {
 		c := s.Cell(rc.Name)
@@ -135,22 +145,14 @@ func keepCutShort(r *rundir.Run, s *summary.Summary) {
 			msg += "; " + *c.Error
 		}
 		c.Error = &msg
-		if s.Status == "ok" || s.Status == "" {
-			s.Status = "partial"
-			if s.Error == nil {
-				e := "cell " + rc.Name + ": " + rc.Error
-				s.Error = &e
-			}
-		}
 	}
 }
 
-// markUnparsed finds the cells the runner recorded as ok whose raw output
-// could not be parsed. Such a run is not ok: its status becomes partial in
-// the summary and in run.env (appended, as the runner does: the last value
-// wins), with the reason, and the returned error names the first cell, its
-// file and what was wrong, on one line. The run's other errors stay.
-func markUnparsed(r *rundir.Run, s *summary.Summary) (unparsed, err error) {
+// unparsedFinding names the cells the runner recorded as ok whose raw
+// output could not be parsed, on one line: the first cell, its file and
+// what was wrong; "" when none. Such a run is not ok (summary.Decide says
+// it beside the runner's own error), and csb summarize fails with it.
+func unparsedFinding(r *rundir.Run, s *summary.Summary) string {
 	var bad []string
 	for _, rc := range r.Cells {
 		c := s.Cell(rc.Name)
@@ -159,31 +161,13 @@ func markUnparsed(r *rundir.Run, s *summary.Summary) (unparsed, err error) {
 		}
 	}
 	if len(bad) == 0 {
-		return nil, nil
+		return ""
 	}
 	msg := fmt.Sprintf("%d cell(s) with raw output that could not be parsed; %s", len(bad), bad[0])
 	if len(bad) > 1 {
 		msg += fmt.Sprintf(" (and %d more: see summary.json)", len(bad)-1)
 	}
-	if s.Status == "ok" || s.Status == "" {
-		s.Status = "partial"
-	}
-	// The runner's own error (run.env "error") stays as it recorded it;
-	// this finding goes beside it (run.env "summarize_error"), so summarizing
-	// again finds the same two parts and writes the same result.
-	if s.Error == nil || *s.Error == "" {
-		s.Error = &msg
-	} else {
-		e := *s.Error + "; " + msg
-		s.Error = &e
-	}
-	if r.Get("status") != s.Status || r.Get("summarize_error") != msg {
-		add := "status=" + s.Status + "\nsummarize_error=" + msg + "\n"
-		if err := atomicfile.Append(filepath.Join(r.Dir, "run.env"), []byte(add)); err != nil {
-			return nil, err
-		}
-	}
-	return fmt.Errorf("run marked %s: %s", s.Status, msg), nil
+	return msg
 }
 
 // GeneratedBy is how a generated file names the command that made it.

@@ -26,7 +26,7 @@ type command struct {
 // is one row here and one line in cmd/csb/main.go's doc comment.
 var commands = []command{
 	{"summarize", "regenerate each run directory's summary and report", []string{"summarize DIR..."},
-		"Reads the raw files (run.env, cells.tsv, raw/, monitors/, env/) and (re)writes summary.json, summary.csv, the phase's Report_*.md and its charts. Safe to re-run at any time: nothing raw is touched, notes.md is included.", runSummarize},
+		"Reads the raw files (run.env, cells.tsv, raw/, monitors/, env/) and (re)writes summary.json, summary.csv, the phase's Report_*.md and its charts. It decides the run's status (ok, partial, failed) from the runner's end and every cell's verdict, and appends it to run.env when run.env does not already say it (status, summarize_error: what the summary found): the runner logs and exits from that line. Safe to re-run at any time: no raw output is touched, notes.md is included.", runSummarize},
 	{"report", "build the cross-phase report from each phase's latest run", []string{"report [-root DIR] [-out DIR]"},
 		"OUT/README.md (default report/): one line of findings per phase, links to the phase reports, cross-phase charts. Runs are read from DIR/<phase>/ with -root (a RESULTS_ROOT; runs/ holds your own), or without it from <phase>/results/ under the current directory: the committed reference runs. A run whose summary.json cannot be read (truncated, not JSON, another schema_version, a figure no tool produces) is skipped: named with why on stderr and under \"Skipped runs\"; exit 0 when any run was reported, 1 when none could be read.", runReport},
 	{"compare", "set two runs, or two results roots, side by side", []string{"compare [-metrics M,M|all] [-json] A B", "compare -roots [-out FILE] ROOT_A ROOT_B"},
@@ -136,14 +136,14 @@ Examples:
 
 Exit status: 0 ok, 1 a run directory could not be summarized (or a cell's
 raw output could not be parsed, or holds a value below zero the tool never
-prints: the run is then marked partial, in run.env too, and its summary and
-report say which file and why), or compare of two run directories met a
-summary.json it refuses (another schema_version; a figure no tool can
-produce, such as a negative rate or latency or a throughput above 1.5x the
-line rate: named by file and field), or report or compare -roots found no
-run it could read (one it cannot read among others is skipped, named on
-stderr and in what it writes, and the status is 0), 2 bad usage. A
-subcommand's -h, where it has one, says its own.
+prints: the run is then marked partial, and its summary and report say which
+file and why), or compare of two run directories met a summary.json it
+refuses (another schema_version; a figure no tool can produce, such as a
+negative rate or latency or a throughput above 1.5x the line rate: named by
+file and field), or report or compare -roots found no run it could read (one
+it cannot read among others is skipped, named on stderr and in what it
+writes, and the status is 0), 2 bad usage. A subcommand's -h, where it has
+one, says its own.
 `
 
 // usageIndent is the column a command's description starts at in csb -h.

@@ -9,12 +9,14 @@ import (
 	"csbench/internal/rundir"
 )
 
-// oomCheck reads the OOM killer's counts the runner recorded on every host
+// oomFindings reads the OOM killer's counts the runner recorded on every host
 // before the first cell and at the end (run.env oom_kill.before.<label>,
 // oom_kill.after.<label>: /proc/vmstat's oom_kill; oom_dmesg.*: dmesg's
 // "Out of memory: Killed process" lines). A run during which either grew
-// drove a host into the OOM killer: it is not ok, whatever it measured.
-func oomCheck(r *rundir.Run, s *Summary) {
+// drove a host into the OOM killer: it is not ok, whatever it measured
+// (Decide's rule "oom": the first finding). One finding per host.
+func oomFindings(r *rundir.Run) []string {
+	var out []string
 	var labels []string
 	for k := range r.Env {
 		if l, ok := strings.CutPrefix(k, "oom_kill.before."); ok {
@@ -29,13 +31,17 @@ func oomCheck(r *rundir.Run, s *Summary) {
 			if errB != nil || errA != nil || a <= b {
 				continue
 			}
-			msg := fmt.Sprintf("the kernel's OOM killer ran on %s during the run: %s %d before, %d after", l, key, b, a)
-			s.Notes = append(s.Notes, msg)
-			if s.Status == "ok" {
-				s.Status = "partial"
-				s.Error = strp(msg)
-			}
+			out = append(out, fmt.Sprintf("the kernel's OOM killer ran on %s during the run: %s %d before, %d after", l, key, b, a))
 			break
 		}
 	}
+	return out
+}
+
+// oomFinding is the first of oomFindings, or "".
+func oomFinding(r *rundir.Run) string {
+	if f := oomFindings(r); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }

@@ -574,8 +574,6 @@ func New(r *rundir.Run, generatedBy string) *Summary {
 		RunID:         r.Get("run_id"),
 		StartedAt:     r.Get("started_at"),
 		FinishedAt:    strp(r.Get("finished_at")),
-		Status:        r.Get("status"),
-		Error:         strp(r.Get("error")),
 		Lab:           r.Get("lab"),
 		Profile:       r.Settings["PROFILE"],
 		Notes:         []string{},
@@ -586,11 +584,9 @@ func New(r *rundir.Run, generatedBy string) *Summary {
 		Hosts:         map[string]Host{},
 		Cells:         []Cell{},
 	}
-	if s.Status == "" {
-		// The runner never recorded an end: it was killed outright.
-		s.Status = "partial"
-		s.Error = strp("the runner did not record an end (killed?)")
-	}
+	// The status so far is the runner's own end; csb summarize decides the
+	// run's once the cells are summarized (Decide).
+	runnerStatus(r).Apply(s)
 	for name, h := range r.Hosts {
 		mem := num(h.Facts["mem_total_kb"])
 		if mem != nil {
@@ -604,7 +600,7 @@ func New(r *rundir.Run, generatedBy string) *Summary {
 			NICDriver: h.Facts["nic_driver"], Sysctls: h.Sysctls, Tools: h.Tools,
 		}
 	}
-	oomCheck(r, s)
+	s.Notes = append(s.Notes, oomFindings(r)...)
 	if set, err := clienthosts.FromRun(r); err != nil {
 		s.Notes = append(s.Notes, err.Error())
 	} else {
