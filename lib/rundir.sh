@@ -16,9 +16,11 @@
 #
 # At exit (csb_on_exit, a step in lib/exit.sh's registry; INT/TERM/HUP too)
 # everything the run started on every host is stopped by PID, the hosts'
-# files are fetched, the status (ok/partial/failed) and reason are recorded,
-# the summary and report are generated from what exists, and the last line
-# printed is "results: <dir>".
+# files are fetched, how the run ended is recorded (error, cells_begun,
+# signal, runner_exit), the summary and report are generated from what exists, and csb
+# summarize decides the run's status (ok/partial/failed) from that and every
+# cell's verdict and appends it to run.env; the runner logs "run <status>"
+# and exits from it, and the last line printed is "results: <dir>".
 
 CSB_RUN_DIR=""
 CSB_RUN_ID=""
@@ -248,31 +250,47 @@ csb_on_exit() {
   # before) makes the run partial or failed, whatever else went right.
   csb_disk_check || ((rc != 0)) || rc=1
   [[ -z "${CSB_RUN_DIR}" ]] || rm -f "${CSB_RUN_DIR}/.disk-reserve"
-  local status=ok
-  if ((rc != 0)) || [[ -n "${CSB_RUN_ERROR}" ]] || ((CSB_CELLS_FAILED > 0)); then
-    # A run cut short once measuring began (a signal, a dead server, a
-    # dropped ssh, a failed cell) is partial: what was measured so far is
-    # kept. One that never began measuring failed.
-    if ((CSB_CELLS_BEGUN > 0)) || [[ -n "${CSB_SIGNAL}" ]]; then status=partial; else status=failed; fi
-    [[ -n "${CSB_RUN_ERROR}" ]] || CSB_RUN_ERROR="runner exited with status ${rc}"
-    ((CSB_CELLS_FAILED > 0 && rc == 0)) && CSB_RUN_ERROR="${CSB_CELLS_FAILED} cell(s) failed or refused"
-    ((rc != 0)) || rc=1
-  fi
+  # The runner records how it ended (its reason, its exit status so far, a
+  # signal); csb summarize decides the run's status from that and every
+  # cell's verdict, appends it to run.env, and the log line and the exit
+  # status below are read from it.
+  ((rc == 0)) || [[ -n "${CSB_RUN_ERROR}" ]] || CSB_RUN_ERROR="runner exited with status ${rc}"
   csb_run_set finished_at "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  csb_run_set status "${status}"
   csb_run_set error "${CSB_RUN_ERROR}"
-  log_info "run ${status}${CSB_RUN_ERROR:+: ${CSB_RUN_ERROR}}"
+  csb_run_set cells_begun "${CSB_CELLS_BEGUN}"
+  [[ -z "${CSB_SIGNAL}" ]] || csb_run_set signal "${CSB_SIGNAL}"
+  csb_run_set runner_exit "${rc}"
+  local summarized=1
   if ! csb_summarize "${CSB_RUN_DIR}"; then
     log_warn "summary generation failed; rerun: bin/csb summarize ${CSB_RUN_DIR}"
-    # A summary that could not be written, or a raw file that could not be
-    # parsed (csb summarize then marks the run partial), is not an ok run.
-    [[ ! -x "${CSB_ROOT}/bin/csb" ]] || ((rc != 0)) || rc=1
+    summarized=0
   fi
+  local status why=${CSB_RUN_ERROR} found
+  status=$(csb_run_get status)
+  found=$(csb_run_get summarize_error)
+  [[ -z "${found}" ]] || why+="${why:+; }${found}"
+  if [[ -z "${status}" ]]; then
+    # csb could not decide (it could not read the run): not an ok run.
+    log_error "run status undecided: csb summarize could not record it in ${CSB_RUN_DIR}/run.env${why:+ (${why})}"
+    ((rc != 0)) || rc=1
+  else
+    log_info "run ${status}${why:+: ${why}}"
+    [[ "${status}" == ok ]] || ((rc != 0)) || rc=1
+  fi
+  # A summary that could not be written, or a raw file that could not be
+  # parsed (the run is then partial), is not an ok run.
+  ((summarized)) || ((rc != 0)) || rc=1
   csb_ssh_close
   csb_lab_release
   printf 'results: %s\n' "${CSB_RUN_DIR}"
   # shellcheck disable=SC2034 # read by lib/exit.sh: the status the shell exits with
   CSB_EXIT_STATUS=${rc}
+}
+
+# csb_run_get KEY: KEY's value in run.env (the last one), or "".
+csb_run_get() {
+  [[ -n "${CSB_RUN_DIR}" ]] || return 0
+  sed -n "s/^$1=//p" "${CSB_RUN_DIR}/run.env" 2>/dev/null | tail -n 1
 }
 
 # csb_summarize DIR: regenerate summary.json, summary.csv and the report;
