@@ -1,6 +1,9 @@
 #!/usr/bin/env bats
 # Honest status under faults: a results disk that fills (a small tmpfs as
-# RESULTS_ROOT) and a raw file cut short. Nothing is left mounted.
+# RESULTS_ROOT), a raw file cut short, a server answering errors (Phase 1
+# and Phase 3 agree: the runner's lines, run.env, summary.json, the report
+# and the exit status say the one status csb summarize decided). Nothing is
+# left mounted.
 
 load helpers
 
@@ -58,14 +61,16 @@ fill_disk() {
   local out="${BATS_TEST_TMPDIR}/out"
   RESULTS_ROOT="${MNT}" bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s DURATION=2 >"${out}" 2>&1 &
   local pid=$!
-  # Once the first cell is recorded, the disk fills.
+  # Once the first cell is recorded, the disk fills. (The first cell ends
+  # some 60 s after the start on a busy 2-core machine: waiting only 30 s
+  # filled the disk before it, a run with no room for its status.)
   local cells=""
-  for _ in $(seq 300); do
+  for _ in $(seq 1200); do
     cells=$(compgen -G "${MNT}/00-iperf3/*/cells.tsv" || true)
     [[ -n "${cells}" ]] && [ "$(wc -l <"${cells}")" -ge 2 ] && break
     sleep 0.1
   done
-  [ -n "${cells}" ]
+  [ -n "${cells}" ] && [ "$(wc -l <"${cells}")" -ge 2 ]
   fill_disk
   local rc=0
   wait "${pid}" || rc=$?
@@ -113,18 +118,33 @@ fill_disk() {
   grep -q '| status | partial — ' "${dir}/Report_00-iperf3.md"
 }
 
+# status_agrees DIR LOG WANT: the run's status is WANT in the runner's
+# last "run ..." line (LOG), run.env's last status, summary.json and the
+# report's header, each with the same reason.
+status_agrees() {
+  local dir=$1 log=$2 want=$3 env js err
+  env=$(grep '^status=' "${dir}/run.env" | tail -n 1)
+  js=$(jq -r .status "${dir}/summary.json")
+  err=$(jq -r '.error // ""' "${dir}/summary.json")
+  echo "log: $(grep -o 'INFO run [a-z]*.*' <<<"${log}" | tail -n 1); run.env: ${env}; summary.json: ${js} (${err})"
+  [ "${env}" = "status=${want}" ]
+  [ "${js}" = "${want}" ]
+  [[ "${log}" == *"INFO run ${want}${err:+: ${err}}"$'\n'* ]]
+  grep -qF "| status | ${want}${err:+ — ${err}} |" "${dir}"/Report_*.md
+}
+
 @test "a server that answers 500 to one request in 100: every cell failed, named by status, RPS of the 200s; run partial" {
   need_root
   local dir s c log
   run bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -n status -s PAYLOADS=1k,4k -s SERVER=cmd \
-    -s SERVER_BIN=tests/servers/status-server.py -s 'SERVER_CMD=python3 {bin} {ip} {port} 100'
+    -s SERVER_BIN=tests/servers/status-server.py -s 'SERVER_CMD=python3 {bin} {ip} {port} 100' -s NON2XX_MAX=0
   [ "$status" -eq 1 ] || { echo "$output"; return 1; }
   dir=$(results_line "$output")
   s="${dir}/summary.json" log=$output
   [[ "$output" == *"server under test up: python3 (SERVER=cmd"* ]]
   [[ "$output" != *"csb-server ("* && "$output" != *" ok"$'\n'* ]]
   [[ "$output" == *"run partial: 2 cell(s) failed or refused"* ]]
-  [ "$(jq -r .status "${s}")" = partial ]
+  status_agrees "${dir}" "${output}" partial
   for c in 1k 4k; do
     # The runner's words are the summary's; 1 % error statuses by the server's own count.
     local err
@@ -145,5 +165,29 @@ fill_disk() {
     run bin/csb check -non2xx-max 0.05 wrk "${dir}/raw/client/${c}.txt"
     [ "$status" -eq 0 ]
   done
+  pids_gone "${dir}"
+}
+
+@test "Phase 3's low-rate scenario against a server that answers 500 to one request in 100: cell failed, run partial, exit 1, as Phase 1" {
+  need_root
+  local dir err
+  run bash 03-c10k/run_c10k.sh -l netns -p smoke -n status -s SCENARIOS=lowrate -s CONNS=100 -s RPS=200 -s SERVER=cmd \
+    -s SERVER_BIN=tests/servers/status-server.py -s 'SERVER_CMD=python3 {bin} {ip} {port} 100 healthz' -s NON2XX_MAX=0
+  [ "$status" -eq 1 ] || { echo "$output"; return 1; }
+  dir=$(results_line "$output")
+  # The runner's cell line is the summary's verdict, word for word: 1 in
+  # 100 of 1000 requests (5 s at 200/s; the path check's few go first).
+  err=$(jq -r '.cells[] | select(.name == "lowrate-100-200rps") | "\(.status) \(.error)"' "${dir}/summary.json")
+  [[ "${err}" =~ ^errors\ ([0-9]+)\ requests\ failed\ \(status\ ([0-9]+)\)$ ]] || { echo "${err}"; return 1; }
+  ((BASH_REMATCH[1] == BASH_REMATCH[2] && BASH_REMATCH[1] >= 8 && BASH_REMATCH[1] <= 12)) || { echo "${err}"; return 1; }
+  [[ "$output" == *"cell lowrate-100-200rps failed: ${err#errors }"$'\n'* ]] || { echo "$output"; return 1; }
+  [[ "$output" != *"cell lowrate-100-200rps ok"* ]]
+  grep -q $'^lowrate-100-200rps\terrors\t' "${dir}/cells.tsv"
+  status_agrees "${dir}" "${output}" partial
+  [[ "$output" == *"run partial: 1 cell(s) failed or refused"$'\n'* ]]
+  # Summarizing again decides the same and adds nothing to run.env.
+  cp "${dir}/run.env" "${BATS_TEST_TMPDIR}/run.env"
+  bin/csb summarize "${dir}"
+  cmp "${dir}/run.env" "${BATS_TEST_TMPDIR}/run.env"
   pids_gone "${dir}"
 }

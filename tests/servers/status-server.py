@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """A server of known errors for the fault tests: python3 status-server.py IP
-PORT EVERY serves /healthz and /payload/<n>k (n KiB of 'x', Content-Length,
-keep-alive), and answers every EVERY-th request for a payload with 500
-(EVERY=1: every one after the first 20, which the runner's path check reads).
+PORT EVERY [healthz] serves /healthz and /payload/<n>k (n KiB of 'x',
+Content-Length, keep-alive), and answers every EVERY-th request for a payload
+with 500 (EVERY=1: every one after the first 20, which the runner's path
+check reads). With healthz, requests for /healthz (Phase 3's low-rate
+scenario) are counted and answered so too.
 """
 import http.server
 import sys
 import threading
 
 ip, port, every = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+healthz = sys.argv[4:] == ["healthz"]
 lock = threading.Lock()
 count = 0
 
@@ -22,13 +25,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         global count
         status, body = 404, b""
+        counted = healthz
         if self.path == "/healthz":
             status, body = 200, b"ok\n"
         elif self.path.startswith("/payload/") and self.path.endswith("k"):
+            status, body = 200, b"x" * (1024 * int(self.path[len("/payload/"):-1]))
+            counted = True
+        if counted and status == 200:
             with lock:
                 count += 1
                 n = count
-            status, body = 200, b"x" * (1024 * int(self.path[len("/payload/"):-1]))
             if (every == 1 and n > 20) or (every > 1 and n % every == 0):
                 status, body = 500, b"error\n"
         self.send_response(status)
