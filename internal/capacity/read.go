@@ -1,12 +1,11 @@
 package capacity
 
 import (
+	"csbench/internal/connresult"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-
-	"csbench/internal/connclient"
 )
 
 // ClientCPUBusy: a client whose event loops were busy this share of their
@@ -46,7 +45,7 @@ var Quantiles = []float64{0.5, 0.99, 0.999}
 func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, error) {
 	st := Step{LatencyMs: math.NaN()}
 	fig := Figures{LoopsBusyPct: math.NaN()}
-	var lat, svc, sent, lag []*connclient.HistDump
+	var lat, svc, sent, lag []*connresult.HistDump
 	var cpuS, loopS float64
 	cpusBusy, cpusOf := math.NaN(), ""
 	for _, f := range files {
@@ -54,7 +53,7 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 		if err != nil {
 			return st, fig, err
 		}
-		r, err := connclient.DecodeResult(f, b)
+		r, err := connresult.DecodeResult(f, b)
 		if err != nil {
 			return st, fig, err
 		}
@@ -89,16 +88,16 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 			loopS += float64(*l.EventLoops) * *l.ElapsedS
 		}
 	}
-	if v, ok, err := connclient.MergedQuantilesMs(lat, percentile/100); err != nil {
+	if v, ok, err := connresult.MergedQuantilesMs(lat, percentile/100); err != nil {
 		return st, fig, err
 	} else if ok && v[0] != nil {
 		st.LatencyMs = *v[0]
 	}
 	for _, f := range []struct {
-		ds  []*connclient.HistDump
+		ds  []*connresult.HistDump
 		out *[3]*float64
 	}{{lat, &fig.Latency}, {svc, &fig.Service}, {sent, &fig.SenderLag}} {
-		if v, ok, err := connclient.MergedQuantilesMs(f.ds, Quantiles...); err != nil {
+		if v, ok, err := connresult.MergedQuantilesMs(f.ds, Quantiles...); err != nil {
 			return st, fig, err
 		} else if ok {
 			copy(f.out[:], v)
@@ -113,7 +112,7 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 	} else if fig.LoopsBusyPct >= 100*ClientCPUBusy {
 		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its event loops were busy %.0f%% of their time (≥ %.0f%%)", fig.LoopsBusyPct, 100*ClientCPUBusy)
 	}
-	if v, ok, err := connclient.MergedQuantilesMs(lag, 0.99); err != nil {
+	if v, ok, err := connresult.MergedQuantilesMs(lag, 0.99); err != nil {
 		return st, fig, err
 	} else if ok && v[0] != nil && *v[0] > lagBoundMs && !st.ClientBound {
 		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its sender lag p99 (idle connection found) was %.2f ms > %g ms", *v[0], lagBoundMs)

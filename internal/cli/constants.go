@@ -1,13 +1,13 @@
 package cli
 
 import (
+	"csbench/internal/connresult"
 	"fmt"
 	"io"
 	"strings"
 
 	"csbench/internal/c10kplan"
 	"csbench/internal/clock"
-	"csbench/internal/connclient"
 	"csbench/internal/kv"
 	"csbench/internal/loadplan"
 	"csbench/internal/parse"
@@ -34,11 +34,11 @@ func Constants() map[string]string {
 		"C10K_MEM_HEADROOM_PCT":      fmt.Sprint(c10kplan.MemHeadroomPct),
 		"C10K_BACKLOG_WINDOW_MS":     fmt.Sprint(c10kplan.BacklogWindowMs),
 		"C10K_PLAN_SCHEMA_VERSION":   fmt.Sprint(c10kplan.SchemaVersion),
-		"CONNCLIENT_EVENT_PREFIX":    connclient.EventPrefix,
-		"CONNCLIENT_EVENT_RAMP":      connclient.EventRamp,
-		"CONNCLIENT_EVENT_HOLDING":   connclient.EventHolding,
-		"CONNCLIENT_EVENT_RUNNING":   connclient.EventRunning,
-		"CONNCLIENT_EVENT_READY":     connclient.EventReady,
+		"CONNCLIENT_EVENT_PREFIX":    connresult.EventPrefix,
+		"CONNCLIENT_EVENT_RAMP":      connresult.EventRamp,
+		"CONNCLIENT_EVENT_HOLDING":   connresult.EventHolding,
+		"CONNCLIENT_EVENT_RUNNING":   connresult.EventRunning,
+		"CONNCLIENT_EVENT_READY":     connresult.EventReady,
 		"CSB_SERVER_EVENT_LISTENING": server.EventListening,
 		"CSB_PAYLOAD_LINE":           strings.TrimSuffix(server.Pattern, "\n"),
 		"CSB_NETNS_MAX_CLIENTS":      fmt.Sprint(settings.MaxClients),

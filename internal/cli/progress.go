@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"csbench/internal/connresult"
 	"flag"
 	"fmt"
 	"io"
@@ -9,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"csbench/internal/connclient"
 	"csbench/internal/progress"
 )
 
@@ -92,7 +92,7 @@ func runProgress(args []string, stdout io.Writer) error {
 			}
 			rs = append(rs, bytes.NewReader(b))
 		}
-		st := connclient.ReadRamp(rs...)
+		st := connresult.ReadRamp(rs...)
 		fmt.Fprintf(stdout, "ramp: %s of %s connections open (%d processes, %d done), %s connects/s, %d failed; %s in\n",
 			thousands(st.Established), thousands(st.Target), st.Procs, st.Done, thousands(int64(st.RatePerS+0.5)), st.Failed,
 			progress.Dur(time.Duration(max(*in, 0)*float64(time.Second))))

@@ -3,6 +3,7 @@ package connclient
 import (
 	"bytes"
 	"context"
+	"csbench/internal/connresult"
 	"csbench/internal/parse"
 	"errors"
 	"flag"
@@ -81,7 +82,7 @@ var BenchSustainFractions = []float64{0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5}
 // Kept says whether a lowrate result kept its schedule: it achieved at
 // least BenchKeptMin of its target rate, its sender lag p99 at most
 // BenchKeptLagMs.
-func Kept(l *LowrateResult) bool {
+func Kept(l *connresult.LowrateResult) bool {
 	return l != nil && l.RPSAchieved != nil && l.SenderLagP99Ms != nil && kept(*l.RPSAchieved, float64(l.RPSTarget), *l.SenderLagP99Ms)
 }
 
@@ -284,7 +285,7 @@ func clientRun(dir, name string) (BenchRun, error) {
 	if err != nil {
 		return BenchRun{}, err
 	}
-	r, err := DecodeResult(path, b)
+	r, err := connresult.DecodeResult(path, b)
 	if err != nil {
 		return BenchRun{}, err
 	}
@@ -318,7 +319,7 @@ func sustainedRun(dir string) (*BenchRun, int, error) {
 		if err != nil {
 			return nil, k - 1, err
 		}
-		r, err := DecodeResult(path, b)
+		r, err := connresult.DecodeResult(path, b)
 		if err != nil {
 			return nil, k - 1, err
 		}
@@ -524,7 +525,7 @@ func BenchRate(wrkOut, result string, scale float64) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		r, err := DecodeResult(result, b)
+		r, err := connresult.DecodeResult(result, b)
 		if err != nil {
 			return 0, err
 		}

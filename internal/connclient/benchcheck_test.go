@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"csbench/internal/connresult"
 	"io"
 	"math"
 	"net"
@@ -61,7 +62,7 @@ func TestBenchReport(t *testing.T) {
 		if want := round(float64(*r.Lag.RPSTarget)/r.Ceiling.RPS, 3); r.LagFraction != want || want >= BenchLagFraction {
 			t.Errorf("%s: lag at %v of the closed-loop ceiling, want %v (below %v)", r.Rep, r.LagFraction, want, BenchLagFraction)
 		}
-		if r.Engine.Engine != EngineEpoll || r.Ceiling.LoopCPUUtil == nil || r.Lag.LagP99Ms == nil {
+		if r.Engine.Engine != connresult.EngineEpoll || r.Ceiling.LoopCPUUtil == nil || r.Lag.LagP99Ms == nil {
 			t.Errorf("%s: engine %q loop util %v lag %v", r.Rep, r.Engine.Engine, r.Ceiling.LoopCPUUtil, r.Lag.LagP99Ms)
 		}
 	}
@@ -82,12 +83,12 @@ func TestKept(t *testing.T) {
 		achieved, lag float64
 		want          bool
 	}{{990, 10, true}, {1000, 0.1, true}, {989, 0.1, false}, {1000, 10.5, false}} {
-		l := &LowrateResult{RPSTarget: 1000, RPSAchieved: f(c.achieved), SenderLagP99Ms: f(c.lag)}
+		l := &connresult.LowrateResult{RPSTarget: 1000, RPSAchieved: f(c.achieved), SenderLagP99Ms: f(c.lag)}
 		if Kept(l) != c.want {
 			t.Errorf("achieved %v lag %v: kept %v", c.achieved, c.lag, !c.want)
 		}
 	}
-	if Kept(&LowrateResult{RPSTarget: 1000}) || Kept(nil) {
+	if Kept(&connresult.LowrateResult{RPSTarget: 1000}) || Kept(nil) {
 		t.Error("a run without figures was kept")
 	}
 }
@@ -280,7 +281,7 @@ func TestLowrateTLSEngine(t *testing.T) {
 	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
 	res := lowrateJSON(t, ln.Addr().String(), "-conns", "3", "-rps", "100", "-duration", "200ms", "-tls-ca", ca)
-	if res["engine"] != EngineGoroutines || num(t, res, "requests_completed") != 20 {
+	if res["engine"] != connresult.EngineGoroutines || num(t, res, "requests_completed") != 20 {
 		t.Errorf("engine %v completed %v", res["engine"], res["requests_completed"])
 	}
 	for _, k := range []string{"event_loops", "event_loops_cpu_s", "requests_late_pool_busy", "connection_drops", "engine_lag_p99_ms", "engine_lag_histogram"} {
@@ -291,7 +292,7 @@ func TestLowrateTLSEngine(t *testing.T) {
 	// Cleartext: the epoll engine, its figures measured.
 	s := newScriptServer(t, okResp)
 	res = lowrateJSON(t, s.addr, "-conns", "3", "-rps", "100", "-duration", "200ms")
-	if res["engine"] != EngineEpoll || num(t, res, "event_loops") < 1 || num(t, res, "event_loops_cpu_s") < 0 ||
+	if res["engine"] != connresult.EngineEpoll || num(t, res, "event_loops") < 1 || num(t, res, "event_loops_cpu_s") < 0 ||
 		num(t, res, "requests_late_pool_busy") < 0 || isNull(res, "connection_drops") || !isNull(res, "drain_s") {
 		t.Errorf("epoll engine fields: engine %v loops %v cpu %v pool busy %v drops %v drain %v", res["engine"], res["event_loops"],
 			res["event_loops_cpu_s"], res["requests_late_pool_busy"], res["connection_drops"], res["drain_s"])

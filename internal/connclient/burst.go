@@ -3,6 +3,7 @@ package connclient
 import (
 	"bytes"
 	"context"
+	"csbench/internal/connresult"
 	"fmt"
 	"io"
 	"os"
@@ -23,52 +24,6 @@ import (
 // SYN, which shows as steps in the response latency (Steps). Sockets close
 // with SO_LINGER=0 so the burst leaves no TIME_WAIT on the client.
 
-// BurstResult is the result of connclient burst.
-type BurstResult struct {
-	Header
-	Path              string            `json:"path"`
-	ConnsTarget       int               `json:"connections_target"`
-	IssueS            float64           `json:"issue_s"` // first to last connect() call
-	ConnsAttempted    int64             `json:"connections_attempted"`
-	ConnsEstablished  int64             `json:"connections_established"` // handshake done as the client sees it
-	ConnsCompleted    int64             `json:"connections_completed"`   // response and FIN read
-	ConnsFailed       int64             `json:"connections_failed"`
-	ConnsNeverUp      int64             `json:"connections_never_up"` // no response within timeout_s
-	ConnectLatencyP50 *float64          `json:"connect_latency_p50_ms"`
-	ConnectLatencyP99 *float64          `json:"connect_latency_p99_ms"`
-	ConnectLatencyMax *float64          `json:"connect_latency_max_ms"`
-	LatencyP50Ms      *float64          `json:"latency_p50_ms"` // response read - connect() called
-	LatencyP90Ms      *float64          `json:"latency_p90_ms"`
-	LatencyP99Ms      *float64          `json:"latency_p99_ms"`
-	LatencyMaxMs      *float64          `json:"latency_max_ms"`
-	Steps             Steps             `json:"latency_steps"`
-	Errors            map[string]uint64 `json:"errors"`
-	StatusCodes       map[string]uint64 `json:"status_codes"`
-	Histograms        map[string]*Dump  `json:"histograms"`
-}
-
-// Steps counts completed connections by the SYN retransmission step their
-// response latency falls in.
-type Steps struct {
-	Under1s  uint64 `json:"under_1s"`
-	From1s   uint64 `json:"1s_to_3s"`
-	From3s   uint64 `json:"3s_to_7s"`
-	From7sUp uint64 `json:"7s_and_more"`
-}
-
-func (s *Steps) add(d time.Duration) {
-	switch {
-	case d < time.Second:
-		s.Under1s++
-	case d < 3*time.Second:
-		s.From1s++
-	case d < 7*time.Second:
-		s.From3s++
-	default:
-		s.From7sUp++
-	}
-}
-
 type bconn struct {
 	t0        time.Time
 	connected bool
@@ -77,8 +32,8 @@ type bconn struct {
 
 type burst struct {
 	cfg          *config
-	res          *BurstResult
-	connect, lat Histogram
+	res          *connresult.BurstResult
+	connect, lat connresult.Histogram
 	errors       map[string]uint64
 	status       map[int]uint64
 	epfd         int
@@ -89,7 +44,7 @@ type burst struct {
 
 func runBurst(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	started := time.Now()
-	res := &BurstResult{Header: newHeader(cfg, started), Path: cfg.path, ConnsTarget: cfg.conns,
+	res := &connresult.BurstResult{Header: newHeader(cfg, started), Path: cfg.path, ConnsTarget: cfg.conns,
 		Errors: map[string]uint64{}, StatusCodes: map[string]uint64{}}
 	b := &burst{cfg: cfg, res: res, errors: map[string]uint64{}, status: map[int]uint64{},
 		conns: make(map[int32]*bconn, cfg.conns), req: buildCloseRequest(cfg.target.String(), cfg.path)}
@@ -114,16 +69,16 @@ func runBurst(ctx context.Context, cfg *config, stdout, stderr io.Writer) error 
 		}
 		b.fail(fd, syscall.Errno(0), cause)
 	}
-	res.ConnectLatencyP50 = quantileMs(&b.connect, 0.50)
-	res.ConnectLatencyP99 = quantileMs(&b.connect, 0.99)
-	res.ConnectLatencyMax = quantileMs(&b.connect, 1)
-	res.LatencyP50Ms = quantileMs(&b.lat, 0.50)
-	res.LatencyP90Ms = quantileMs(&b.lat, 0.90)
-	res.LatencyP99Ms = quantileMs(&b.lat, 0.99)
-	res.LatencyMaxMs = quantileMs(&b.lat, 1)
+	res.ConnectLatencyP50 = connresult.QuantileMs(&b.connect, 0.50)
+	res.ConnectLatencyP99 = connresult.QuantileMs(&b.connect, 0.99)
+	res.ConnectLatencyMax = connresult.QuantileMs(&b.connect, 1)
+	res.LatencyP50Ms = connresult.QuantileMs(&b.lat, 0.50)
+	res.LatencyP90Ms = connresult.QuantileMs(&b.lat, 0.90)
+	res.LatencyP99Ms = connresult.QuantileMs(&b.lat, 0.99)
+	res.LatencyMaxMs = connresult.QuantileMs(&b.lat, 1)
 	addCounts(res.Errors, b.errors)
 	addStatus(res.StatusCodes, b.status)
-	res.Histograms = map[string]*Dump{"connect": b.connect.Dump(), "latency": b.lat.Dump()}
+	res.Histograms = map[string]*connresult.Dump{"connect": b.connect.Dump(), "latency": b.lat.Dump()}
 	return finishDoc(ctx, &res.Header, res, stdout, stderr)
 }
 
@@ -252,7 +207,7 @@ func (b *burst) step(fd int32, c *bconn) {
 		b.status[status]++
 		d := now.Sub(c.t0)
 		b.lat.Record(d.Microseconds())
-		b.res.Steps.add(d)
+		b.res.Steps.Add(d)
 		b.res.ConnsCompleted++
 		b.drop(fd)
 		return

@@ -3,6 +3,7 @@ package connclient
 import (
 	"bufio"
 	"context"
+	"csbench/internal/connresult"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,74 +35,8 @@ const (
 	CloseLinger0 = "linger0"
 )
 
-// ChurnResult is the result of connclient churn.
-type ChurnResult struct {
-	Header
-	Close             string   `json:"close"`
-	Path              string   `json:"path"`
-	RateTargetPerS    int      `json:"rate_target_per_s"`
-	DurationS         float64  `json:"duration_s"`
-	ElapsedS          *float64 `json:"elapsed_s"` // start of schedule to last connection done, at least duration_s
-	ConnsScheduled    int64    `json:"connections_scheduled"`
-	ConnsDispatched   int64    `json:"connections_dispatched"` // handed to a worker when due
-	ConnsNotSent      int64    `json:"connections_not_sent"`   // still waiting for a worker at the cut-off (lateCutoff)
-	ConnsAttempted    int64    `json:"connections_attempted"`
-	ConnsEstablished  int64    `json:"connections_established"`
-	ConnsCompleted    int64    `json:"connections_completed"` // request answered and connection closed as asked
-	ConnsFailed       int64    `json:"connections_failed"`
-	RateAchievedPerS  *float64 `json:"rate_achieved_per_s"` // connections_completed / elapsed_s
-	FirstFailureS     *float64 `json:"first_failure_s"`     // due time of the first failure, from the start
-	FirstAddrNotAvail *float64 `json:"first_eaddrnotavail_s"`
-
-	ScheduleLagP50Ms *float64 `json:"schedule_lag_p50_ms"` // dispatch - due: the scheduler's own accuracy
-	ScheduleLagP99Ms *float64 `json:"schedule_lag_p99_ms"`
-	ScheduleLagMaxMs *float64 `json:"schedule_lag_max_ms"`
-
-	ConnectLatencyP50Ms *float64 `json:"connect_latency_p50_ms"` // connected - due
-	ConnectLatencyP99Ms *float64 `json:"connect_latency_p99_ms"`
-	ConnectLatencyMaxMs *float64 `json:"connect_latency_max_ms"`
-	LatencyP50Ms        *float64 `json:"latency_p50_ms"` // response read - due
-	LatencyP90Ms        *float64 `json:"latency_p90_ms"`
-	LatencyP99Ms        *float64 `json:"latency_p99_ms"`
-	LatencyMaxMs        *float64 `json:"latency_max_ms"`
-	HandshakeP50Ms      *float64 `json:"handshake_p50_ms"` // connected - connect() called
-	HandshakeP99Ms      *float64 `json:"handshake_p99_ms"`
-
-	Errors      map[string]uint64 `json:"errors"`
-	StatusCodes map[string]uint64 `json:"status_codes"`
-	PerSecond   []ChurnSecond     `json:"per_second"` // by due time
-	Histograms  map[string]*Dump  `json:"histograms"` // connect, latency (and tls_full, tls_resumed): mergeable
-	ClientRSSMB *float64          `json:"client_rss_mb"`
-	Goroutines  int               `json:"client_goroutines"` // mid-schedule
-
-	// TLS is null for cleartext runs; with -tls-ca each connection's TLS
-	// handshake, full and resumed apart, timed from the established TCP
-	// connection (connect_latency and handshake_* stay the TCP connect's;
-	// latency, from the due time, includes the TLS handshake).
-	TLS *TLSResult `json:"tls,omitempty"`
-}
-
-// Header is what every Phase 4 result document starts with.
-type Header struct {
-	Doc
-	Target   string  `json:"target"`
-	Source   *string `json:"source"`
-	TimeoutS float64 `json:"timeout_s"`
-	Workers  int     `json:"workers"`
-}
-
-// ChurnSecond is one second of the schedule, by due time.
-type ChurnSecond struct {
-	T             int    `json:"t_s"`
-	Completed     uint64 `json:"completed"`
-	Failed        uint64 `json:"failed"`
-	AddrNotAvail  uint64 `json:"eaddrnotavail"`
-	LatencyMaxMs  uint64 `json:"latency_max_ms"`
-	ConnectedLate uint64 `json:"connected_after_1s"` // connected >= 1 s after due
-}
-
-func newHeader(cfg *config, started time.Time) Header {
-	h := Header{Doc: newDoc(cfg, started), Target: cfg.target.String(), TimeoutS: cfg.timeout.Seconds(), Workers: cfg.workers}
+func newHeader(cfg *config, started time.Time) connresult.Header {
+	h := connresult.Header{Doc: newDoc(cfg, started), Target: cfg.target.String(), TimeoutS: cfg.timeout.Seconds(), Workers: cfg.workers}
 	if cfg.source.IsValid() {
 		h.Source = ptr(cfg.source.String())
 	}
@@ -126,17 +61,17 @@ type churnRun struct {
 	dispatched, attempted, established, completed, failed atomic.Int64
 	notSent                                               int64 // set by dispatch alone, read after it
 
-	mu         sync.Mutex // guards the fields below
-	lag        Histogram  // dispatch - due
-	connect    Histogram  // connected - due
-	handshake  Histogram  // connected - connect() called
-	lat        Histogram  // response read - due
-	tlsFull    Histogram  // TLS only: full handshakes, established - handshake done
-	tlsResumed Histogram  // TLS only: resumed handshakes
+	mu         sync.Mutex           // guards the fields below
+	lag        connresult.Histogram // dispatch - due
+	connect    connresult.Histogram // connected - due
+	handshake  connresult.Histogram // connected - connect() called
+	lat        connresult.Histogram // response read - due
+	tlsFull    connresult.Histogram // TLS only: full handshakes, established - handshake done
+	tlsResumed connresult.Histogram // TLS only: resumed handshakes
 	tlsFirst   *TLSState
 	errors     map[string]uint64
 	status     map[int]uint64
-	secs       []ChurnSecond
+	secs       []connresult.ChurnSecond
 	lastDone   time.Time
 	firstFail  time.Duration
 	firstEAddr time.Duration
@@ -149,7 +84,7 @@ func newChurnRun(cfg *config) *churnRun {
 		req = buildCloseRequest(cfg.target.String(), cfg.path)
 	}
 	n := requestCount(cfg.duration, cfg.rate)
-	secs := make([]ChurnSecond, int((n+int64(cfg.rate)-1)/int64(cfg.rate)))
+	secs := make([]connresult.ChurnSecond, int((n+int64(cfg.rate)-1)/int64(cfg.rate)))
 	for i := range secs {
 		secs[i].T = i
 	}
@@ -181,7 +116,7 @@ func (r *churnRun) run(ctx context.Context, stderr io.Writer) {
 		}()
 	}
 	r.start = time.Now().Add(10 * time.Millisecond)
-	writeEvent(stderr, Event{Event: EventRunning, Target: r.cfg.rate})
+	connresult.WriteEvent(stderr, connresult.Event{Event: connresult.EventRunning, Target: r.cfg.rate})
 	stop := startProgress(r.cfg.progress, stderr, r.progressLine)
 	r.dispatch(ctx, jobs)
 	close(jobs)
@@ -364,9 +299,9 @@ func (r *churnRun) record(ctx context.Context, i int64, due, t0, connected, done
 	r.completed.Add(1)
 }
 
-func (r *churnRun) result(ctx context.Context, h Header) *ChurnResult {
+func (r *churnRun) result(ctx context.Context, h connresult.Header) *connresult.ChurnResult {
 	cfg := r.cfg
-	res := &ChurnResult{Header: h, Close: cfg.close, Path: cfg.path, RateTargetPerS: cfg.rate,
+	res := &connresult.ChurnResult{Header: h, Close: cfg.close, Path: cfg.path, RateTargetPerS: cfg.rate,
 		DurationS: cfg.duration.Seconds(), ConnsScheduled: r.n, ConnsDispatched: r.dispatched.Load(), ConnsNotSent: r.notSent,
 		ConnsAttempted: r.attempted.Load(), ConnsEstablished: r.established.Load(),
 		ConnsCompleted: r.completed.Load(), ConnsFailed: r.failed.Load(),
@@ -382,42 +317,42 @@ func (r *churnRun) result(ctx context.Context, h Header) *ChurnResult {
 	if r.firstEAddr >= 0 {
 		res.FirstAddrNotAvail = ptr(round(r.firstEAddr.Seconds(), 3))
 	}
-	res.ScheduleLagP50Ms = quantileMs(&r.lag, 0.50)
-	res.ScheduleLagP99Ms = quantileMs(&r.lag, 0.99)
-	res.ScheduleLagMaxMs = quantileMs(&r.lag, 1)
-	res.ConnectLatencyP50Ms = quantileMs(&r.connect, 0.50)
-	res.ConnectLatencyP99Ms = quantileMs(&r.connect, 0.99)
-	res.ConnectLatencyMaxMs = quantileMs(&r.connect, 1)
-	res.LatencyP50Ms = quantileMs(&r.lat, 0.50)
-	res.LatencyP90Ms = quantileMs(&r.lat, 0.90)
-	res.LatencyP99Ms = quantileMs(&r.lat, 0.99)
-	res.LatencyMaxMs = quantileMs(&r.lat, 1)
-	res.HandshakeP50Ms = quantileMs(&r.handshake, 0.50)
-	res.HandshakeP99Ms = quantileMs(&r.handshake, 0.99)
+	res.ScheduleLagP50Ms = connresult.QuantileMs(&r.lag, 0.50)
+	res.ScheduleLagP99Ms = connresult.QuantileMs(&r.lag, 0.99)
+	res.ScheduleLagMaxMs = connresult.QuantileMs(&r.lag, 1)
+	res.ConnectLatencyP50Ms = connresult.QuantileMs(&r.connect, 0.50)
+	res.ConnectLatencyP99Ms = connresult.QuantileMs(&r.connect, 0.99)
+	res.ConnectLatencyMaxMs = connresult.QuantileMs(&r.connect, 1)
+	res.LatencyP50Ms = connresult.QuantileMs(&r.lat, 0.50)
+	res.LatencyP90Ms = connresult.QuantileMs(&r.lat, 0.90)
+	res.LatencyP99Ms = connresult.QuantileMs(&r.lat, 0.99)
+	res.LatencyMaxMs = connresult.QuantileMs(&r.lat, 1)
+	res.HandshakeP50Ms = connresult.QuantileMs(&r.handshake, 0.50)
+	res.HandshakeP99Ms = connresult.QuantileMs(&r.handshake, 0.99)
 	addCounts(res.Errors, r.errors)
 	addStatus(res.StatusCodes, r.status)
-	res.Histograms = map[string]*Dump{"connect": r.connect.Dump(), "latency": r.lat.Dump()}
+	res.Histograms = map[string]*connresult.Dump{"connect": r.connect.Dump(), "latency": r.lat.Dump()}
 	if cfg.tlsCfg != nil {
 		res.Histograms["tls_full"] = r.tlsFull.Dump()
 		res.Histograms["tls_resumed"] = r.tlsResumed.Dump()
-		res.TLS = &TLSResult{
+		res.TLS = &connresult.TLSResult{
 			First:              r.tlsFirst,
 			Resume:             cfg.tlsCfg.ClientSessionCache != nil,
 			HandshakesFull:     r.tlsFull.Count(),
 			HandshakesResumed:  r.tlsResumed.Count(),
-			HandshakeFullP50Ms: quantileMs(&r.tlsFull, 0.50),
-			HandshakeFullP99Ms: quantileMs(&r.tlsFull, 0.99),
-			HandshakeFullMaxMs: quantileMs(&r.tlsFull, 1),
-			HandshakeResumeP50: quantileMs(&r.tlsResumed, 0.50),
-			HandshakeResumeP99: quantileMs(&r.tlsResumed, 0.99),
-			HandshakeResumeMax: quantileMs(&r.tlsResumed, 1),
+			HandshakeFullP50Ms: connresult.QuantileMs(&r.tlsFull, 0.50),
+			HandshakeFullP99Ms: connresult.QuantileMs(&r.tlsFull, 0.99),
+			HandshakeFullMaxMs: connresult.QuantileMs(&r.tlsFull, 1),
+			HandshakeResumeP50: connresult.QuantileMs(&r.tlsResumed, 0.50),
+			HandshakeResumeP99: connresult.QuantileMs(&r.tlsResumed, 0.99),
+			HandshakeResumeMax: connresult.QuantileMs(&r.tlsResumed, 1),
 		}
 	}
 	res.ClientRSSMB = rssMB()
 	return res
 }
 
-func (r *churnRun) progressLine(interval time.Duration, last *int64) (string, *Event) {
+func (r *churnRun) progressLine(interval time.Duration, last *int64) (string, *connresult.Event) {
 	done := r.completed.Load()
 	rate := float64(done-*last) / interval.Seconds()
 	*last = done
@@ -434,7 +369,7 @@ func (r *churnRun) progressLine(interval time.Duration, last *int64) (string, *E
 
 // finishDoc prints a Phase 4 result document (churn, burst) and marks an
 // interrupted run partial.
-func finishDoc(ctx context.Context, h *Header, doc any, stdout, stderr io.Writer) error {
+func finishDoc(ctx context.Context, h *connresult.Header, doc any, stdout, stderr io.Writer) error {
 	return writeDoc(ctx, &h.Status, &h.FinishedAt, doc, stdout, stderr)
 }
 

@@ -3,6 +3,7 @@ package connclient
 import (
 	"context"
 	"crypto/tls"
+	"csbench/internal/connresult"
 	"io"
 	"net"
 	"net/http"
@@ -129,11 +130,11 @@ func TestConnUsage(t *testing.T) {
 }
 
 func TestDumpRoundTrip(t *testing.T) {
-	var h Histogram
+	var h connresult.Histogram
 	for _, v := range []int64{1, 300, 300, 70000, 1 << 30} {
 		h.Record(v)
 	}
-	g, err := LoadDump(h.Dump())
+	g, err := connresult.LoadDump(h.Dump())
 	if err != nil {
 		t.Fatal(err)
 	}

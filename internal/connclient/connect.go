@@ -3,6 +3,7 @@ package connclient
 import (
 	"bufio"
 	"context"
+	"csbench/internal/connresult"
 	"fmt"
 	"io"
 	"net"
@@ -68,17 +69,17 @@ type connectPhase struct {
 
 	mu          sync.Mutex // guards the fields below
 	conns       []held
-	connectHist Histogram
-	requestHist Histogram
+	connectHist connresult.Histogram
+	requestHist connresult.Histogram
 	// TLS only: handshake times, full and resumed apart, and the first
 	// connection's negotiated state.
-	handshakeHist, resumedHist Histogram
+	handshakeHist, resumedHist connresult.Histogram
 	tlsFirst                   *TLSState
 	errors                     map[string]uint64
 	status                     map[int]uint64
 
 	// The first attempts of the connections, and the retries.
-	firstHist                                  Histogram // connect latency of first attempts that connected
+	firstHist                                  connresult.Histogram // connect latency of first attempts that connected
 	firstErrors                                map[string]uint64
 	firstEstablished, firstTimeouts, firstSlow int64
 	firstRespTimeouts                          int64 // connected, then no response within cfg.connectTimeout
@@ -586,10 +587,10 @@ func (p *connectPhase) failCause(cause string) {
 	p.failed.Add(1)
 }
 
-func (p *connectPhase) progressLine(interval time.Duration, last *int64) (string, *Event) {
+func (p *connectPhase) progressLine(interval time.Duration, last *int64) (string, *connresult.Event) {
 	est := p.established.Load()
 	rate := float64(est-*last) / interval.Seconds()
-	ev := &Event{Event: EventRamp, Established: est, Target: p.cfg.conns, Failed: p.failed.Load(),
+	ev := &connresult.Event{Event: connresult.EventRamp, Established: est, Target: p.cfg.conns, Failed: p.failed.Load(),
 		RatePerS: ptr(round(rate, 1)), ElapsedS: round(time.Since(p.start).Seconds(), 3)}
 	*last = est
 	p.mu.Lock()
@@ -616,7 +617,7 @@ func closeAll(conns []held) {
 // startProgress prints line() on w every interval, the progress line for
 // people and then, if there is one, its event line, until the returned stop
 // function is called; stop waits for the printer to finish.
-func startProgress(interval time.Duration, w io.Writer, line func(time.Duration, *int64) (string, *Event)) (stop func()) {
+func startProgress(interval time.Duration, w io.Writer, line func(time.Duration, *int64) (string, *connresult.Event)) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -632,7 +633,7 @@ func startProgress(interval time.Duration, w io.Writer, line func(time.Duration,
 				text, ev := line(interval, &last)
 				fmt.Fprintln(w, text)
 				if ev != nil {
-					writeEvent(w, *ev)
+					connresult.WriteEvent(w, *ev)
 				}
 			}
 		}

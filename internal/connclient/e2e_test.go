@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/connresult"
 	"encoding/json"
 	"errors"
 	"io"
@@ -117,7 +118,7 @@ func TestIdleDetectsDrops(t *testing.T) {
 	if !strings.Contains(stderr, "hold elapsed=") || !strings.Contains(stderr, "alive=0/20") {
 		t.Errorf("progress on stderr:\n%s", stderr)
 	}
-	if ev := events(t, stderr, EventHolding); len(ev) != 1 || ev[0].Established != 20 || ev[0].Target != 20 {
+	if ev := events(t, stderr, connresult.EventHolding); len(ev) != 1 || ev[0].Established != 20 || ev[0].Target != 20 {
 		t.Errorf("holding events %+v, want one with 20 of 20 established", ev)
 	}
 }
@@ -133,7 +134,7 @@ func TestRampEvents(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, stderr)
 	}
-	ev := events(t, stderr, EventRamp)
+	ev := events(t, stderr, connresult.EventRamp)
 	if len(ev) < 2 || ev[0].RatePerS == nil || ev[0].Target != 20 || ev[len(ev)-1].Established < ev[0].Established {
 		t.Errorf("ramp events %+v, want at least two, growing, with a rate", ev)
 	}
@@ -143,14 +144,14 @@ func TestRampEvents(t *testing.T) {
 }
 
 // events returns the event lines NAME of stderr, each parsed strictly.
-func events(t *testing.T, stderr, name string) []Event {
+func events(t *testing.T, stderr, name string) []connresult.Event {
 	t.Helper()
-	var out []Event
+	var out []connresult.Event
 	for _, line := range strings.Split(stderr, "\n") {
-		if !strings.HasPrefix(line, EventPrefix+name+`"`) {
+		if !strings.HasPrefix(line, connresult.EventPrefix+name+`"`) {
 			continue
 		}
-		var ev Event
+		var ev connresult.Event
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&ev); err != nil {
@@ -265,7 +266,7 @@ func TestLowrateAchievedRate(t *testing.T) {
 	if !strings.Contains(stderr, "run elapsed=") {
 		t.Errorf("no run progress on stderr:\n%s", stderr)
 	}
-	if ev := events(t, stderr, EventRunning); len(ev) != 1 || ev[0].Established != 50 {
+	if ev := events(t, stderr, connresult.EventRunning); len(ev) != 1 || ev[0].Established != 50 {
 		t.Errorf("running events %+v, want one with 50 established", ev)
 	}
 }

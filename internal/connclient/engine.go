@@ -3,6 +3,7 @@ package connclient
 import (
 	"cmp"
 	"context"
+	"csbench/internal/connresult"
 	"fmt"
 	"math"
 	"os"
@@ -126,10 +127,10 @@ type evloop struct {
 
 	sent, completed, failed, poolBusy atomic.Int64
 
-	lat, svc, lag Histogram
+	lat, svc, lag connresult.Histogram
 	// own is the lag of the requests that found an idle connection when
 	// due: the engine's own lateness, without the waits for a connection.
-	own       Histogram
+	own       connresult.Histogram
 	status200 uint64
 	status    map[int]uint64
 	drops     map[string]uint64

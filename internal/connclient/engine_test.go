@@ -3,6 +3,7 @@ package connclient
 import (
 	"bufio"
 	"context"
+	"csbench/internal/connresult"
 	"net"
 	"net/netip"
 	"runtime"
@@ -109,7 +110,7 @@ func dialFDs(t testing.TB, addr string, n int) []int {
 // engineTotals sums what the loops of e counted.
 type engineTotals struct {
 	sent, completed, failed, poolBusy int64
-	lat, svc, lag, own                Histogram
+	lat, svc, lag, own                connresult.Histogram
 	errors, drops                     map[string]uint64
 	status                            map[int]uint64
 	alive                             int
@@ -336,7 +337,7 @@ func TestEngineErrorsByKind(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := newScriptServer(t, c.answer)
 			res := lowrateJSON(t, s.addr, c.args...)
-			if res["engine"] != EngineEpoll {
+			if res["engine"] != connresult.EngineEpoll {
 				t.Errorf("engine %v, want epoll", res["engine"])
 			}
 			for k, want := range c.want {
@@ -387,7 +388,7 @@ func TestEngineLoopsMerge(t *testing.T) {
 	}
 	for name, want := range map[string]float64{"latency_histogram": 300, "service_latency_histogram": 300, "sender_lag_histogram": 300} {
 		d := dumpOf(t, res, name)
-		h, err := LoadHist(d)
+		h, err := connresult.LoadHist(d)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -480,13 +481,13 @@ func TestResponder(t *testing.T) {
 }
 
 // dumpOf decodes res[name] as a histogram dump.
-func dumpOf(t *testing.T, res map[string]any, name string) *HistDump {
+func dumpOf(t *testing.T, res map[string]any, name string) *connresult.HistDump {
 	t.Helper()
 	m, ok := res[name].(map[string]any)
 	if !ok {
 		t.Fatalf("%s = %v, want a histogram", name, res[name])
 	}
-	d := &HistDump{Unit: m["unit"].(string), SubBits: int(m["sub_bits"].(float64)), MaxBits: int(m["max_bits"].(float64)),
+	d := &connresult.HistDump{Unit: m["unit"].(string), SubBits: int(m["sub_bits"].(float64)), MaxBits: int(m["max_bits"].(float64)),
 		Count: uint64(m["count"].(float64)), MinUs: uint64(m["min_us"].(float64)), MaxUs: uint64(m["max_us"].(float64))}
 	for _, b := range m["buckets"].([]any) {
 		p := b.([]any)

@@ -3,6 +3,7 @@ package connclient
 import (
 	"bytes"
 	"context"
+	"csbench/internal/connresult"
 	"errors"
 	"math"
 	"os"
@@ -43,9 +44,9 @@ func writeWhole(t *testing.T, path, v string) {
 	}
 }
 
-func decodeIdle(t *testing.T, out []byte) *IdleResult {
+func decodeIdle(t *testing.T, out []byte) *connresult.IdleResult {
 	t.Helper()
-	r, err := DecodeResult("stdout", out)
+	r, err := connresult.DecodeResult("stdout", out)
 	if err != nil || r.Idle == nil {
 		t.Fatalf("result: %v\n%s", err, out)
 	}
@@ -76,8 +77,8 @@ func TestHoldFileSharedEnd(t *testing.T) {
 	}
 	// The runner: once every process holds, the end is 300 ms from now.
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(stderr[0].String(), EventPrefix+EventHolding) ||
-		!strings.Contains(stderr[1].String(), EventPrefix+EventHolding) {
+	for !strings.Contains(stderr[0].String(), connresult.EventPrefix+connresult.EventHolding) ||
+		!strings.Contains(stderr[1].String(), connresult.EventPrefix+connresult.EventHolding) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not both holding after 10 s:\n%s\n%s", stderr[0].String(), stderr[1].String())
 		}

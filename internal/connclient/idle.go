@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/connresult"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,7 +19,7 @@ import (
 // one instant, after every one has opened its connections); without, -hold.
 func runIdle(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.Writer) error {
 	started := time.Now()
-	res := IdleResult{
+	res := connresult.IdleResult{
 		CommonResult: newCommon(cfg, lim, started),
 		Drops:        map[string]uint64{},
 	}
@@ -27,10 +28,10 @@ func runIdle(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.
 	}
 	p := newConnectPhase(cfg, true)
 	p.run(ctx, stderr)
-	res.fillConnect(p)
-	res.RequestP50Ms = quantileMs(&p.requestHist, 0.50)
-	res.RequestP99Ms = quantileMs(&p.requestHist, 0.99)
-	res.RequestMaxMs = quantileMs(&p.requestHist, 1)
+	fillConnect(&res.CommonResult, p)
+	res.RequestP50Ms = connresult.QuantileMs(&p.requestHist, 0.50)
+	res.RequestP99Ms = connresult.QuantileMs(&p.requestHist, 0.99)
+	res.RequestMaxMs = connresult.QuantileMs(&p.requestHist, 1)
 	res.RequestsTotal = p.requestHist.Count()
 	res.RequestHist = p.requestHist.Dump()
 
@@ -56,11 +57,11 @@ var errHoldFile = errors.New("no hold end from -hold-file")
 // hold holds conns, checking them every progress interval, until the end
 // of the hold (-hold from its start, or the time in -hold-file) or ctx
 // ends, then checks them once more and fills res's hold fields.
-func hold(ctx context.Context, cfg *config, res *IdleResult, conns []held, failed int64, stderr io.Writer) error {
+func hold(ctx context.Context, cfg *config, res *connresult.IdleResult, conns []held, failed int64, stderr io.Writer) error {
 	alive := conns // the live prefix; dropped connections are removed
 	holdStart := time.Now()
 	res.HoldBeganAtMs = ptr(holdStart.UnixMilli())
-	writeEvent(stderr, Event{Event: EventHolding, Established: int64(len(conns)), Target: cfg.conns, Failed: failed})
+	connresult.WriteEvent(stderr, connresult.Event{Event: connresult.EventHolding, Established: int64(len(conns)), Target: cfg.conns, Failed: failed})
 	var (
 		end    <-chan time.Time // fires at the hold's end, once it is known
 		agreed <-chan holdEnd   // the end from -hold-file
@@ -137,7 +138,7 @@ type holdEnd struct {
 
 // holdPlan is the hold's length for the progress line: -hold, the time to
 // the end in -hold-file, or "?" while the file has not come.
-func holdPlan(cfg *config, res *IdleResult) string {
+func holdPlan(cfg *config, res *connresult.IdleResult) string {
 	switch {
 	case cfg.holdFile == "":
 		return cfg.hold.String()

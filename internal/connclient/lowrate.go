@@ -3,6 +3,7 @@ package connclient
 import (
 	"bufio"
 	"context"
+	"csbench/internal/connresult"
 	"errors"
 	"fmt"
 	"io"
@@ -30,10 +31,10 @@ type lowrateRun struct {
 
 	sent, completed, failed atomic.Int64
 
-	mu       sync.Mutex // guards the fields below
-	lat      Histogram  // done - scheduled (coordinated-omission corrected)
-	svc      Histogram  // done - sent (service time)
-	lag      Histogram  // sent - scheduled
+	mu       sync.Mutex           // guards the fields below
+	lat      connresult.Histogram // done - scheduled (coordinated-omission corrected)
+	svc      connresult.Histogram // done - sent (service time)
+	lag      connresult.Histogram // sent - scheduled
 	errors   map[string]uint64
 	status   map[int]uint64
 	lastDone time.Time
@@ -46,7 +47,7 @@ type lowrateRun struct {
 	eng      *engine
 	handed   int // connections handed over to it
 	poolBusy int64
-	own      Histogram // sender lag of the requests that found an idle connection
+	own      connresult.Histogram // sender lag of the requests that found an idle connection
 	drops    map[string]uint64
 
 	startAt time.Time // -start-file: the agreed start (zero: as soon as ready)
@@ -114,7 +115,7 @@ func waitFileTime(ctx context.Context, path string, wait time.Duration, flagName
 
 func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.Writer) error {
 	started := time.Now()
-	res := LowrateResult{
+	res := connresult.LowrateResult{
 		CommonResult: newCommon(cfg, lim, started),
 		Path:         cfg.path,
 		RPSTarget:    cfg.rps,
@@ -127,7 +128,7 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 	// connect phase) would be closed before it is used.
 	p := newConnectPhase(cfg, true)
 	p.run(ctx, stderr)
-	res.fillConnect(p)
+	fillConnect(&res.CommonResult, p)
 
 	r := &lowrateRun{
 		cfg:    cfg,
@@ -138,11 +139,11 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 	}
 	res.RequestsScheduled = r.n
 	conns := p.conns
-	res.Engine = EngineEpoll
+	res.Engine = connresult.EngineEpoll
 	if cfg.tlsCfg != nil {
-		res.Engine = EngineGoroutines
+		res.Engine = connresult.EngineGoroutines
 	}
-	if p.complete && len(p.conns) > 0 && res.Engine == EngineEpoll {
+	if p.complete && len(p.conns) > 0 && res.Engine == connresult.EngineEpoll {
 		// The event loops take the connections over before the process
 		// says it is ready: at C1M, 73 processes handing over 13,700
 		// connections each kept both CPUs busy for 5 s, and done after
@@ -152,7 +153,7 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 		conns = nil // the engine closes them
 	}
 	if p.complete && len(p.conns) > 0 && cfg.startFile != "" {
-		writeEvent(stderr, Event{Event: EventReady, Established: int64(len(p.conns)), Target: cfg.conns, Failed: p.failed.Load()})
+		connresult.WriteEvent(stderr, connresult.Event{Event: connresult.EventReady, Established: int64(len(p.conns)), Target: cfg.conns, Failed: p.failed.Load()})
 		at, err := waitStart(ctx, cfg.startFile, cfg.startWait)
 		if err != nil {
 			fmt.Fprintf(stderr, "error: %v\n", err)
@@ -165,7 +166,7 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 		res.DrainS = ptr(cfg.drain.Seconds())
 	}
 	if p.complete && len(p.conns) > 0 {
-		if res.Engine == EngineGoroutines {
+		if res.Engine == connresult.EngineGoroutines {
 			r.run(ctx, p.conns, stderr)
 		} else {
 			r.runEngine(ctx, stderr)
@@ -179,9 +180,9 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 				}
 				res.EventLoopsCPUS = ptr(round(cpu.Seconds(), 3))
 			}
-			res.EngineLagP50Ms = quantileMs(&r.own, 0.50)
-			res.EngineLagP99Ms = quantileMs(&r.own, 0.99)
-			res.EngineLagMaxMs = quantileMs(&r.own, 1)
+			res.EngineLagP50Ms = connresult.QuantileMs(&r.own, 0.50)
+			res.EngineLagP99Ms = connresult.QuantileMs(&r.own, 0.99)
+			res.EngineLagMaxMs = connresult.QuantileMs(&r.own, 1)
 			res.EngineLagHist = r.own.Dump()
 		}
 		if share, ok := r.cpuShare(); ok {
@@ -205,19 +206,19 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 	res.RequestsUnsent = r.n - res.RequestsCompleted - res.RequestsFailed
 	addCounts(res.Errors, r.errors)
 	addStatus(res.StatusCodes, r.status)
-	res.LatencyP50Ms = quantileMs(&r.lat, 0.50)
-	res.LatencyP90Ms = quantileMs(&r.lat, 0.90)
-	res.LatencyP99Ms = quantileMs(&r.lat, 0.99)
-	res.LatencyP999Ms = quantileMs(&r.lat, 0.999)
-	res.LatencyMaxMs = quantileMs(&r.lat, 1)
-	res.ServiceLatencyP50Ms = quantileMs(&r.svc, 0.50)
-	res.ServiceLatencyP90Ms = quantileMs(&r.svc, 0.90)
-	res.ServiceLatencyP99Ms = quantileMs(&r.svc, 0.99)
-	res.ServiceLatencyP999Ms = quantileMs(&r.svc, 0.999)
-	res.ServiceLatencyMaxMs = quantileMs(&r.svc, 1)
-	res.SenderLagP50Ms = quantileMs(&r.lag, 0.50)
-	res.SenderLagP99Ms = quantileMs(&r.lag, 0.99)
-	res.SenderLagMaxMs = quantileMs(&r.lag, 1)
+	res.LatencyP50Ms = connresult.QuantileMs(&r.lat, 0.50)
+	res.LatencyP90Ms = connresult.QuantileMs(&r.lat, 0.90)
+	res.LatencyP99Ms = connresult.QuantileMs(&r.lat, 0.99)
+	res.LatencyP999Ms = connresult.QuantileMs(&r.lat, 0.999)
+	res.LatencyMaxMs = connresult.QuantileMs(&r.lat, 1)
+	res.ServiceLatencyP50Ms = connresult.QuantileMs(&r.svc, 0.50)
+	res.ServiceLatencyP90Ms = connresult.QuantileMs(&r.svc, 0.90)
+	res.ServiceLatencyP99Ms = connresult.QuantileMs(&r.svc, 0.99)
+	res.ServiceLatencyP999Ms = connresult.QuantileMs(&r.svc, 0.999)
+	res.ServiceLatencyMaxMs = connresult.QuantileMs(&r.svc, 1)
+	res.SenderLagP50Ms = connresult.QuantileMs(&r.lag, 0.50)
+	res.SenderLagP99Ms = connresult.QuantileMs(&r.lag, 0.99)
+	res.SenderLagMaxMs = connresult.QuantileMs(&r.lag, 1)
 	res.LatencyHist, res.ServiceLatencyHist, res.SenderLagHist = r.lat.Dump(), r.svc.Dump(), r.lag.Dump()
 
 	r.mu.Lock()
@@ -255,7 +256,7 @@ func (r *lowrateRun) run(ctx context.Context, conns []held, stderr io.Writer) {
 			r.connLoop(ctx, c, len(conns), conns[c], wake[c])
 		}(c)
 	}
-	writeEvent(stderr, Event{Event: EventRunning, Established: int64(len(conns)), Target: r.cfg.conns})
+	connresult.WriteEvent(stderr, connresult.Event{Event: connresult.EventRunning, Established: int64(len(conns)), Target: r.cfg.conns})
 	stop := startProgress(r.cfg.progress, stderr, r.progressLine)
 	sl := newSleeper(ctx)
 	for i := int64(0); i < r.n; i++ {
@@ -336,7 +337,7 @@ func (r *lowrateRun) runEngine(ctx context.Context, stderr io.Writer) {
 		// The client's CPU share is the schedule's, not the wait's.
 		e.loopsDone = func() { r.cpuShare() }
 	}
-	writeEvent(stderr, Event{Event: EventRunning, Established: int64(r.handed), Target: r.cfg.conns})
+	connresult.WriteEvent(stderr, connresult.Event{Event: connresult.EventRunning, Established: int64(r.handed), Target: r.cfg.conns})
 	stop := startProgress(r.cfg.progress, stderr, r.progressLine)
 	half := time.AfterFunc(time.Until(r.start.Add(r.cfg.duration/2)), func() {
 		rss, g := rssMB(), runtime.NumGoroutine()
@@ -490,7 +491,7 @@ func (r *lowrateRun) record(ctx context.Context, due, sent, done time.Time, stat
 	r.completed.Add(1)
 }
 
-func (r *lowrateRun) progressLine(interval time.Duration, last *int64) (string, *Event) {
+func (r *lowrateRun) progressLine(interval time.Duration, last *int64) (string, *connresult.Event) {
 	sent, done, failed, poolBusy := r.counts()
 	rate := float64(done-*last) / interval.Seconds()
 	*last = done

@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/connresult"
 	"encoding/json"
 	"io"
 	"net"
@@ -58,13 +59,13 @@ func stalledServer(t *testing.T, backlog int, stall time.Duration) string {
 }
 
 // rampOf decodes the result's "ramp" object.
-func rampOf(t *testing.T, res map[string]any) RampResult {
+func rampOf(t *testing.T, res map[string]any) connresult.RampResult {
 	t.Helper()
 	b, err := json.Marshal(res["ramp"])
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r RampResult
+	var r connresult.RampResult
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {

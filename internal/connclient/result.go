@@ -1,8 +1,8 @@
 package connclient
 
 import (
-	"bytes"
 	"context"
+	"csbench/internal/connresult"
 	"csbench/internal/decimal"
 	"csbench/internal/kv"
 	"encoding/json"
@@ -13,262 +13,14 @@ import (
 	"time"
 )
 
-// SchemaVersion is the major version of the result document; a reader
-// refuses any other (ReadResult).
-const SchemaVersion = 1
-
-const schemaVersion = SchemaVersion
-
-// Doc is how every connclient result document begins.
-type Doc struct {
-	SchemaVersion int      `json:"schema_version"`
-	Tool          string   `json:"tool"`
-	Mode          string   `json:"mode"`
-	Status        string   `json:"status"` // "complete" or "partial"
-	Argv          []string `json:"argv"`
-	StartedAt     string   `json:"started_at"`
-	FinishedAt    string   `json:"finished_at"`
-	GoVersion     string   `json:"go_version"`
-}
-
 // newDoc is the beginning of a result document of cfg's mode.
-func newDoc(cfg *config, started time.Time) Doc {
-	return Doc{SchemaVersion: schemaVersion, Tool: "connclient", Mode: cfg.mode, Status: "complete",
+func newDoc(cfg *config, started time.Time) connresult.Doc {
+	return connresult.Doc{SchemaVersion: connresult.SchemaVersion, Tool: "connclient", Mode: cfg.mode, Status: "complete",
 		Argv: cfg.argv, StartedAt: stamp(started), GoVersion: runtime.Version()}
 }
 
-// CommonResult is the result fields shared by both modes. Units are in the names; a value that
-// was not measured (for example setup_s of an interrupted connect phase, or
-// a percentile of an empty set) is null, never 0.
-type CommonResult struct {
-	Doc
-
-	Target string `json:"target"`
-	// HTTP is the HTTP version spoken, -http: "1.1" or "2" (idle only);
-	// empty in results written before it existed (all HTTP/1.1).
-	HTTP             string  `json:"http"`
-	Source           *string `json:"source"`
-	Linger0          bool    `json:"linger0"`
-	TimeoutS         float64 `json:"timeout_s"`
-	ConnectTimeoutS  float64 `json:"connect_timeout_s"`
-	ConnectWorkers   int     `json:"connect_workers"`
-	RlimitNofileSoft uint64  `json:"rlimit_nofile_soft"`
-	RlimitNofileHard uint64  `json:"rlimit_nofile_hard"`
-
-	ConnectionsTarget      int      `json:"connections_target"`
-	ConnectRateTarget      int      `json:"connect_rate_target_per_s"`
-	ConnectionsAttempted   int64    `json:"connections_attempted"`
-	ConnectionsEstablished int64    `json:"connections_established"`
-	ConnectionsFailed      int64    `json:"connections_failed"`
-	SetupS                 *float64 `json:"setup_s"`
-	ConnectRateAchieved    *float64 `json:"connect_rate_achieved_per_s"`
-	ConnectLatencyP50Ms    *float64 `json:"connect_latency_p50_ms"`
-	ConnectLatencyP90Ms    *float64 `json:"connect_latency_p90_ms"`
-	ConnectLatencyP99Ms    *float64 `json:"connect_latency_p99_ms"`
-	ConnectLatencyMaxMs    *float64 `json:"connect_latency_max_ms"`
-	ConnectionsAliveEnd    *int     `json:"connections_alive_end"`
-	// ConnectLatencyHist is the connect latencies' histogram, for an exact
-	// merge across processes (null in results written before it existed).
-	ConnectLatencyHist *HistDump `json:"connect_latency_histogram"`
-
-	Errors      map[string]uint64 `json:"errors"`
-	StatusCodes map[string]uint64 `json:"status_codes"`
-
-	ClientRSSMB      *float64 `json:"client_rss_mb"`
-	ClientGoroutines int      `json:"client_goroutines"`
-
-	// TLS is null for cleartext runs.
-	TLS *TLSResult `json:"tls,omitempty"`
-
-	// Ramp is how the connects were paced and retried, and what their
-	// first attempts met; null in results written before it existed. The
-	// connection fields above are the final outcome, retries included.
-	Ramp *RampResult `json:"ramp"`
-}
-
-// RampResult is the ramp of the connect phase: its pacing (-pace, the
-// controller of ramppace.go: halve the rate when an attempt begun after
-// the last cut timed out or took connect_slow_ms or more; grow by 1/20 of
-// the -rate per second while attempts are fast; between 1/100 of it and
-// it), its retries (an attempt that timed out, at the connect or waiting
-// for the first answer, is made again, at most connect_retries_max times
-// per connection, none starting after ramp_max_s), and its first attempts
-// beside the final outcome.
-type RampResult struct {
-	Pace              string  `json:"pace"` // "aimd" or "fixed"
-	ConnectSlowMs     float64 `json:"connect_slow_ms"`
-	ConnectRetriesMax int     `json:"connect_retries_max"`
-	RampMaxS          float64 `json:"ramp_max_s"`
-	// BoundReached: the ramp stopped at ramp_max_s with connections not
-	// attempted (connections_target - connections_attempted) or retries
-	// not made (counted failed, with their last attempt's cause).
-	BoundReached bool `json:"bound_reached"`
-	// The rates the ramp was paced at, lowest and highest, connects/s
-	// (fixed: the -rate), and how many times the controller halved it.
-	RatePacedMin float64 `json:"rate_paced_min_per_s"`
-	RatePacedMax float64 `json:"rate_paced_max_per_s"`
-	PaceCuts     int     `json:"pace_cuts"`
-	// Retries is the attempts made after a first one; ConnectionsRetried
-	// the connections with at least one; EstablishedAfterRetry those of
-	// them established.
-	Retries               int64 `json:"retries"`
-	ConnectionsRetried    int64 `json:"connections_retried"`
-	EstablishedAfterRetry int64 `json:"established_after_retry"`
-	// ConnectsSlow is the attempts, first or not, that connected after
-	// connect_slow_ms or more (a SYN retransmitted).
-	ConnectsSlow int64 `json:"connects_slow"`
-
-	FirstAttempt FirstAttempt `json:"first_attempt"`
-}
-
-// FirstAttempt is what the connections' first attempts met: the ramp as it
-// would have been without retries.
-type FirstAttempt struct {
-	Established     int64 `json:"established"`
-	Failed          int64 `json:"failed"`
-	ConnectTimeouts int64 `json:"connect_timeouts"` // the TCP connect timed out (-timeout)
-	// ResponseTimeouts: connected, then no answer to the TLS handshake or
-	// the first request within -timeout (the server never took the
-	// connection in: the handshake's last ACK dropped on a full accept
-	// queue, or a server that does not answer).
-	ResponseTimeouts int64             `json:"response_timeouts"`
-	ConnectsSlow     int64             `json:"connects_slow"` // connected after connect_slow_ms or more
-	Errors           map[string]uint64 `json:"errors"`        // failed, by cause
-	// Connect latency of the first attempts that connected.
-	ConnectLatencyP50Ms *float64  `json:"connect_latency_p50_ms"`
-	ConnectLatencyP90Ms *float64  `json:"connect_latency_p90_ms"`
-	ConnectLatencyP99Ms *float64  `json:"connect_latency_p99_ms"`
-	ConnectLatencyMaxMs *float64  `json:"connect_latency_max_ms"`
-	ConnectLatencyHist  *HistDump `json:"connect_latency_histogram"`
-}
-
-// TLSResult is the TLS side of a run with -tls-ca: the first connection's
-// negotiated state and the handshakes, full and resumed apart (each timed
-// from the established TCP connection to the handshake's end, so the
-// connect latencies above stay the TCP connect's alone).
-type TLSResult struct {
-	First              *TLSState `json:"first"` // null: no handshake completed
-	Resume             bool      `json:"resume"`
-	HandshakesFull     uint64    `json:"handshakes_full"`
-	HandshakesResumed  uint64    `json:"handshakes_resumed"`
-	HandshakeFullP50Ms *float64  `json:"handshake_full_p50_ms"`
-	HandshakeFullP99Ms *float64  `json:"handshake_full_p99_ms"`
-	HandshakeFullMaxMs *float64  `json:"handshake_full_max_ms"`
-	HandshakeResumeP50 *float64  `json:"handshake_resumed_p50_ms"`
-	HandshakeResumeP99 *float64  `json:"handshake_resumed_p99_ms"`
-	HandshakeResumeMax *float64  `json:"handshake_resumed_max_ms"`
-}
-
-// IdleResult is the result of connclient idle.
-type IdleResult struct {
-	CommonResult
-	// HoldS is the hold asked: -hold, or with -hold-file from this
-	// process's hold start to the end in the file (null: no end came).
-	HoldS        *float64 `json:"hold_s"`
-	HoldElapsedS *float64 `json:"hold_elapsed_s"`
-	// When the hold began (every connection open and primed: the
-	// "holding" event) and ended (the last check of the connections
-	// began), Unix milliseconds; and with -hold-file the end read from the
-	// file, which the hold's end is never before (null without). Null
-	// when there was no hold.
-	HoldBeganAtMs     *int64            `json:"hold_began_at_ms"`
-	HoldEndedAtMs     *int64            `json:"hold_ended_at_ms"`
-	HoldEndAgreedAtMs *int64            `json:"hold_end_agreed_at_ms"`
-	FirstDropS        *float64          `json:"first_drop_s"` // null: no connection dropped
-	Drops             map[string]uint64 `json:"drops"`
-	RequestP50Ms      *float64          `json:"request_latency_p50_ms"`
-	RequestP99Ms      *float64          `json:"request_latency_p99_ms"`
-	RequestMaxMs      *float64          `json:"request_latency_max_ms"`
-	RequestsTotal     uint64            `json:"requests_completed"`
-	RequestHist       *HistDump         `json:"request_latency_histogram"`
-}
-
-// LowrateResult is the result of connclient lowrate.
-type LowrateResult struct {
-	CommonResult
-	Path              string   `json:"path"`
-	RPSTarget         int      `json:"rps_target"`
-	DurationS         float64  `json:"duration_s"`
-	ElapsedS          *float64 `json:"elapsed_s"`
-	RequestsScheduled int64    `json:"requests_scheduled"`
-	RequestsSent      int64    `json:"requests_sent"`
-	RequestsCompleted int64    `json:"requests_completed"`
-	RequestsFailed    int64    `json:"requests_failed"`
-	RequestsUnsent    int64    `json:"requests_unsent"`
-	RPSAchieved       *float64 `json:"rps_achieved"`
-	// ScheduleStartedAt is when request 0 was due (RFC 3339 UTC): with
-	// -start-file the agreed moment; null when the schedule never started.
-	ScheduleStartedAt *string `json:"schedule_started_at"`
-
-	LatencyP50Ms  *float64 `json:"latency_p50_ms"`
-	LatencyP90Ms  *float64 `json:"latency_p90_ms"`
-	LatencyP99Ms  *float64 `json:"latency_p99_ms"`
-	LatencyP999Ms *float64 `json:"latency_p999_ms"`
-	LatencyMaxMs  *float64 `json:"latency_max_ms"`
-
-	ServiceLatencyP50Ms  *float64 `json:"service_latency_p50_ms"`
-	ServiceLatencyP90Ms  *float64 `json:"service_latency_p90_ms"`
-	ServiceLatencyP99Ms  *float64 `json:"service_latency_p99_ms"`
-	ServiceLatencyP999Ms *float64 `json:"service_latency_p999_ms"`
-	ServiceLatencyMaxMs  *float64 `json:"service_latency_max_ms"`
-
-	SenderLagP50Ms *float64 `json:"sender_lag_p50_ms"`
-	SenderLagP99Ms *float64 `json:"sender_lag_p99_ms"`
-	SenderLagMaxMs *float64 `json:"sender_lag_max_ms"`
-
-	// The histograms behind the percentiles above, for an exact merge
-	// across processes (null in results written before they existed).
-	LatencyHist        *HistDump `json:"latency_histogram"`
-	ServiceLatencyHist *HistDump `json:"service_latency_histogram"`
-	SenderLagHist      *HistDump `json:"sender_lag_histogram"`
-
-	// Engine is what ran the schedule: "epoll" (event loops, cleartext) or
-	// "goroutines" (a goroutine per connection: TLS). Empty in results
-	// written before the epoll engine; the fields below are null there and
-	// with the goroutine engine, which does not measure them.
-	Engine     string `json:"engine"`
-	EventLoops *int   `json:"event_loops"`
-	// EventLoopsCPUS is the CPU time (user + system) of the loops' threads
-	// over the schedule: over elapsed_s and event_loops, how busy the
-	// client was (near 1: the client, not the server, bound the rate).
-	EventLoopsCPUS *float64 `json:"event_loops_cpu_s"`
-	// ClientCPUs is the CPU list this process could run on and
-	// ClientCPUsBusyPct how busy those CPUs were over the schedule, by
-	// every task (/proc/stat): near 100 the client had no CPU to spare,
-	// whoever took it. Null when /proc/stat could not be read.
-	ClientCPUs        string   `json:"client_cpus"`
-	ClientCPUsBusyPct *float64 `json:"client_cpus_busy_pct"`
-	// RequestsLatePoolBusy counts the requests that, when due, found every
-	// connection of their loop busy and waited for one: the pool was too
-	// small for the load, the server was not necessarily slow.
-	RequestsLatePoolBusy *int64 `json:"requests_late_pool_busy"`
-	// EngineLag* is the sender lag of the other requests, those that found
-	// an idle connection when due: the engine's own lateness (its timer's
-	// wake-up, its loop's backlog, on a shared CPU the scheduler), without
-	// the waits for a connection that sender_lag_* also holds.
-	EngineLagP50Ms *float64  `json:"engine_lag_p50_ms"`
-	EngineLagP99Ms *float64  `json:"engine_lag_p99_ms"`
-	EngineLagMaxMs *float64  `json:"engine_lag_max_ms"`
-	EngineLagHist  *HistDump `json:"engine_lag_histogram"`
-	// ConnectionDrops counts, by cause, the connections that left the pool
-	// without failing a request: closed by the server while idle (eof,
-	// unexpected_data, an errno) or after a response that said
-	// Connection: close (server_close).
-	ConnectionDrops map[string]uint64 `json:"connection_drops"`
-	// DrainS is -drain in seconds: requests still waiting for a connection
-	// that long after duration_s were not sent (requests_unsent); null: no
-	// bound.
-	DrainS *float64 `json:"drain_s"`
-}
-
-// Engines of lowrate.
-const (
-	EngineEpoll      = "epoll"
-	EngineGoroutines = "goroutines"
-)
-
-func newCommon(cfg *config, lim [2]uint64, started time.Time) CommonResult {
-	r := CommonResult{
+func newCommon(cfg *config, lim [2]uint64, started time.Time) connresult.CommonResult {
+	r := connresult.CommonResult{
 		Doc:               newDoc(cfg, started),
 		Target:            cfg.target.String(),
 		HTTP:              cfg.http,
@@ -289,8 +41,8 @@ func newCommon(cfg *config, lim [2]uint64, started time.Time) CommonResult {
 	return r
 }
 
-// fillConnect copies the connect phase outcome into r.
-func (r *CommonResult) fillConnect(p *connectPhase) {
+// fillConnect copies the connect phase outcome p into r.
+func fillConnect(r *connresult.CommonResult, p *connectPhase) {
 	r.ConnectionsAttempted = p.attempted.Load()
 	r.ConnectionsEstablished = p.established.Load()
 	r.ConnectionsFailed = p.failed.Load()
@@ -300,33 +52,33 @@ func (r *CommonResult) fillConnect(p *connectPhase) {
 			r.ConnectRateAchieved = ptr(round(float64(r.ConnectionsEstablished)/p.elapsed.Seconds(), 1))
 		}
 	}
-	r.ConnectLatencyP50Ms = quantileMs(&p.connectHist, 0.50)
-	r.ConnectLatencyP90Ms = quantileMs(&p.connectHist, 0.90)
-	r.ConnectLatencyP99Ms = quantileMs(&p.connectHist, 0.99)
-	r.ConnectLatencyMaxMs = quantileMs(&p.connectHist, 1)
+	r.ConnectLatencyP50Ms = connresult.QuantileMs(&p.connectHist, 0.50)
+	r.ConnectLatencyP90Ms = connresult.QuantileMs(&p.connectHist, 0.90)
+	r.ConnectLatencyP99Ms = connresult.QuantileMs(&p.connectHist, 0.99)
+	r.ConnectLatencyMaxMs = connresult.QuantileMs(&p.connectHist, 1)
 	r.ConnectLatencyHist = p.connectHist.Dump()
 	addCounts(r.Errors, p.errors)
 	addStatus(r.StatusCodes, p.status)
 	r.Ramp = p.rampResult()
 	if p.cfg.tlsCfg != nil {
-		r.TLS = &TLSResult{
+		r.TLS = &connresult.TLSResult{
 			First:              p.tlsFirst,
 			Resume:             p.cfg.tlsCfg.ClientSessionCache != nil,
 			HandshakesFull:     p.handshakeHist.Count(),
 			HandshakesResumed:  p.resumedHist.Count(),
-			HandshakeFullP50Ms: quantileMs(&p.handshakeHist, 0.50),
-			HandshakeFullP99Ms: quantileMs(&p.handshakeHist, 0.99),
-			HandshakeFullMaxMs: quantileMs(&p.handshakeHist, 1),
-			HandshakeResumeP50: quantileMs(&p.resumedHist, 0.50),
-			HandshakeResumeP99: quantileMs(&p.resumedHist, 0.99),
-			HandshakeResumeMax: quantileMs(&p.resumedHist, 1),
+			HandshakeFullP50Ms: connresult.QuantileMs(&p.handshakeHist, 0.50),
+			HandshakeFullP99Ms: connresult.QuantileMs(&p.handshakeHist, 0.99),
+			HandshakeFullMaxMs: connresult.QuantileMs(&p.handshakeHist, 1),
+			HandshakeResumeP50: connresult.QuantileMs(&p.resumedHist, 0.50),
+			HandshakeResumeP99: connresult.QuantileMs(&p.resumedHist, 0.99),
+			HandshakeResumeMax: connresult.QuantileMs(&p.resumedHist, 1),
 		}
 	}
 }
 
 // rampResult is the ramp of p.
-func (p *connectPhase) rampResult() *RampResult {
-	r := &RampResult{
+func (p *connectPhase) rampResult() *connresult.RampResult {
+	r := &connresult.RampResult{
 		Pace:                  p.cfg.pace,
 		ConnectSlowMs:         round(float64(p.cfg.slow)/float64(time.Millisecond), 3),
 		ConnectRetriesMax:     p.cfg.retries,
@@ -339,16 +91,16 @@ func (p *connectPhase) rampResult() *RampResult {
 		ConnectionsRetried:    p.retried,
 		EstablishedAfterRetry: p.afterRetry,
 		ConnectsSlow:          p.slow,
-		FirstAttempt: FirstAttempt{
+		FirstAttempt: connresult.FirstAttempt{
 			Established:         p.firstEstablished,
 			ConnectTimeouts:     p.firstTimeouts,
 			ResponseTimeouts:    p.firstRespTimeouts,
 			ConnectsSlow:        p.firstSlow,
 			Errors:              map[string]uint64{},
-			ConnectLatencyP50Ms: quantileMs(&p.firstHist, 0.50),
-			ConnectLatencyP90Ms: quantileMs(&p.firstHist, 0.90),
-			ConnectLatencyP99Ms: quantileMs(&p.firstHist, 0.99),
-			ConnectLatencyMaxMs: quantileMs(&p.firstHist, 1),
+			ConnectLatencyP50Ms: connresult.QuantileMs(&p.firstHist, 0.50),
+			ConnectLatencyP90Ms: connresult.QuantileMs(&p.firstHist, 0.90),
+			ConnectLatencyP99Ms: connresult.QuantileMs(&p.firstHist, 0.99),
+			ConnectLatencyMaxMs: connresult.QuantileMs(&p.firstHist, 1),
 			ConnectLatencyHist:  p.firstHist.Dump(),
 		},
 	}
@@ -371,24 +123,10 @@ func addStatus(dst map[string]uint64, src map[int]uint64) {
 	}
 }
 
-// QuantileMs returns the q-quantile of h in milliseconds (µs resolution),
-// or nil when h is empty: the figure connclient prints, which a merge of
-// several processes' histograms reproduces exactly.
-func QuantileMs(h *Histogram, q float64) *float64 { return quantileMs(h, q) }
-
-// quantileMs returns the q-quantile of h in milliseconds (µs resolution),
-// or nil when h is empty.
-func quantileMs(h *Histogram, q float64) *float64 {
-	if h.Count() == 0 {
-		return nil
-	}
-	return ptr(round(h.Quantile(q)/1000, 3))
-}
-
 // finish ends a run the same way in every mode: it closes the connections,
 // marks an interrupted run partial (common is res's CommonResult), prints
 // the one JSON result, and returns ErrPartial when the run was interrupted.
-func finish(ctx context.Context, common *CommonResult, res any, conns []held, stdout, stderr io.Writer) error {
+func finish(ctx context.Context, common *connresult.CommonResult, res any, conns []held, stdout, stderr io.Writer) error {
 	closeAll(conns)
 	return writeDoc(ctx, &common.Status, &common.FinishedAt, res, stdout, stderr)
 }
@@ -444,65 +182,4 @@ func formatCauses(m map[string]uint64) string {
 		b = strconv.AppendUint(b, m[k], 10)
 	}
 	return string(b)
-}
-
-// Result is one result document as a reader sees it: the common fields and
-// those of its mode (Idle or Lowrate, the other nil); a Phase 4 document
-// (Churn or Burst) has no Common.
-type Result struct {
-	Common  *CommonResult
-	Idle    *IdleResult
-	Lowrate *LowrateResult
-	Churn   *ChurnResult
-	Burst   *BurstResult
-}
-
-// DecodeResult reads a result document; name (the file) is in every error.
-// It refuses a schema_version other than SchemaVersion and an unknown mode.
-func DecodeResult(name string, b []byte) (*Result, error) {
-	var head struct {
-		SchemaVersion *int   `json:"schema_version"`
-		Tool          string `json:"tool"`
-		Mode          string `json:"mode"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, fmt.Errorf("%s: not connclient's JSON: %w", name, err)
-	}
-	if head.Tool != "connclient" || head.SchemaVersion == nil {
-		return nil, fmt.Errorf("%s: not connclient's JSON (no tool \"connclient\" and schema_version)", name)
-	}
-	if *head.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s: connclient schema_version %d, this reader knows version %d: read it with the csb of the commit that wrote it", name, *head.SchemaVersion, SchemaVersion)
-	}
-	var r Result
-	var err error
-	switch head.Mode {
-	case "idle":
-		r.Idle = &IdleResult{}
-		err = json.Unmarshal(b, r.Idle)
-		r.Common = &r.Idle.CommonResult
-	case "lowrate":
-		r.Lowrate = &LowrateResult{}
-		err = json.Unmarshal(b, r.Lowrate)
-		r.Common = &r.Lowrate.CommonResult
-	case "churn":
-		r.Churn = &ChurnResult{}
-		err = strictUnmarshal(b, r.Churn)
-	case "burst":
-		r.Burst = &BurstResult{}
-		err = strictUnmarshal(b, r.Burst)
-	default:
-		return nil, fmt.Errorf("%s: connclient mode %q: want idle, lowrate, churn or burst", name, head.Mode)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: not connclient's JSON: %w", name, err)
-	}
-	return &r, nil
-}
-
-// strictUnmarshal decodes b into v and refuses unknown fields.
-func strictUnmarshal(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
 }

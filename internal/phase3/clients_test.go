@@ -1,11 +1,11 @@
 package phase3
 
 import (
+	"csbench/internal/connresult"
 	"math/rand"
 	"strings"
 	"testing"
 
-	"csbench/internal/connclient"
 	"csbench/internal/summary"
 )
 
@@ -14,8 +14,8 @@ func ip(v int64) *int64     { return &v }
 func sp(v string) *string   { return &v }
 
 // histOf records n samples from rng into a histogram, and into all.
-func histOf(rng *rand.Rand, n, spread int, all *connclient.Histogram) *connclient.HistDump {
-	var h connclient.Histogram
+func histOf(rng *rand.Rand, n, spread int, all *connresult.Histogram) *connresult.HistDump {
+	var h connresult.Histogram
 	for i := 0; i < n; i++ {
 		v := int64(100 + rng.Intn(spread))
 		h.Record(v)
@@ -28,14 +28,14 @@ func histOf(rng *rand.Rand, n, spread int, all *connclient.Histogram) *connclien
 // measureConnclients, each on its own.
 func TestMeasureClientsPieces(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
-	var conn, req connclient.Histogram
+	var conn, req connresult.Histogram
 	mk := func(est, failed int64, setup, rate, rss float64, src string) *Client {
 		return &Client{Mode: "idle", Status: "complete", Source: sp(src), ConnectionsTarget: int(est + failed),
 			ConnectionsEstablished: est, ConnectionsFailed: failed, SetupS: fp(setup), ConnectRateAchieved: fp(rate),
 			ConnectRateTarget: fp(1000), ConnectLatencyP50Ms: fp(setup), ConnectLatencyP99Ms: fp(setup * 10), ConnectLatencyMaxMs: fp(setup * 20),
 			ConnectionsAliveEnd: fp(float64(est)), ClientRSSMB: fp(rss), Errors: map[string]uint64{}, Drops: map[string]uint64{},
 			RequestP99Ms: fp(setup * 3),
-			Hists:        map[string]*connclient.HistDump{"connect": histOf(rng, int(est), 5000, &conn), "request": histOf(rng, int(est), 900, &req)}}
+			Hists:        map[string]*connresult.HistDump{"connect": histOf(rng, int(est), 5000, &conn), "request": histOf(rng, int(est), 900, &req)}}
 	}
 	clients := []*Client{mk(1000, 0, 1.5, 900, 10, "198.18.0.2"), mk(990, 10, 2.5, 850, 11, "198.18.0.3"), mk(500, 0, 0.5, 450, 6, "198.18.1.2")}
 	clients[1].Errors["etimedout"] = 10
@@ -75,10 +75,10 @@ func TestMeasureClientsPieces(t *testing.T) {
 	if basis != BasisMerged || merr != nil {
 		t.Errorf("basis %q, %v", basis, merr)
 	}
-	if want := connclient.QuantileMs(&conn, 0.99); *m["connect_latency_p99_ms"] != *want {
+	if want := connresult.QuantileMs(&conn, 0.99); *m["connect_latency_p99_ms"] != *want {
 		t.Errorf("merged connect p99 %v, want %v (all samples)", *m["connect_latency_p99_ms"], *want)
 	}
-	if want := connclient.QuantileMs(&req, 0.99); *m["request_latency_p99_ms"] != *want {
+	if want := connresult.QuantileMs(&req, 0.99); *m["request_latency_p99_ms"] != *want {
 		t.Errorf("merged request p99 %v, want %v (all samples)", *m["request_latency_p99_ms"], *want)
 	}
 	if b, _ := mergeLatencies(clients[:1], "idle", map[string]*float64{}); b != BasisOneProcess {
@@ -121,16 +121,16 @@ func TestMeasureClientsPieces(t *testing.T) {
 // without a ramp among results with one is said, and leaves them out.
 func TestRampFigures(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
-	var all connclient.Histogram
-	ramp := func(est, failed, retried, after, retries int64, lo, hi float64, cuts int, bound bool) *connclient.RampResult {
-		return &connclient.RampResult{Pace: "aimd", ConnectSlowMs: 1000, ConnectRetriesMax: 3, RampMaxS: 31.2, BoundReached: bound,
+	var all connresult.Histogram
+	ramp := func(est, failed, retried, after, retries int64, lo, hi float64, cuts int, bound bool) *connresult.RampResult {
+		return &connresult.RampResult{Pace: "aimd", ConnectSlowMs: 1000, ConnectRetriesMax: 3, RampMaxS: 31.2, BoundReached: bound,
 			RatePacedMin: lo, RatePacedMax: hi, PaceCuts: cuts, Retries: retries, ConnectionsRetried: retried, EstablishedAfterRetry: after,
-			FirstAttempt: connclient.FirstAttempt{Established: est, Failed: failed, ConnectTimeouts: failed, Errors: map[string]uint64{"etimedout": uint64(failed)},
+			FirstAttempt: connresult.FirstAttempt{Established: est, Failed: failed, ConnectTimeouts: failed, Errors: map[string]uint64{"etimedout": uint64(failed)},
 				ConnectLatencyP99Ms: fp(float64(est)), ConnectLatencyHist: histOf(rng, int(est), 3000, &all)}}
 	}
 	clients := []*Client{
-		{ConnectionsAttempted: 1000, Ramp: ramp(700, 300, 300, 290, 420, 625, 2500, 2, false), Hists: map[string]*connclient.HistDump{}},
-		{ConnectionsAttempted: 900, Ramp: ramp(900, 0, 0, 0, 0, 2500, 2500, 0, true), Hists: map[string]*connclient.HistDump{}},
+		{ConnectionsAttempted: 1000, Ramp: ramp(700, 300, 300, 290, 420, 625, 2500, 2, false), Hists: map[string]*connresult.HistDump{}},
+		{ConnectionsAttempted: 900, Ramp: ramp(900, 0, 0, 0, 0, 2500, 2500, 0, true), Hists: map[string]*connresult.HistDump{}},
 	}
 	for _, cl := range clients {
 		cl.Hists["first_connect"] = cl.Ramp.FirstAttempt.ConnectLatencyHist
@@ -147,7 +147,7 @@ func TestRampFigures(t *testing.T) {
 			t.Errorf("%s = %v, want %v", k, v, want)
 		}
 	}
-	if want := connclient.QuantileMs(&all, 0.99); *c.Metrics["connect_latency_first_attempt_p99_ms"] != *want {
+	if want := connresult.QuantileMs(&all, 0.99); *c.Metrics["connect_latency_first_attempt_p99_ms"] != *want {
 		t.Errorf("first-attempt p99 %v, want %v (all samples)", *c.Metrics["connect_latency_first_attempt_p99_ms"], *want)
 	}
 	r := rampOf(c)

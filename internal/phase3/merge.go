@@ -1,9 +1,8 @@
 package phase3
 
 import (
+	"csbench/internal/connresult"
 	"fmt"
-
-	"csbench/internal/connclient"
 )
 
 // Percentile bases: how a cell's percentiles were obtained (details
@@ -27,10 +26,10 @@ var quantiles = []struct {
 }{{"p50_ms", 0.50}, {"p90_ms", 0.90}, {"p99_ms", 0.99}, {"p99_9_ms", 0.999}, {"max_ms", 1}}
 
 // mergedPercentiles sets prefix+suffix for each percentile of the merged
-// histogram name (connclient.MergedQuantilesMs); it returns false when a
+// histogram name (connresult.MergedQuantilesMs); it returns false when a
 // client carries no histogram.
 func mergedPercentiles(clients []*Client, name, prefix string, m map[string]*float64, suffixes ...string) (bool, error) {
-	dumps := make([]*connclient.HistDump, len(clients))
+	dumps := make([]*connresult.HistDump, len(clients))
 	for i, cl := range clients {
 		dumps[i] = cl.Hists[name]
 	}
@@ -45,7 +44,7 @@ func mergedPercentiles(clients []*Client, name, prefix string, m map[string]*flo
 			keys, qs = append(keys, prefix+q.suffix), append(qs, q.q)
 		}
 	}
-	vals, ok, err := connclient.MergedQuantilesMs(dumps, qs...)
+	vals, ok, err := connresult.MergedQuantilesMs(dumps, qs...)
 	if err != nil {
 		return false, fmt.Errorf("histogram %s: %w", name, err)
 	}

@@ -3,7 +3,7 @@ package phase3
 import (
 	"bufio"
 	"compress/gzip"
-	"csbench/internal/connclient"
+	"csbench/internal/connresult"
 	"csbench/internal/summary"
 	"errors"
 	"fmt"
@@ -15,7 +15,7 @@ import (
 )
 
 // Client is the view this phase takes of one connclient result
-// (raw/<cell>.client-N.json, read through connclient.DecodeResult, which
+// (raw/<cell>.client-N.json, read through connresult.DecodeResult, which
 // declares the document): the fields it reports, as numbers, nil when
 // connclient printed null (not measured) or the mode has no such field.
 type Client struct {
@@ -38,10 +38,10 @@ type Client struct {
 	// Hists are the histograms connclient dumped, by name (connect,
 	// first_connect: the first attempts', request, latency, service,
 	// sender_lag); a result written before the dumps existed has none.
-	Hists map[string]*connclient.HistDump
+	Hists map[string]*connresult.HistDump
 	// Ramp is how the connects were paced and retried, and what their
 	// first attempts met; nil in results written before it existed.
-	Ramp *connclient.RampResult
+	Ramp *connresult.RampResult
 
 	// idle
 	// The hold: when this process held every connection, when its hold
@@ -73,14 +73,14 @@ type Client struct {
 func fl[T int | int64](v T) *float64 { return summary.F(float64(v)) }
 
 // clientView turns a decoded connclient result into this phase's view.
-func clientView(r *connclient.Result) *Client {
+func clientView(r *connresult.Result) *Client {
 	cr := r.Common
 	c := &Client{Mode: cr.Mode, Status: cr.Status, Source: cr.Source, ConnectionsTarget: cr.ConnectionsTarget,
 		ConnectionsAttempted: cr.ConnectionsAttempted, ConnectionsEstablished: cr.ConnectionsEstablished, ConnectionsFailed: cr.ConnectionsFailed,
 		SetupS: cr.SetupS, ConnectRateAchieved: cr.ConnectRateAchieved, ConnectLatencyP50Ms: cr.ConnectLatencyP50Ms,
 		ConnectLatencyP99Ms: cr.ConnectLatencyP99Ms, ConnectLatencyMaxMs: cr.ConnectLatencyMaxMs,
-		Errors: cr.Errors, ClientRSSMB: cr.ClientRSSMB, Hists: map[string]*connclient.HistDump{}, Ramp: cr.Ramp}
-	put := func(name string, d *connclient.HistDump) {
+		Errors: cr.Errors, ClientRSSMB: cr.ClientRSSMB, Hists: map[string]*connresult.HistDump{}, Ramp: cr.Ramp}
+	put := func(name string, d *connresult.HistDump) {
 		if d != nil {
 			c.Hists[name] = d
 		}
@@ -127,7 +127,7 @@ func readClients(dir, cell string) ([]*Client, error) {
 		if err != nil {
 			return out, err
 		}
-		r, err := connclient.DecodeResult(name, b)
+		r, err := connresult.DecodeResult(name, b)
 		if err != nil {
 			return out, err
 		}

@@ -1,9 +1,9 @@
 package phase4
 
 import (
+	"csbench/internal/connresult"
 	"fmt"
 
-	"csbench/internal/connclient"
 	"csbench/internal/summary"
 )
 
@@ -13,7 +13,7 @@ import (
 // time, so their schedules share a clock); per-second series add up by
 // second (their latency maximum is the largest); latency, connect latency
 // and TLS handshake percentiles come from every host's histogram merged
-// bucket by bucket (connclient.MergedQuantilesMs): exactly what one
+// bucket by bucket (connresult.MergedQuantilesMs): exactly what one
 // connclient making every connection would have printed. When a host's
 // result carries no histogram (or one that cannot be read) a percentile is
 // the largest of the hosts' own: an upper bound, named in mergeResult.Upper.
@@ -55,7 +55,7 @@ type pct struct {
 
 // percentiles sets every p from the merged histogram hist of the hosts
 // (dumps, one per host), or from the largest of the hosts' own figures.
-func (mr *mergeResult) percentiles(hist string, dumps []*connclient.HistDump, ps ...pct) {
+func (mr *mergeResult) percentiles(hist string, dumps []*connresult.HistDump, ps ...pct) {
 	qs := make([]float64, len(ps))
 	for i, p := range ps {
 		qs[i] = p.q
@@ -64,7 +64,7 @@ func (mr *mergeResult) percentiles(hist string, dumps []*connclient.HistDump, ps
 	ok := false
 	if hist != "" {
 		var err error
-		vals, ok, err = connclient.MergedQuantilesMs(dumps, qs...)
+		vals, ok, err = connresult.MergedQuantilesMs(dumps, qs...)
 		if err != nil {
 			mr.Problems = append(mr.Problems, fmt.Sprintf("histogram %s: %v", hist, err))
 			ok = false
@@ -114,8 +114,8 @@ func each[T any](rs []T, f func(T) *float64) []*float64 {
 }
 
 // hists is every result's histogram name (nil where it has none).
-func hists[T any](rs []T, get func(T) map[string]*connclient.Dump, name string) []*connclient.HistDump {
-	out := make([]*connclient.HistDump, len(rs))
+func hists[T any](rs []T, get func(T) map[string]*connresult.Dump, name string) []*connresult.HistDump {
+	out := make([]*connresult.HistDump, len(rs))
 	for i, r := range rs {
 		out[i] = get(r)[name]
 	}
@@ -130,7 +130,7 @@ func addCounts(dst, src map[string]uint64) {
 
 // header is the merged results' header: the first host's, without a
 // source address (each host has its own), partial when any host's is.
-func header(hs []connclient.Header) connclient.Header {
+func header(hs []connresult.Header) connresult.Header {
 	h := hs[0]
 	h.Source = nil
 	for _, o := range hs[1:] {
@@ -145,19 +145,19 @@ func header(hs []connclient.Header) connclient.Header {
 // cell's (see above). Fields the summary does not read (dispatch and
 // connect() handshake percentiles, histograms) are left empty in a merge
 // of several.
-func mergeChurn(rs []*connclient.ChurnResult) (*connclient.ChurnResult, *mergeResult) {
+func mergeChurn(rs []*connresult.ChurnResult) (*connresult.ChurnResult, *mergeResult) {
 	mr := &mergeResult{}
 	if len(rs) == 1 {
 		return rs[0], mr
 	}
-	hs := make([]connclient.Header, len(rs))
+	hs := make([]connresult.Header, len(rs))
 	for i, r := range rs {
 		hs[i] = r.Header
 	}
-	out := &connclient.ChurnResult{Header: header(hs), Close: rs[0].Close, Path: rs[0].Path,
+	out := &connresult.ChurnResult{Header: header(hs), Close: rs[0].Close, Path: rs[0].Path,
 		Errors: map[string]uint64{}, StatusCodes: map[string]uint64{}}
 	achieved, allAchieved := 0.0, true
-	var tlsRes []*connclient.TLSResult
+	var tlsRes []*connresult.TLSResult
 	for _, r := range rs {
 		out.RateTargetPerS += r.RateTargetPerS
 		out.DurationS = max(out.DurationS, r.DurationS)
@@ -183,27 +183,27 @@ func mergeChurn(rs []*connclient.ChurnResult) (*connclient.ChurnResult, *mergeRe
 	if allAchieved {
 		out.RateAchievedPerS = summary.F(round(achieved, 1))
 	}
-	out.ElapsedS = largest(each(rs, func(r *connclient.ChurnResult) *float64 { return r.ElapsedS }))
-	out.FirstFailureS = earliest(each(rs, func(r *connclient.ChurnResult) *float64 { return r.FirstFailureS }))
-	out.FirstAddrNotAvail = earliest(each(rs, func(r *connclient.ChurnResult) *float64 { return r.FirstAddrNotAvail }))
-	out.ClientRSSMB = sumOf(each(rs, func(r *connclient.ChurnResult) *float64 { return r.ClientRSSMB }))
+	out.ElapsedS = largest(each(rs, func(r *connresult.ChurnResult) *float64 { return r.ElapsedS }))
+	out.FirstFailureS = earliest(each(rs, func(r *connresult.ChurnResult) *float64 { return r.FirstFailureS }))
+	out.FirstAddrNotAvail = earliest(each(rs, func(r *connresult.ChurnResult) *float64 { return r.FirstAddrNotAvail }))
+	out.ClientRSSMB = sumOf(each(rs, func(r *connresult.ChurnResult) *float64 { return r.ClientRSSMB }))
 	out.PerSecond = mergeSeconds(rs)
-	h := func(r *connclient.ChurnResult) map[string]*connclient.Dump { return r.Histograms }
+	h := func(r *connresult.ChurnResult) map[string]*connresult.Dump { return r.Histograms }
 	mr.percentiles("connect", hists(rs, h, "connect"),
-		pct{0.5, "connect_latency_p50_ms", &out.ConnectLatencyP50Ms, each(rs, func(r *connclient.ChurnResult) *float64 { return r.ConnectLatencyP50Ms })},
-		pct{0.99, "connect_latency_p99_ms", &out.ConnectLatencyP99Ms, each(rs, func(r *connclient.ChurnResult) *float64 { return r.ConnectLatencyP99Ms })},
-		pct{1, "connect_latency_max_ms", &out.ConnectLatencyMaxMs, each(rs, func(r *connclient.ChurnResult) *float64 { return r.ConnectLatencyMaxMs })})
+		pct{0.5, "connect_latency_p50_ms", &out.ConnectLatencyP50Ms, each(rs, func(r *connresult.ChurnResult) *float64 { return r.ConnectLatencyP50Ms })},
+		pct{0.99, "connect_latency_p99_ms", &out.ConnectLatencyP99Ms, each(rs, func(r *connresult.ChurnResult) *float64 { return r.ConnectLatencyP99Ms })},
+		pct{1, "connect_latency_max_ms", &out.ConnectLatencyMaxMs, each(rs, func(r *connresult.ChurnResult) *float64 { return r.ConnectLatencyMaxMs })})
 	mr.percentiles("latency", hists(rs, h, "latency"),
-		pct{0.5, "latency_p50_ms", &out.LatencyP50Ms, each(rs, func(r *connclient.ChurnResult) *float64 { return r.LatencyP50Ms })},
-		pct{0.9, "latency_p90_ms", &out.LatencyP90Ms, each(rs, func(r *connclient.ChurnResult) *float64 { return r.LatencyP90Ms })},
-		pct{0.99, "latency_p99_ms", &out.LatencyP99Ms, each(rs, func(r *connclient.ChurnResult) *float64 { return r.LatencyP99Ms })},
-		pct{1, "latency_max_ms", &out.LatencyMaxMs, each(rs, func(r *connclient.ChurnResult) *float64 { return r.LatencyMaxMs })})
+		pct{0.5, "latency_p50_ms", &out.LatencyP50Ms, each(rs, func(r *connresult.ChurnResult) *float64 { return r.LatencyP50Ms })},
+		pct{0.9, "latency_p90_ms", &out.LatencyP90Ms, each(rs, func(r *connresult.ChurnResult) *float64 { return r.LatencyP90Ms })},
+		pct{0.99, "latency_p99_ms", &out.LatencyP99Ms, each(rs, func(r *connresult.ChurnResult) *float64 { return r.LatencyP99Ms })},
+		pct{1, "latency_max_ms", &out.LatencyMaxMs, each(rs, func(r *connresult.ChurnResult) *float64 { return r.LatencyMaxMs })})
 	// No histogram of the schedule lag: the largest host's.
 	mr.percentiles("",
 		nil,
-		pct{0.5, "schedule_lag_p50_ms", &out.ScheduleLagP50Ms, each(rs, func(r *connclient.ChurnResult) *float64 { return r.ScheduleLagP50Ms })},
-		pct{0.99, "schedule_lag_p99_ms", &out.ScheduleLagP99Ms, each(rs, func(r *connclient.ChurnResult) *float64 { return r.ScheduleLagP99Ms })},
-		pct{1, "schedule_lag_max_ms", &out.ScheduleLagMaxMs, each(rs, func(r *connclient.ChurnResult) *float64 { return r.ScheduleLagMaxMs })})
+		pct{0.5, "schedule_lag_p50_ms", &out.ScheduleLagP50Ms, each(rs, func(r *connresult.ChurnResult) *float64 { return r.ScheduleLagP50Ms })},
+		pct{0.99, "schedule_lag_p99_ms", &out.ScheduleLagP99Ms, each(rs, func(r *connresult.ChurnResult) *float64 { return r.ScheduleLagP99Ms })},
+		pct{1, "schedule_lag_max_ms", &out.ScheduleLagMaxMs, each(rs, func(r *connresult.ChurnResult) *float64 { return r.ScheduleLagMaxMs })})
 	if len(tlsRes) > 0 {
 		out.TLS = mergeTLS(rs, tlsRes, mr)
 	}
@@ -213,8 +213,8 @@ func mergeChurn(rs []*connclient.ChurnResult) (*connclient.ChurnResult, *mergeRe
 // mergeTLS merges the hosts' TLS handshakes: counts added, percentiles of
 // the merged tls_full and tls_resumed histograms, the first handshake the
 // first host's that had one.
-func mergeTLS(rs []*connclient.ChurnResult, ts []*connclient.TLSResult, mr *mergeResult) *connclient.TLSResult {
-	out := &connclient.TLSResult{}
+func mergeTLS(rs []*connresult.ChurnResult, ts []*connresult.TLSResult, mr *mergeResult) *connresult.TLSResult {
+	out := &connresult.TLSResult{}
 	for _, t := range ts {
 		out.HandshakesFull += t.HandshakesFull
 		out.HandshakesResumed += t.HandshakesResumed
@@ -223,17 +223,17 @@ func mergeTLS(rs []*connclient.ChurnResult, ts []*connclient.TLSResult, mr *merg
 			out.First = t.First
 		}
 	}
-	h := func(r *connclient.ChurnResult) map[string]*connclient.Dump { return r.Histograms }
+	h := func(r *connresult.ChurnResult) map[string]*connresult.Dump { return r.Histograms }
 	// A host without TLS has no such histogram: nothing merges exactly.
 	full, resumed := hists(rs, h, "tls_full"), hists(rs, h, "tls_resumed")
 	mr.percentiles("tls_full", full,
-		pct{0.5, "tls_handshake_full_p50_ms", &out.HandshakeFullP50Ms, each(ts, func(t *connclient.TLSResult) *float64 { return t.HandshakeFullP50Ms })},
-		pct{0.99, "tls_handshake_full_p99_ms", &out.HandshakeFullP99Ms, each(ts, func(t *connclient.TLSResult) *float64 { return t.HandshakeFullP99Ms })},
-		pct{1, "tls_handshake_full_max_ms", &out.HandshakeFullMaxMs, each(ts, func(t *connclient.TLSResult) *float64 { return t.HandshakeFullMaxMs })})
+		pct{0.5, "tls_handshake_full_p50_ms", &out.HandshakeFullP50Ms, each(ts, func(t *connresult.TLSResult) *float64 { return t.HandshakeFullP50Ms })},
+		pct{0.99, "tls_handshake_full_p99_ms", &out.HandshakeFullP99Ms, each(ts, func(t *connresult.TLSResult) *float64 { return t.HandshakeFullP99Ms })},
+		pct{1, "tls_handshake_full_max_ms", &out.HandshakeFullMaxMs, each(ts, func(t *connresult.TLSResult) *float64 { return t.HandshakeFullMaxMs })})
 	mr.percentiles("tls_resumed", resumed,
-		pct{0.5, "tls_handshake_resumed_p50_ms", &out.HandshakeResumeP50, each(ts, func(t *connclient.TLSResult) *float64 { return t.HandshakeResumeP50 })},
-		pct{0.99, "tls_handshake_resumed_p99_ms", &out.HandshakeResumeP99, each(ts, func(t *connclient.TLSResult) *float64 { return t.HandshakeResumeP99 })},
-		pct{1, "tls_handshake_resumed_max_ms", &out.HandshakeResumeMax, each(ts, func(t *connclient.TLSResult) *float64 { return t.HandshakeResumeMax })})
+		pct{0.5, "tls_handshake_resumed_p50_ms", &out.HandshakeResumeP50, each(ts, func(t *connresult.TLSResult) *float64 { return t.HandshakeResumeP50 })},
+		pct{0.99, "tls_handshake_resumed_p99_ms", &out.HandshakeResumeP99, each(ts, func(t *connresult.TLSResult) *float64 { return t.HandshakeResumeP99 })},
+		pct{1, "tls_handshake_resumed_max_ms", &out.HandshakeResumeMax, each(ts, func(t *connresult.TLSResult) *float64 { return t.HandshakeResumeMax })})
 	return out
 }
 
@@ -243,12 +243,12 @@ func mergeTLS(rs []*connclient.ChurnResult, ts []*connclient.TLSResult, mr *merg
 // i holds the connections due in second i): connclient leaves t_s 0 in
 // every entry, so the index is what says the second, and the merge sets
 // t_s from it.
-func mergeSeconds(rs []*connclient.ChurnResult) []connclient.ChurnSecond {
+func mergeSeconds(rs []*connresult.ChurnResult) []connresult.ChurnSecond {
 	n := 0
 	for _, r := range rs {
 		n = max(n, len(r.PerSecond))
 	}
-	out := make([]connclient.ChurnSecond, n)
+	out := make([]connresult.ChurnSecond, n)
 	for i := range out {
 		out[i].T = i
 	}
@@ -268,16 +268,16 @@ func mergeSeconds(rs []*connclient.ChurnResult) []connclient.ChurnSecond {
 // mergeBurst merges the burst results of a cell's client hosts (each
 // host's share issued at one instant) into the cell's: counts and latency
 // steps added, percentiles of the merged connect and latency histograms.
-func mergeBurst(rs []*connclient.BurstResult) (*connclient.BurstResult, *mergeResult) {
+func mergeBurst(rs []*connresult.BurstResult) (*connresult.BurstResult, *mergeResult) {
 	mr := &mergeResult{}
 	if len(rs) == 1 {
 		return rs[0], mr
 	}
-	hs := make([]connclient.Header, len(rs))
+	hs := make([]connresult.Header, len(rs))
 	for i, r := range rs {
 		hs[i] = r.Header
 	}
-	out := &connclient.BurstResult{Header: header(hs), Path: rs[0].Path, Errors: map[string]uint64{}, StatusCodes: map[string]uint64{}}
+	out := &connresult.BurstResult{Header: header(hs), Path: rs[0].Path, Errors: map[string]uint64{}, StatusCodes: map[string]uint64{}}
 	for _, r := range rs {
 		out.ConnsTarget += r.ConnsTarget
 		out.IssueS = max(out.IssueS, r.IssueS)
@@ -293,16 +293,16 @@ func mergeBurst(rs []*connclient.BurstResult) (*connclient.BurstResult, *mergeRe
 		addCounts(out.Errors, r.Errors)
 		addCounts(out.StatusCodes, r.StatusCodes)
 	}
-	h := func(r *connclient.BurstResult) map[string]*connclient.Dump { return r.Histograms }
+	h := func(r *connresult.BurstResult) map[string]*connresult.Dump { return r.Histograms }
 	mr.percentiles("connect", hists(rs, h, "connect"),
-		pct{0.5, "connect_latency_p50_ms", &out.ConnectLatencyP50, each(rs, func(r *connclient.BurstResult) *float64 { return r.ConnectLatencyP50 })},
-		pct{0.99, "connect_latency_p99_ms", &out.ConnectLatencyP99, each(rs, func(r *connclient.BurstResult) *float64 { return r.ConnectLatencyP99 })},
-		pct{1, "connect_latency_max_ms", &out.ConnectLatencyMax, each(rs, func(r *connclient.BurstResult) *float64 { return r.ConnectLatencyMax })})
+		pct{0.5, "connect_latency_p50_ms", &out.ConnectLatencyP50, each(rs, func(r *connresult.BurstResult) *float64 { return r.ConnectLatencyP50 })},
+		pct{0.99, "connect_latency_p99_ms", &out.ConnectLatencyP99, each(rs, func(r *connresult.BurstResult) *float64 { return r.ConnectLatencyP99 })},
+		pct{1, "connect_latency_max_ms", &out.ConnectLatencyMax, each(rs, func(r *connresult.BurstResult) *float64 { return r.ConnectLatencyMax })})
 	mr.percentiles("latency", hists(rs, h, "latency"),
-		pct{0.5, "latency_p50_ms", &out.LatencyP50Ms, each(rs, func(r *connclient.BurstResult) *float64 { return r.LatencyP50Ms })},
-		pct{0.9, "latency_p90_ms", &out.LatencyP90Ms, each(rs, func(r *connclient.BurstResult) *float64 { return r.LatencyP90Ms })},
-		pct{0.99, "latency_p99_ms", &out.LatencyP99Ms, each(rs, func(r *connclient.BurstResult) *float64 { return r.LatencyP99Ms })},
-		pct{1, "latency_max_ms", &out.LatencyMaxMs, each(rs, func(r *connclient.BurstResult) *float64 { return r.LatencyMaxMs })})
+		pct{0.5, "latency_p50_ms", &out.LatencyP50Ms, each(rs, func(r *connresult.BurstResult) *float64 { return r.LatencyP50Ms })},
+		pct{0.9, "latency_p90_ms", &out.LatencyP90Ms, each(rs, func(r *connresult.BurstResult) *float64 { return r.LatencyP90Ms })},
+		pct{0.99, "latency_p99_ms", &out.LatencyP99Ms, each(rs, func(r *connresult.BurstResult) *float64 { return r.LatencyP99Ms })},
+		pct{1, "latency_max_ms", &out.LatencyMaxMs, each(rs, func(r *connresult.BurstResult) *float64 { return r.LatencyMaxMs })})
 	return out, mr
 }
 

@@ -1,6 +1,7 @@
 package phase4
 
 import (
+	"csbench/internal/connresult"
 	"fmt"
 	"math"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"csbench/internal/clienthosts"
-	"csbench/internal/connclient"
 	"csbench/internal/decimal"
 	"csbench/internal/hostdata"
 	"csbench/internal/rundir"
@@ -167,7 +167,7 @@ func measure(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rund
 	var mr *mergeResult
 	switch {
 	case len(churns) > 0:
-		var res *connclient.ChurnResult
+		var res *connresult.ChurnResult
 		res, mr = mergeChurn(churns)
 		churn(res, m, details)
 		if errC == nil && errS == nil {
@@ -180,7 +180,7 @@ func measure(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rund
 			m["accept_p99_bound_ms"] = summary.F(num(rc.Params["p99_bound_ms"]))
 		}
 	case len(bursts) > 0:
-		var res *connclient.BurstResult
+		var res *connresult.BurstResult
 		res, mr = mergeBurst(bursts)
 		burst(res, m, details)
 		m["backlog"] = summary.F(num(rc.Params["backlog"]))
@@ -241,9 +241,9 @@ func readShares(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc r
 // or the burst results, one per host, or false (the cell failed, naming
 // the file) when one is missing, malformed, of another mode or of another
 // mode than the other hosts'.
-func readResults(r *rundir.Run, set *clienthosts.Set, rc rundir.Cell, c *summary.Cell, shares []*share) ([]*connclient.ChurnResult, []*connclient.BurstResult, bool) {
-	var churns []*connclient.ChurnResult
-	var bursts []*connclient.BurstResult
+func readResults(r *rundir.Run, set *clienthosts.Set, rc rundir.Cell, c *summary.Cell, shares []*share) ([]*connresult.ChurnResult, []*connresult.BurstResult, bool) {
+	var churns []*connresult.ChurnResult
+	var bursts []*connresult.BurstResult
 	for _, h := range shares {
 		path := set.RawPath(r.Dir, "", h.label, rc.Name+".json")
 		b, err := os.ReadFile(path)
@@ -251,7 +251,7 @@ func readResults(r *rundir.Run, set *clienthosts.Set, rc rundir.Cell, c *summary
 			c.SetRawError(r.Dir, path, err)
 			return nil, nil, false
 		}
-		res, err := connclient.DecodeResult(path, b)
+		res, err := connresult.DecodeResult(path, b)
 		if err != nil {
 			c.SetRawError(r.Dir, path, err)
 			return nil, nil, false
@@ -280,7 +280,7 @@ func readResults(r *rundir.Run, set *clienthosts.Set, rc rundir.Cell, c *summary
 // cell (Combine) into m and details "prediction" (with several hosts each
 // one's in "predictions"). It returns why a host has none (then the cell
 // has none either).
-func predictCell(r *rundir.Run, shares []*share, churns []*connclient.ChurnResult, srv Facts, m map[string]*float64, details map[string]any) []string {
+func predictCell(r *rundir.Run, shares []*share, churns []*connresult.ChurnResult, srv Facts, m map[string]*float64, details map[string]any) []string {
 	var notes []string
 	preds := make([]*Prediction, 0, len(shares))
 	labels := make([]string, len(shares))
@@ -376,7 +376,7 @@ func errorsDetail(errs map[string]uint64, m map[string]*float64, details map[str
 	}
 }
 
-func churn(res *connclient.ChurnResult, m map[string]*float64, details map[string]any) {
+func churn(res *connresult.ChurnResult, m map[string]*float64, details map[string]any) {
 	m["rate_target_per_s"] = summary.F(float64(res.RateTargetPerS))
 	m["rate_achieved_per_s"] = res.RateAchievedPerS
 	if res.RateAchievedPerS != nil {
@@ -413,7 +413,7 @@ func latencies(m map[string]*float64, v ...*float64) {
 	}
 }
 
-func burst(res *connclient.BurstResult, m map[string]*float64, details map[string]any) {
+func burst(res *connresult.BurstResult, m map[string]*float64, details map[string]any) {
 	m["connections_target"] = summary.F(float64(res.ConnsTarget))
 	m["connections_completed"] = summary.F(float64(res.ConnsCompleted))
 	m["connections_failed"] = summary.F(float64(res.ConnsFailed))

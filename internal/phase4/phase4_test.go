@@ -1,6 +1,7 @@
 package phase4_test
 
 import (
+	"csbench/internal/connresult"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,7 +9,6 @@ import (
 	"testing"
 
 	"csbench/internal/cli"
-	"csbench/internal/connclient"
 	"csbench/internal/golden"
 	"csbench/internal/summary"
 )
@@ -160,23 +160,23 @@ func TestSummarizeTwoClientRun(t *testing.T) {
 	}
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		var hosts []*connclient.Result
+		var hosts []*connresult.Result
 		for _, l := range []string{"client1", "client2"} {
 			p := filepath.Join(dir, "raw", l, c.Name+".json")
 			b, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := connclient.DecodeResult(p, b)
+			r, err := connresult.DecodeResult(p, b)
 			if err != nil {
 				t.Fatal(err)
 			}
 			hosts = append(hosts, r)
 		}
 		var completed int64
-		var lat connclient.Histogram
+		var lat connresult.Histogram
 		for _, r := range hosts {
-			var hs map[string]*connclient.Dump
+			var hs map[string]*connresult.Dump
 			if r.Churn != nil {
 				completed += r.Churn.ConnsCompleted
 				hs = r.Churn.Histograms
@@ -184,7 +184,7 @@ func TestSummarizeTwoClientRun(t *testing.T) {
 				completed += r.Burst.ConnsCompleted
 				hs = r.Burst.Histograms
 			}
-			h, err := connclient.LoadDump(hs["latency"])
+			h, err := connresult.LoadDump(hs["latency"])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +194,7 @@ func TestSummarizeTwoClientRun(t *testing.T) {
 			t.Errorf("%s: %v completed, the hosts' sum is %d", c.Name, got, completed)
 		}
 		for k, q := range map[string]float64{"latency_p50_ms": 0.5, "latency_p99_ms": 0.99, "latency_max_ms": 1} {
-			if got, want := metric(t, s, c.Name, k), connclient.QuantileMs(&lat, q); got != *want {
+			if got, want := metric(t, s, c.Name, k), connresult.QuantileMs(&lat, q); got != *want {
 				t.Errorf("%s: %s %v, want %v (both hosts' histograms merged)", c.Name, k, got, *want)
 			}
 		}

@@ -1,13 +1,13 @@
 package phase4
 
 import (
+	"csbench/internal/connresult"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
 	"csbench/internal/chart"
-	"csbench/internal/connclient"
 	"csbench/internal/kv"
 	"csbench/internal/report"
 	"csbench/internal/rundir"
@@ -520,7 +520,7 @@ func keyType(s *summary.Summary, cells []*summary.Cell) string {
 	}
 	for _, c := range cells {
 		switch st := c.Details["tls"].(type) {
-		case *connclient.TLSState:
+		case *connresult.TLSState:
 			return st.KeyType
 		case map[string]any:
 			if k, _ := st["key_type"].(string); k != "" {

@@ -1,4 +1,4 @@
-package connclient
+package connresult
 
 import (
 	"bufio"
@@ -35,8 +35,8 @@ type Event struct {
 	ElapsedS    float64  `json:"elapsed_s"`
 }
 
-// writeEvent prints ev as one line in one write.
-func writeEvent(w io.Writer, ev Event) {
+// WriteEvent prints ev as one line in one write.
+func WriteEvent(w io.Writer, ev Event) {
 	b, err := json.Marshal(ev)
 	if err != nil {
 		return

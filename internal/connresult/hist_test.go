@@ -1,4 +1,4 @@
-package connclient
+package connresult
 
 import (
 	"encoding/json"
@@ -81,7 +81,7 @@ func TestHistogramEdges(t *testing.T) {
 	if !math.IsNaN(h.Quantile(0.5)) {
 		t.Errorf("empty histogram quantile = %v, want NaN", h.Quantile(0.5))
 	}
-	if quantileMs(&h, 0.5) != nil {
+	if QuantileMs(&h, 0.5) != nil {
 		t.Errorf("quantileMs of an empty histogram is not nil")
 	}
 	h.Record(-5) // clock step: counted as 0
