@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/h2wire"
 	"errors"
 	"io"
 	"net"
@@ -44,15 +45,15 @@ func Classify(err error) string {
 	switch {
 	case err == nil:
 		return ""
-	case errors.Is(err, errALPNNotH2):
+	case errors.Is(err, h2wire.ErrALPNNotH2):
 		return causeALPNNotH2
-	case errors.Is(err, errHTTP1Answer):
+	case errors.Is(err, h2wire.ErrHTTP1Answer):
 		return causeHTTP1Answer
-	case errors.Is(err, errGoaway):
+	case errors.Is(err, h2wire.ErrGoaway):
 		return causeGoaway
-	case errors.Is(err, errRSTStream):
+	case errors.Is(err, h2wire.ErrRSTStream):
 		return causeRSTStream
-	case errors.Is(err, errUnexpectedData):
+	case errors.Is(err, h2wire.ErrUnexpectedData):
 		return causeUnexpected
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		return causeAddrNotAvail
@@ -76,7 +77,7 @@ func Classify(err error) string {
 		return causeCanceled
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return causeEOF
-	case errors.Is(err, errBadResponse):
+	case errors.Is(err, errBadResponse), errors.Is(err, h2wire.ErrBadResponse):
 		return causeBadResponse
 	case errors.Is(err, errServerClose):
 		return causeServerClose

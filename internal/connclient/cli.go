@@ -3,6 +3,7 @@ package connclient
 import (
 	"context"
 	"crypto/tls"
+	"csbench/internal/h2wire"
 	"csbench/internal/usage"
 	"errors"
 	"flag"
@@ -469,8 +470,8 @@ func parseArgs(args []string) (*config, error) {
 		if !validPath(path) {
 			return nil, usageErrorf("-path %q must start with / and hold only visible ASCII characters", path)
 		}
-		if cfg.http == httpV2 && len(path) > h2MaxPath {
-			return nil, usageErrorf("-path of %d bytes: with -http 2 at most %d", len(path), h2MaxPath)
+		if cfg.http == httpV2 && len(path) > h2wire.MaxPath {
+			return nil, usageErrorf("-path of %d bytes: with -http 2 at most %d", len(path), h2wire.MaxPath)
 		}
 		cfg.path = path
 		return cfg, nil

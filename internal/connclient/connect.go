@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"csbench/internal/connresult"
+	"csbench/internal/h2wire"
 	"fmt"
 	"io"
 	"net"
@@ -40,7 +41,7 @@ type held struct {
 	io net.Conn        // what requests go through: c, or the TLS connection on it
 	// h2 is an HTTP/2 connection's state between the hold's checks; nil
 	// over HTTP/1.1.
-	h2 *h2Conn
+	h2 *h2wire.Conn
 }
 
 // connectPhase opens cfg.conns connections with a pool of cfg.workers
@@ -50,7 +51,7 @@ type held struct {
 // cfg.retries times per connection, in the next paced slot; no attempt
 // starts later than cfg.rampMax after the first. With prime set, each
 // connection also carries one request/response before it counts as
-// established: HTTP/1.1, or with -http 2 HTTP/2 (h2RoundTrip).
+// established: HTTP/1.1, or with -http 2 HTTP/2 (h2wire.RoundTrip).
 type connectPhase struct {
 	cfg    *config
 	dialer *net.Dialer
@@ -130,7 +131,7 @@ func newConnectPhase(cfg *config, prime bool) *connectPhase {
 		if cfg.tlsCfg != nil {
 			scheme = "https"
 		}
-		p.req = buildH2Request(scheme, cfg.target.String(), cfg.path)
+		p.req = h2wire.BuildRequest(scheme, cfg.target.String(), cfg.path)
 	}
 	if cfg.pace == paceAIMD {
 		p.pace = newRampPace(cfg.rate)
@@ -378,7 +379,7 @@ func (p *connectPhase) noteSlow(begin time.Duration) {
 // workerBufs is what a connect worker reads responses with.
 type workerBufs struct {
 	br *bufio.Reader
-	h2 h2Buf // -http 2
+	h2 h2wire.Buf // -http 2
 }
 
 // attempt makes one attempt of job j on worker w: connect, TLS handshake
@@ -429,8 +430,8 @@ func (p *connectPhase) attempt(ctx context.Context, wb *workerBufs, w int, j con
 	if p.cfg.tlsCfg != nil {
 		sc, hs, err := HandshakeTLS(ctx, tc, p.cfg.tlsCfg, p.cfg.connectTimeout)
 		if err != nil {
-			if p.cfg.http == httpV2 && noALPN(err) {
-				err = fmt.Errorf("%w: %w", errALPNNotH2, err)
+			if p.cfg.http == httpV2 && h2wire.NoALPN(err) {
+				err = fmt.Errorf("%w: %w", h2wire.ErrALPNNotH2, err)
 			}
 			p.noAnswer(ctx, j, begin, err, false)
 			return
@@ -449,7 +450,7 @@ func (p *connectPhase) attempt(ctx context.Context, wb *workerBufs, w int, j con
 		p.mu.Unlock()
 		if p.cfg.http == httpV2 && st.NegotiatedProtocol != "h2" {
 			sc.Close()
-			p.fail(ctx, fmt.Errorf("%w (it chose %q)", errALPNNotH2, st.NegotiatedProtocol), first)
+			p.fail(ctx, fmt.Errorf("%w (it chose %q)", h2wire.ErrALPNNotH2, st.NegotiatedProtocol), first)
 			return
 		}
 		rw = sc
@@ -474,7 +475,7 @@ func (p *connectPhase) attempt(ctx context.Context, wb *workerBufs, w int, j con
 		t1 := time.Now()
 		keepAlive := true
 		if p.cfg.http == httpV2 {
-			status, err = h2RoundTrip(rw, wb.br, &wb.h2, p.req, p.cfg.connectTimeout)
+			status, err = h2wire.RoundTrip(rw, wb.br, &wb.h2, p.req, p.cfg.connectTimeout)
 		} else {
 			status, keepAlive, err = roundTrip(rw, wb.br, p.req, p.cfg.connectTimeout)
 		}
@@ -512,7 +513,7 @@ func (p *connectPhase) attempt(ctx context.Context, wb *workerBufs, w int, j con
 	}
 	h := held{c: tc, rc: rc, io: rw}
 	if p.cfg.http == httpV2 {
-		h.h2 = &h2Conn{}
+		h.h2 = &h2wire.Conn{}
 	}
 	p.conns = append(p.conns, h)
 	if first {

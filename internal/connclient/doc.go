@@ -28,7 +28,7 @@
 //
 // In idle mode each connection carries one GET /healthz; once answered it
 // is kept as a slice entry only (no goroutine, no buffer).
-// With -http 2 that GET is HTTP/2 (h2wire.go, hpack.go): h2 by ALPN over
+// With -http 2 that GET is HTTP/2 (package h2wire): h2 by ALPN over
 // TLS (only h2 offered), h2c with prior knowledge in cleartext; the
 // connection writes the preface, a SETTINGS frame (push off) and a HEADERS
 // frame on stream 1 (bytes built once per process), and reads frames to

@@ -2,9 +2,9 @@ package connclient
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
+	"csbench/internal/h2wire"
 	"encoding/binary"
 	"encoding/json"
 	"io"
@@ -29,18 +29,18 @@ type h2Peer struct {
 }
 
 func (p *h2Peer) write(typ, flags byte, stream uint32, payload []byte) error {
-	b := appendFrameHeader(nil, len(payload), typ, flags, stream)
+	b := h2wire.AppendFrameHeader(nil, len(payload), typ, flags, stream)
 	_, err := p.c.Write(append(b, payload...))
 	return err
 }
 
-func (p *h2Peer) read() (h2Frame, []byte, error) {
-	var hb [h2FrameHeaderLen]byte
+func (p *h2Peer) read() (h2wire.Frame, []byte, error) {
+	var hb [h2wire.FrameHeaderLen]byte
 	if _, err := io.ReadFull(p.br, hb[:]); err != nil {
-		return h2Frame{}, nil, err
+		return h2wire.Frame{}, nil, err
 	}
-	f := parseFrameHeader(hb[:])
-	payload := make([]byte, f.length)
+	f := h2wire.ParseFrameHeader(hb[:])
+	payload := make([]byte, f.Length)
 	_, err := io.ReadFull(p.br, payload)
 	return f, payload, err
 }
@@ -53,7 +53,7 @@ func (p *h2Peer) readUntil(typ, flags byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if f.typ == typ && f.flags&flags == flags {
+		if f.Type == typ && f.Flags&flags == flags {
 			return payload, nil
 		}
 	}
@@ -64,7 +64,7 @@ func (p *h2Peer) holdOpen() { io.Copy(io.Discard, p.br) }
 
 // respond200 answers stream 1: :status 200, indexed, ending the stream.
 func (p *h2Peer) respond200() error {
-	return p.write(h2Headers, h2FlagEndStream|h2FlagEndHeaders, 1, []byte{0x88})
+	return p.write(h2wire.FrameHeaders, h2wire.FlagEndStream|h2wire.FlagEndHeaders, 1, []byte{0x88})
 }
 
 // rawH2Server accepts on 127.0.0.1 and, on each connection, checks the
@@ -77,11 +77,11 @@ func rawH2Server(t *testing.T, serve func(p *h2Peer)) string {
 		defer c.Close()
 		p := &h2Peer{c: c, br: bufio.NewReader(c)}
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		pre := make([]byte, len(h2Preface))
-		if _, err := io.ReadFull(p.br, pre); err != nil || string(pre) != h2Preface {
+		pre := make([]byte, len(h2wire.Preface))
+		if _, err := io.ReadFull(p.br, pre); err != nil || string(pre) != h2wire.Preface {
 			return
 		}
-		if p.write(h2Settings, 0, 0, nil) != nil {
+		if p.write(h2wire.FrameSettings, 0, 0, nil) != nil {
 			return
 		}
 		for {
@@ -89,8 +89,8 @@ func rawH2Server(t *testing.T, serve func(p *h2Peer)) string {
 			if err != nil {
 				return
 			}
-			if f.typ == h2Headers {
-				if f.stream != 1 || f.flags != h2FlagEndStream|h2FlagEndHeaders {
+			if f.Type == h2wire.FrameHeaders {
+				if f.Stream != 1 || f.Flags != h2wire.FlagEndStream|h2wire.FlagEndHeaders {
 					return
 				}
 				break
@@ -264,46 +264,46 @@ func TestH2Priming(t *testing.T) {
 		cause  string
 	}{
 		{"ping, continuation, Huffman, data", func(p *h2Peer) {
-			p.write(h2Ping, 0, 0, []byte("12345678"))
-			if ack, err := p.readUntil(h2Ping, h2FlagAck); err != nil || string(ack) != "12345678" {
+			p.write(h2wire.FramePing, 0, 0, []byte("12345678"))
+			if ack, err := p.readUntil(h2wire.FramePing, h2wire.FlagAck); err != nil || string(ack) != "12345678" {
 				return
 			}
 			pinged.Add(1)
 			// :status 200 Huffman-coded, literal with incremental
 			// indexing; content-type in the CONTINUATION.
-			p.write(h2Headers, 0, 1, []byte{0x48, 0x82, 0x10, 0x01})
-			p.write(h2Continuation, h2FlagEndHeaders, 1, append([]byte{0x5f, 0x0a}, "text/plain"...))
-			p.write(h2WindowUpdate, 0, 0, []byte{0, 0, 0x10, 0})
-			p.write(h2Data, 0, 1, []byte("ok"))
-			p.write(h2Data, h2FlagEndStream, 1, nil)
+			p.write(h2wire.FrameHeaders, 0, 1, []byte{0x48, 0x82, 0x10, 0x01})
+			p.write(h2wire.FrameContinuation, h2wire.FlagEndHeaders, 1, append([]byte{0x5f, 0x0a}, "text/plain"...))
+			p.write(h2wire.FrameWindowUpdate, 0, 0, []byte{0, 0, 0x10, 0})
+			p.write(h2wire.FrameData, 0, 1, []byte("ok"))
+			p.write(h2wire.FrameData, h2wire.FlagEndStream, 1, nil)
 			p.holdOpen()
 		}, "200", ""},
 		{"padded headers with priority", func(p *h2Peer) {
 			// pad length 2, priority (5 bytes), :status 204, padding
-			p.write(h2Headers, h2FlagEndStream|h2FlagEndHeaders|h2FlagPadded|h2FlagPriority, 1,
+			p.write(h2wire.FrameHeaders, h2wire.FlagEndStream|h2wire.FlagEndHeaders|h2wire.FlagPadded|h2wire.FlagPriority, 1,
 				[]byte{2, 0, 0, 0, 0, 15, 0x89, 0, 0})
 			p.holdOpen()
 		}, "204", ""},
 		{"404", func(p *h2Peer) {
-			p.write(h2Headers, h2FlagEndStream|h2FlagEndHeaders, 1, []byte{0x8d})
+			p.write(h2wire.FrameHeaders, h2wire.FlagEndStream|h2wire.FlagEndHeaders, 1, []byte{0x8d})
 			p.holdOpen()
 		}, "404", ""},
 		{"goaway", func(p *h2Peer) {
-			p.write(h2GoAway, 0, 0, []byte{0, 0, 0, 0, 0, 0, 0, 0})
+			p.write(h2wire.FrameGoAway, 0, 0, []byte{0, 0, 0, 0, 0, 0, 0, 0})
 			p.holdOpen()
 		}, "", causeGoaway},
 		{"rst_stream", func(p *h2Peer) {
-			p.write(h2RSTStream, 0, 1, []byte{0, 0, 0, 8}) // CANCEL
+			p.write(h2wire.FrameRSTStream, 0, 1, []byte{0, 0, 0, 8}) // CANCEL
 			p.holdOpen()
 		}, "", causeRSTStream},
 		{"data before headers", func(p *h2Peer) {
-			p.write(h2Data, h2FlagEndStream, 1, []byte("ok"))
+			p.write(h2wire.FrameData, h2wire.FlagEndStream, 1, []byte("ok"))
 			p.holdOpen()
 		}, "", causeBadResponse},
 		{"closed", func(p *h2Peer) {
 			// Once the client's last frame is read: a close with unread
 			// bytes would be a RST.
-			p.readUntil(h2Settings, h2FlagAck)
+			p.readUntil(h2wire.FrameSettings, h2wire.FlagAck)
 		}, "", causeEOF},
 	} {
 		addr := rawH2Server(t, c.serve)
@@ -348,21 +348,21 @@ func TestH2HoldAnswers(t *testing.T) {
 		p.respond200()
 		// The ACK of the first SETTINGS (it may come before or after the
 		// response was read).
-		if _, err := p.readUntil(h2Settings, h2FlagAck); err != nil {
+		if _, err := p.readUntil(h2wire.FrameSettings, h2wire.FlagAck); err != nil {
 			return
 		}
 		time.Sleep(150 * time.Millisecond)
-		p.write(h2Settings, 0, 0, []byte{0, 3, 0, 0, 0, 100}) // MAX_CONCURRENT_STREAMS 100
-		p.write(h2WindowUpdate, 0, 0, []byte{0, 0, 0x10, 0})
-		ping := appendFrameHeader(nil, 8, h2Ping, 0, 0)
+		p.write(h2wire.FrameSettings, 0, 0, []byte{0, 3, 0, 0, 0, 100}) // MAX_CONCURRENT_STREAMS 100
+		p.write(h2wire.FrameWindowUpdate, 0, 0, []byte{0, 0, 0x10, 0})
+		ping := h2wire.AppendFrameHeader(nil, 8, h2wire.FramePing, 0, 0)
 		ping = append(ping, "pingpong"...)
 		p.c.Write(ping[:5])
 		time.Sleep(120 * time.Millisecond)
 		p.c.Write(ping[5:])
-		if _, err := p.readUntil(h2Settings, h2FlagAck); err != nil {
+		if _, err := p.readUntil(h2wire.FrameSettings, h2wire.FlagAck); err != nil {
 			return
 		}
-		if ack, err := p.readUntil(h2Ping, h2FlagAck); err != nil || string(ack) != "pingpong" {
+		if ack, err := p.readUntil(h2wire.FramePing, h2wire.FlagAck); err != nil || string(ack) != "pingpong" {
 			return
 		}
 		answered.Add(1)
@@ -385,7 +385,7 @@ func TestH2HoldGoaway(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		var goaway [8]byte
 		binary.BigEndian.PutUint32(goaway[:4], 1) // last stream 1, NO_ERROR
-		p.write(h2GoAway, 0, 0, goaway[:])
+		p.write(h2wire.FrameGoAway, 0, 0, goaway[:])
 		p.holdOpen()
 	})
 	res := h2Idle(t, "-target", addr, "-conns", "5", "-hold", "600ms")
@@ -414,7 +414,7 @@ func TestHTTPFlag(t *testing.T) {
 		{[]string{"-http", "2"}, "-http 2: burst speaks HTTP/1.1 only"},
 	})
 	checkUsageErrors(t, []string{"idle", "-conns", "10", "-http", "2"}, []usageCase{
-		{[]string{"-path", "/" + strings.Repeat("a", h2MaxPath)}, "with -http 2 at most 8192"},
+		{[]string{"-path", "/" + strings.Repeat("a", h2wire.MaxPath)}, "with -http 2 at most 8192"},
 	})
 	for _, args := range [][]string{
 		{"lowrate", "-target", "127.0.0.1:1", "-conns", "1", "-rps", "1", "-http", "1.1"},
@@ -428,23 +428,6 @@ func TestHTTPFlag(t *testing.T) {
 	res, stderr, err := runCmd(t, context.Background(), "idle", "-target", hostPort(okServer(t, nil)), "-conns", "2", "-hold", "10ms")
 	if err != nil || res["http"] != "1.1" {
 		t.Errorf(`default: http %v (%v), want "1.1"`+"\n%s", res["http"], err, stderr)
-	}
-}
-
-// TestBuildH2Request: the preface, SETTINGS (push off) and the HEADERS of
-// the GET on stream 1, whose header block is what the static table and
-// literals without indexing make of it.
-func TestBuildH2Request(t *testing.T) {
-	b := buildH2Request("https", "127.0.0.1:8443", "/healthz")
-	want := h2Preface +
-		"\x00\x00\x06\x04\x00\x00\x00\x00\x00" + "\x00\x02\x00\x00\x00\x00" +
-		"\x00\x00\x31\x01\x05\x00\x00\x00\x01" +
-		"\x82\x87" + "\x04\x08/healthz" + "\x01\x0e127.0.0.1:8443" + "\x0f\x2b\x12csbench-connclient"
-	if string(b) != want {
-		t.Errorf("request\n%q\nwant\n%q", b, want)
-	}
-	if b := buildH2Request("http", "h", "/"); !strings.Contains(string(b), "\x82\x86\x04\x01/") {
-		t.Errorf("cleartext request %q lacks :scheme http", b)
 	}
 }
 
@@ -473,114 +456,4 @@ func TestH2ReferenceServer(t *testing.T) {
 	go io.Copy(io.Discard, lines) // the shutdown line
 	res := h2Idle(t, "-target", listening.Addr, "-conns", "20", "-hold", "200ms")
 	wantHeld(t, res, 20, "200")
-}
-
-// h2Canned is a net.Conn whose server side is canned bytes: what a
-// server sends a connection up to the end of its response.
-type h2Canned struct {
-	net.Conn
-	r strings.Reader
-	w *bytes.Buffer // what the client wrote; nil: not kept
-}
-
-func (c *h2Canned) Read(p []byte) (int, error) { return c.r.Read(p) }
-func (c *h2Canned) Write(p []byte) (int, error) {
-	if c.w != nil {
-		c.w.Write(p)
-	}
-	return len(p), nil
-}
-func (c *h2Canned) SetDeadline(time.Time) error      { return nil }
-func (c *h2Canned) SetReadDeadline(time.Time) error  { return nil }
-func (c *h2Canned) SetWriteDeadline(time.Time) error { return nil }
-
-// h2CannedResponse is a server's side of a connection: SETTINGS, a
-// WINDOW_UPDATE, the ACK of the client's SETTINGS, a PING, then the
-// response: HEADERS (:status 200 Huffman-coded) and CONTINUATION, and the
-// body in two DATA frames.
-func h2CannedResponse() string {
-	var b []byte
-	frame := func(typ, flags byte, stream uint32, payload []byte) {
-		b = appendFrameHeader(b, len(payload), typ, flags, stream)
-		b = append(b, payload...)
-	}
-	frame(h2Settings, 0, 0, []byte{0, 3, 0, 0, 0, 100})
-	frame(h2WindowUpdate, 0, 0, []byte{0, 0, 0x10, 0})
-	frame(h2Settings, h2FlagAck, 0, nil)
-	frame(h2Ping, 0, 0, []byte("12345678"))
-	frame(h2Headers, 0, 1, []byte{0x48, 0x82, 0x10, 0x01})
-	frame(h2Continuation, h2FlagEndHeaders, 1, append([]byte{0x5f, 0x0a}, "text/plain"...))
-	frame(h2Data, 0, 1, []byte("ok"))
-	frame(h2Data, h2FlagEndStream, 1, []byte("\n"))
-	return string(b)
-}
-
-// TestH2RoundTripAllocs: priming a connection over HTTP/2 allocates
-// nothing once the worker's buffers have their size.
-func TestH2RoundTripAllocs(t *testing.T) {
-	resp := h2CannedResponse()
-	c := &h2Canned{}
-	req := buildH2Request("http", "127.0.0.1:8080", "/healthz")
-	br := newReader()
-	var s h2Buf
-	allocs := testing.AllocsPerRun(1000, func() {
-		c.r.Reset(resp)
-		if st, err := h2RoundTrip(c, br, &s, req, 5*time.Second); st != 200 || err != nil {
-			t.Fatalf("status %d, %v", st, err)
-		}
-	})
-	if allocs != 0 {
-		t.Errorf("h2RoundTrip allocates %.1f times per connection, want 0", allocs)
-	}
-}
-
-// TestH2RoundTripDrain: frames that came with the end of the response (a
-// PING read with it) are answered before the connection is held.
-func TestH2RoundTripDrain(t *testing.T) {
-	ping := appendFrameHeader(nil, 8, h2Ping, 0, 0)
-	ping = append(ping, "afterend"...)
-	c := &h2Canned{w: &bytes.Buffer{}}
-	c.r.Reset(h2CannedResponse() + string(ping))
-	req := buildH2Request("http", "127.0.0.1:8080", "/healthz")
-	var s h2Buf
-	if st, err := h2RoundTrip(c, newReader(), &s, req, time.Second); st != 200 || err != nil {
-		t.Fatalf("status %d, %v", st, err)
-	}
-	ack := string(appendFrameHeader(nil, 8, h2Ping, h2FlagAck, 0)) + "afterend"
-	if w := c.w.String(); !strings.HasPrefix(w, string(req)) || !strings.HasSuffix(w, ack) {
-		t.Errorf("the client wrote %q, want its request first and the PING ACK last", w)
-	}
-	if c.r.Len() != 0 {
-		t.Errorf("%d bytes left unread", c.r.Len())
-	}
-}
-
-// TestH2RoundTripWindow: a body larger than half the initial window is
-// given back with WINDOW_UPDATE frames, the connection's and the
-// stream's, so that a response past 64 KiB is not stalled.
-func TestH2RoundTripWindow(t *testing.T) {
-	var b []byte
-	b = appendFrameHeader(b, 1, h2Headers, h2FlagEndHeaders, 1)
-	b = append(b, 0x88)
-	chunk := make([]byte, h2MaxFrame)
-	for range 3 {
-		b = appendFrameHeader(b, len(chunk), h2Data, 0, 1)
-		b = append(b, chunk...)
-	}
-	b = appendFrameHeader(b, 0, h2Data, h2FlagEndStream, 1)
-	c := &h2Canned{w: &bytes.Buffer{}}
-	c.r.Reset(string(b))
-	req := buildH2Request("http", "127.0.0.1:8080", "/payload/48k")
-	var s h2Buf
-	if st, err := h2RoundTrip(c, newReader(), &s, req, time.Second); st != 200 || err != nil {
-		t.Fatalf("status %d, %v", st, err)
-	}
-	var want []byte
-	for _, stream := range []uint32{0, 1} {
-		want = appendFrameHeader(want, 4, h2WindowUpdate, 0, stream)
-		want = binary.BigEndian.AppendUint32(want, 2*h2MaxFrame)
-	}
-	if w := c.w.String(); w != string(req)+string(want) {
-		t.Errorf("after its request the client wrote %q, want %q", w[min(len(w), len(req)):], want)
-	}
 }

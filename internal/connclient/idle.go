@@ -3,6 +3,7 @@ package connclient
 import (
 	"context"
 	"csbench/internal/connresult"
+	"csbench/internal/h2wire"
 	"errors"
 	"flag"
 	"fmt"
@@ -81,9 +82,9 @@ func hold(ctx context.Context, cfg *config, res *connresult.IdleResult, conns []
 	}
 	tick := time.NewTicker(cfg.progress)
 	defer tick.Stop()
-	var h2 *h2Hold // answers the servers of HTTP/2 connections
+	var h2 *h2wire.Hold // answers the servers of HTTP/2 connections
 	if cfg.http == httpV2 {
-		h2 = newH2Hold()
+		h2 = h2wire.NewHold()
 	}
 	dropped := func() {
 		if len(alive) < len(conns) && res.FirstDropS == nil {
@@ -152,13 +153,14 @@ func holdPlan(cfg *config, res *connresult.IdleResult) string {
 // the ones still open, reordered; the others are counted in drops by cause.
 // Dropped connections stay in the caller's full slice and are closed at the
 // end with the rest. An HTTP/2 connection's server may speak unasked: what
-// it sent h2 reads and answers (h2Hold.serve), and only what h2 does not
+// it sent h2 reads and answers (h2wire.Hold.Serve), and only what h2 does not
 // accept (a GOAWAY, a frame of a stream, the connection's end) is a drop.
-func checkAlive(live []held, drops map[string]uint64, h2 *h2Hold) []held {
+func checkAlive(live []held, drops map[string]uint64, h2 *h2wire.Hold) []held {
 	for i := 0; i < len(live); {
 		cause := peek(live[i])
 		if cause == causeUnexpected && live[i].h2 != nil {
-			cause = Classify(h2.serve(live[i]))
+			h := live[i]
+			cause = Classify(h2.Serve(h.io, h.h2, func() bool { return peek(h) != "" }))
 		}
 		if cause != "" {
 			drops[cause]++

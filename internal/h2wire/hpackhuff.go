@@ -1,4 +1,4 @@
-package connclient
+package h2wire
 
 // The Huffman code of HPACK (RFC 7541 Appendix B): for each byte value,
 // its code (right-aligned) and the code's length in bits. EOS (symbol 256)

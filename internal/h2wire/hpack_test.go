@@ -1,4 +1,4 @@
-package connclient
+package h2wire
 
 import (
 	"encoding/hex"
@@ -97,7 +97,7 @@ func TestHuffmanDecode(t *testing.T) {
 		src, _ := hex.DecodeString(c.hex)
 		var dst [4]byte
 		_, err := huffmanDecode(dst[:], src)
-		if !errors.Is(err, errBadResponse) || !strings.Contains(err.Error(), c.msg) {
+		if !errors.Is(err, ErrBadResponse) || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: %v, want a bad response saying %q", c.name, err, c.msg)
 		}
 	}
@@ -162,7 +162,7 @@ func TestHpackStatus(t *testing.T) {
 		{"bad Huffman", "4882" + "1000"},
 	} {
 		b, _ := hex.DecodeString(c.hex)
-		if got, err := hpackStatus(b); !errors.Is(err, errBadResponse) {
+		if got, err := hpackStatus(b); !errors.Is(err, ErrBadResponse) {
 			t.Errorf("%s: %d, %v; want a bad response", c.name, got, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package connclient
+package h2wire
 
 import (
 	"fmt"
@@ -38,7 +38,7 @@ func hpackAppendInt(b []byte, first byte, n uint, v int) []byte {
 // returns the integer and the rest of b.
 func hpackInt(b []byte, n uint) (int, []byte, error) {
 	if len(b) == 0 {
-		return 0, nil, fmt.Errorf("%w: HPACK integer cut short", errBadResponse)
+		return 0, nil, fmt.Errorf("%w: HPACK integer cut short", ErrBadResponse)
 	}
 	limit := 1<<n - 1
 	v := int(b[0]) & limit
@@ -54,7 +54,7 @@ func hpackInt(b []byte, n uint) (int, []byte, error) {
 			return v, b, nil
 		}
 	}
-	return 0, nil, fmt.Errorf("%w: HPACK integer cut short or too large", errBadResponse)
+	return 0, nil, fmt.Errorf("%w: HPACK integer cut short or too large", ErrBadResponse)
 }
 
 // hpackString reads a string literal (§5.2) from the start of b into dst,
@@ -62,7 +62,7 @@ func hpackInt(b []byte, n uint) (int, []byte, error) {
 // the rest of b. A string longer than dst is an error.
 func hpackString(dst, b []byte) (int, []byte, error) {
 	if len(b) == 0 {
-		return 0, nil, fmt.Errorf("%w: HPACK string cut short", errBadResponse)
+		return 0, nil, fmt.Errorf("%w: HPACK string cut short", ErrBadResponse)
 	}
 	huff := b[0]&0x80 != 0
 	n, b, err := hpackInt(b, 7)
@@ -70,12 +70,12 @@ func hpackString(dst, b []byte) (int, []byte, error) {
 		return 0, nil, err
 	}
 	if n > len(b) {
-		return 0, nil, fmt.Errorf("%w: HPACK string of %d bytes, %d left", errBadResponse, n, len(b))
+		return 0, nil, fmt.Errorf("%w: HPACK string of %d bytes, %d left", ErrBadResponse, n, len(b))
 	}
 	s, b := b[:n], b[n:]
 	if !huff {
 		if len(s) > len(dst) {
-			return 0, nil, fmt.Errorf("%w: HPACK string of %d bytes, want at most %d", errBadResponse, len(s), len(dst))
+			return 0, nil, fmt.Errorf("%w: HPACK string of %d bytes, want at most %d", ErrBadResponse, len(s), len(dst))
 		}
 		return copy(dst, s), b, nil
 	}
@@ -100,7 +100,7 @@ func hpackStatus(block []byte) (int, error) {
 		}
 	}
 	if len(b) == 0 {
-		return 0, fmt.Errorf("%w: HTTP/2 response without :status", errBadResponse)
+		return 0, fmt.Errorf("%w: HTTP/2 response without :status", ErrBadResponse)
 	}
 	isStatus := func(i int) bool { return i >= 8 && i < 8+len(hpackStaticStatus) }
 	var prefix uint
@@ -111,7 +111,7 @@ func hpackStatus(block []byte) (int, error) {
 			return 0, err
 		}
 		if !isStatus(i) {
-			return 0, fmt.Errorf("%w: HTTP/2 response's first field is entry %d, not :status", errBadResponse, i)
+			return 0, fmt.Errorf("%w: HTTP/2 response's first field is entry %d, not :status", ErrBadResponse, i)
 		}
 		return hpackStaticStatus[i-8], nil
 	case b[0]&0xc0 == 0x40: // literal with incremental indexing
@@ -127,11 +127,11 @@ func hpackStatus(block []byte) (int, error) {
 	if i == 0 { // the name is a literal too
 		n, rest, err := hpackString(buf[:], b)
 		if err != nil || string(buf[:n]) != ":status" {
-			return 0, fmt.Errorf("%w: HTTP/2 response's first field is not :status", errBadResponse)
+			return 0, fmt.Errorf("%w: HTTP/2 response's first field is not :status", ErrBadResponse)
 		}
 		b = rest
 	} else if !isStatus(i) {
-		return 0, fmt.Errorf("%w: HTTP/2 response's first field is named by entry %d, not :status", errBadResponse, i)
+		return 0, fmt.Errorf("%w: HTTP/2 response's first field is named by entry %d, not :status", ErrBadResponse, i)
 	}
 	n, _, err := hpackString(buf[:], b)
 	if err != nil {
@@ -139,7 +139,7 @@ func hpackStatus(block []byte) (int, error) {
 	}
 	v := buf[:n]
 	if len(v) != 3 || v[0] < '1' || v[0] > '9' || v[1] < '0' || v[1] > '9' || v[2] < '0' || v[2] > '9' {
-		return 0, fmt.Errorf("%w: HTTP/2 :status %q", errBadResponse, string(v)) // a copy: buf stays on the stack
+		return 0, fmt.Errorf("%w: HTTP/2 :status %q", ErrBadResponse, string(v)) // a copy: buf stays on the stack
 	}
 	return int(v[0]-'0')*100 + int(v[1]-'0')*10 + int(v[2]-'0'), nil
 }
@@ -201,21 +201,21 @@ func huffmanDecode(dst, src []byte) (int, error) {
 			if k := code - d.first[bits]; code >= d.first[bits] && k < d.count[bits] {
 				sym := d.syms[d.offset[bits]+k]
 				if sym == huffmanEOS {
-					return 0, fmt.Errorf("%w: HPACK Huffman string holds EOS", errBadResponse)
+					return 0, fmt.Errorf("%w: HPACK Huffman string holds EOS", ErrBadResponse)
 				}
 				if n == len(dst) {
-					return 0, fmt.Errorf("%w: HPACK string longer than %d bytes", errBadResponse, len(dst))
+					return 0, fmt.Errorf("%w: HPACK string longer than %d bytes", ErrBadResponse, len(dst))
 				}
 				dst[n] = byte(sym)
 				n++
 				code, bits = 0, 0
 			} else if bits == 30 {
-				return 0, fmt.Errorf("%w: HPACK Huffman code of no symbol", errBadResponse)
+				return 0, fmt.Errorf("%w: HPACK Huffman code of no symbol", ErrBadResponse)
 			}
 		}
 	}
 	if bits > 7 || code != 1<<bits-1 {
-		return 0, fmt.Errorf("%w: HPACK Huffman padding is not the start of EOS", errBadResponse)
+		return 0, fmt.Errorf("%w: HPACK Huffman padding is not the start of EOS", ErrBadResponse)
 	}
 	return n, nil
 }
