@@ -30,8 +30,9 @@
 // is kept as a slice entry only (no goroutine, no buffer).
 // With -http 2 that GET is HTTP/2 (package h2wire): h2 by ALPN over
 // TLS (only h2 offered), h2c with prior knowledge in cleartext; the
-// connection writes the preface, a SETTINGS frame (push off) and a HEADERS
-// frame on stream 1 (bytes built once per process), and reads frames to
+// connection writes the preface, a SETTINGS frame (HEADER_TABLE_SIZE 0:
+// no HPACK dynamic table; push off) and a HEADERS frame on stream 1
+// (bytes built once per process), and reads frames to
 // the end of stream 1's response, decoding only its :status, answering
 // the server's SETTINGS and PINGs. A held HTTP/2 connection costs a small
 // struct more (a frame not all arrived, between checks). Once a second

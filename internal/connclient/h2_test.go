@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +27,9 @@ import (
 type h2Peer struct {
 	c  net.Conn
 	br *bufio.Reader
+	// settings is the payload of the client's SETTINGS frame (the first
+	// one without ACK).
+	settings []byte
 }
 
 func (p *h2Peer) write(typ, flags byte, stream uint32, payload []byte) error {
@@ -85,9 +89,12 @@ func rawH2Server(t *testing.T, serve func(p *h2Peer)) string {
 			return
 		}
 		for {
-			f, _, err := p.read()
+			f, payload, err := p.read()
 			if err != nil {
 				return
+			}
+			if f.Type == h2wire.FrameSettings && f.Flags&h2wire.FlagAck == 0 && p.settings == nil {
+				p.settings = payload
 			}
 			if f.Type == h2wire.FrameHeaders {
 				if f.Stream != 1 || f.Flags != h2wire.FlagEndStream|h2wire.FlagEndHeaders {
@@ -98,6 +105,32 @@ func rawH2Server(t *testing.T, serve func(p *h2Peer)) string {
 		}
 		serve(p)
 	}).String()
+}
+
+// TestH2ClientSettings: the SETTINGS frame every connection sends, as its
+// server reads it, sets HEADER_TABLE_SIZE and ENABLE_PUSH to 0 and
+// nothing else: no dynamic table (h2wire's hpack.go), no push.
+func TestH2ClientSettings(t *testing.T) {
+	var ok atomic.Int64
+	addr := rawH2Server(t, func(p *h2Peer) {
+		want := map[uint16]uint32{h2wire.SettingHeaderTableSize: 0, h2wire.SettingEnablePush: 0}
+		got := map[uint16]uint32{}
+		for b := p.settings; len(b) >= 6; b = b[6:] {
+			got[binary.BigEndian.Uint16(b)] = binary.BigEndian.Uint32(b[2:])
+		}
+		if len(p.settings)%6 == 0 && maps.Equal(got, want) {
+			ok.Add(1)
+		} else {
+			t.Errorf("the client's SETTINGS %x, want HEADER_TABLE_SIZE 0 and ENABLE_PUSH 0", p.settings)
+		}
+		p.respond200()
+		p.holdOpen()
+	})
+	res := h2Idle(t, "-target", addr, "-conns", "3", "-hold", "100ms")
+	wantHeld(t, res, 3, "200")
+	if ok.Load() != 3 {
+		t.Errorf("%d connections sent the SETTINGS wanted, want 3", ok.Load())
+	}
 }
 
 // h2Idle runs idle -http 2 with args after the mode and returns the result.

@@ -68,14 +68,22 @@ const (
 	windowAck = 1 << 15
 )
 
+// The settings the client sends (RFC 9113 §6.5.2), both 0.
+const (
+	SettingHeaderTableSize = 0x1
+	SettingEnablePush      = 0x2
+)
+
+// Preface is the client connection preface (RFC 9113 §3.4).
 const Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 // settingsAck is the SETTINGS frame with the ACK flag.
 var settingsAck = []byte{0, 0, 0, FrameSettings, FlagAck, 0, 0, 0, 0}
 
 // BuildRequest returns what opens an HTTP/2 connection and asks for path
-// on it: the client preface, a SETTINGS frame with SETTINGS_ENABLE_PUSH 0,
-// and a HEADERS frame (END_STREAM, END_HEADERS) on stream 1 whose header
+// on it: the client preface, a SETTINGS frame with
+// SETTINGS_HEADER_TABLE_SIZE 0 (no dynamic table: hpack.go) and
+// SETTINGS_ENABLE_PUSH 0, and a HEADERS frame (END_STREAM, END_HEADERS) on stream 1 whose header
 // block is :method GET and :scheme from the static table, :path and
 // :authority as literals without indexing (with their names from the
 // static table), and user-agent as HTTP/1.1's request sends it. Built once
@@ -91,8 +99,9 @@ func BuildRequest(scheme, authority, path string) []byte {
 	block = hpackAppendLiteral(block, 1, authority)  // :authority
 	block = hpackAppendLiteral(block, 58, userAgent) // user-agent
 	b := []byte(Preface)
-	b = AppendFrameHeader(b, 6, FrameSettings, 0, 0)
-	b = append(b, 0, 2, 0, 0, 0, 0) // SETTINGS_ENABLE_PUSH = 0
+	b = AppendFrameHeader(b, 12, FrameSettings, 0, 0)
+	b = append(b, 0, SettingHeaderTableSize, 0, 0, 0, 0) // = 0
+	b = append(b, 0, SettingEnablePush, 0, 0, 0, 0)      // = 0
 	b = AppendFrameHeader(b, len(block), FrameHeaders, FlagEndStream|FlagEndHeaders, 1)
 	return append(b, block...)
 }

@@ -12,13 +12,13 @@ import (
 
 func newReader() *bufio.Reader { return bufio.NewReaderSize(nil, 4096) }
 
-// TestBuildH2Request: the preface, SETTINGS (push off) and the HEADERS of
+// TestBuildH2Request: the preface, SETTINGS (no dynamic table, push off) and the HEADERS of
 // the GET on stream 1, whose header block is what the static table and
 // literals without indexing make of it.
 func TestBuildH2Request(t *testing.T) {
 	b := BuildRequest("https", "127.0.0.1:8443", "/healthz")
 	want := Preface +
-		"\x00\x00\x06\x04\x00\x00\x00\x00\x00" + "\x00\x02\x00\x00\x00\x00" +
+		"\x00\x00\x0c\x04\x00\x00\x00\x00\x00" + "\x00\x01\x00\x00\x00\x00" + "\x00\x02\x00\x00\x00\x00" +
 		"\x00\x00\x31\x01\x05\x00\x00\x00\x01" +
 		"\x82\x87" + "\x04\x08/healthz" + "\x01\x0e127.0.0.1:8443" + "\x0f\x2b\x12csbench-connclient"
 	if string(b) != want {
@@ -26,6 +26,34 @@ func TestBuildH2Request(t *testing.T) {
 	}
 	if b := BuildRequest("http", "h", "/"); !strings.Contains(string(b), "\x82\x86\x04\x01/") {
 		t.Errorf("cleartext request %q lacks :scheme http", b)
+	}
+}
+
+// TestClientSettings: the SETTINGS frame of the opening, the first frame
+// after the preface, sets HEADER_TABLE_SIZE 0, so that the server's HPACK
+// encoder adds nothing to a dynamic table (hpack.go), and ENABLE_PUSH 0.
+func TestClientSettings(t *testing.T) {
+	b := BuildRequest("http", "127.0.0.1:8080", "/healthz")
+	if !strings.HasPrefix(string(b), Preface) {
+		t.Fatalf("the opening %q does not start with the preface", b)
+	}
+	b = b[len(Preface):]
+	f := ParseFrameHeader(b)
+	if f.Type != FrameSettings || f.Flags != 0 || f.Stream != 0 || f.Length%6 != 0 {
+		t.Fatalf("first frame %+v, want a SETTINGS on stream 0", f)
+	}
+	got := map[uint16]uint32{}
+	for p := b[FrameHeaderLen : FrameHeaderLen+f.Length]; len(p) > 0; p = p[6:] {
+		got[binary.BigEndian.Uint16(p)] = binary.BigEndian.Uint32(p[2:])
+	}
+	if v, ok := got[SettingHeaderTableSize]; !ok || v != 0 {
+		t.Errorf("SETTINGS_HEADER_TABLE_SIZE %d (sent: %v), want 0", v, ok)
+	}
+	if v, ok := got[SettingEnablePush]; !ok || v != 0 {
+		t.Errorf("SETTINGS_ENABLE_PUSH %d (sent: %v), want 0", v, ok)
+	}
+	if len(got) != 2 {
+		t.Errorf("settings %v, want those two alone", got)
 	}
 }
 

@@ -7,9 +7,15 @@ import (
 
 // The part of HPACK (RFC 7541) this client needs: literals to encode its
 // one request, and the decoding of a response's first field, :status. It
-// keeps no dynamic table: :status is the first field of a response's
-// header block (a pseudo-header), so it can name no entry the block
-// itself adds, and every other field, and every later block, is skipped.
+// keeps no dynamic table, and by protocol needs none: the client's
+// SETTINGS (BuildRequest) sets SETTINGS_HEADER_TABLE_SIZE to 0, and a
+// server applies a SETTINGS frame before the frames that follow it (RFC
+// 9113 §6.5.3), here the request, so the response's header block is
+// encoded for a table of size 0: it may begin with a dynamic table size
+// update to 0 (§4.2, skipped by hpackStatus) and can name only entries
+// of the static table. Besides, :status is the first field of the block
+// (a pseudo-header), and every other field, and every later block, is
+// skipped.
 
 // hpackAppendLiteral appends a literal header field without indexing
 // (RFC 7541 §6.2.2) whose name is entry index of the static table and
