@@ -2,7 +2,7 @@
 # scripts/engine-bench.sh: measure connclient lowrate's epoll engine on this
 # machine against wrk, and its ceiling against a trivial responder, keeping
 # every raw output; the figures and the verdicts are computed from them by
-# `connclient benchreport` (internal/connclient/benchcheck.go).
+# `connclient benchreport` (internal/enginebench).
 #
 # Usage: bash scripts/engine-bench.sh -o DIR [-c CONNS] [-l CONNS] [-d SECONDS] [-n REPS] [-r RPS] [-h]
 #

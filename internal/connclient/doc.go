@@ -67,7 +67,7 @@
 //
 // responder is a trivial HTTP/1.1 server (one event loop, a fixed
 // response) to measure the client against; benchrate and benchreport
-// compute from the raw files of scripts/engine-bench.sh (benchcheck.go).
+// compute from the raw files of scripts/engine-bench.sh (package enginebench).
 //
 // # Result
 //

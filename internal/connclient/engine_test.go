@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"csbench/internal/connresult"
+	"csbench/internal/enginebench"
 	"net"
 	"net/netip"
 	"runtime"
@@ -562,9 +563,10 @@ func TestEngineYields(t *testing.T) {
 // BenchmarkEngine does (50000 requests, one loop) but against the spinning
 // responder (which never waits to be woken) over 1024 connections; then its
 // open-loop ceiling as scripts/engine-bench.sh does, the first of
-// BenchSustainFractions of it that keeps its schedule for half a second
-// (99 % of the rate, sender lag p99 within BenchKeptLagMs); then runs b.N
-// requests at BenchLagFraction of that over 1024 connections again and
+// enginebench.BenchSustainFractions of it that keeps its schedule for half
+// a second (99 % of the rate, sender lag p99 within
+// enginebench.BenchKeptLagMs); then runs b.N requests at
+// enginebench.BenchLagFraction of that over 1024 connections again and
 // reports the sender lag p99 (all requests), the engine lag p99 (those that
 // found an idle connection), in µs, and the requests that waited for a
 // connection. The responder spins on one CPU: run it where the loop has the
@@ -585,22 +587,22 @@ func BenchmarkEngineLag80(b *testing.B) {
 		b.Fatalf("%d connections alive after the probe, want %d", alive, conns)
 	}
 	sustained := 0.0
-	for _, f := range BenchSustainFractions {
+	for _, f := range enginebench.BenchSustainFractions {
 		rate := int(f * ceiling)
 		n := int64(rate / 2)
 		e, _ := runSchedule(b, dialFDs(b, r.addr.String(), conns), 1, rate, n, 5*time.Second)
 		// Up to the last response (closing the 1024 sockets after it takes
 		// milliseconds, not the schedule's).
 		achieved := float64(n) / (time.Duration(e.loops[0].lastDone - e.startNs)).Seconds()
-		if tot := totals(e); kept(achieved, float64(rate), tot.lag.Quantile(0.99)/1000) {
+		if tot := totals(e); enginebench.KeptRate(achieved, float64(rate), tot.lag.Quantile(0.99)/1000) {
 			sustained = achieved
 			break
 		}
 	}
 	if sustained == 0 {
-		b.Fatalf("no open-loop rate down to %v of the ceiling %.0f req/s kept its schedule", BenchSustainFractions[len(BenchSustainFractions)-1], ceiling)
+		b.Fatalf("no open-loop rate down to %v of the ceiling %.0f req/s kept its schedule", enginebench.BenchSustainFractions[len(enginebench.BenchSustainFractions)-1], ceiling)
 	}
-	rate := int(BenchLagFraction * sustained)
+	rate := int(enginebench.BenchLagFraction * sustained)
 	fds := dialFDs(b, r.addr.String(), conns)
 	b.ReportAllocs()
 	b.ResetTimer()

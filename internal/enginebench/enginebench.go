@@ -1,24 +1,6 @@
-package connclient
-
-import (
-	"bytes"
-	"context"
-	"csbench/internal/connresult"
-	"csbench/internal/parse"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
-	"math"
-	"os"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-)
-
-// The engine bench (scripts/engine-bench.sh) keeps raw outputs only; these
-// two subcommands compute from them:
+// Package enginebench computes the engine bench's figures and verdicts.
+// The engine bench (scripts/engine-bench.sh) keeps raw outputs only; two
+// subcommands of connclient compute from them with this package:
 //
 //	benchrate   the rate of the script's next run: -scale times wrk's
 //	            achieved rate (-wrk), or a connclient run's (-result)
@@ -52,6 +34,23 @@ import (
 //	                          open-loop ceiling, same connections and
 //	                          responder: the lag's verdict, on every
 //	                          request's sender lag
+package enginebench
+
+import (
+	"bytes"
+	"csbench/internal/connresult"
+	"csbench/internal/decimal"
+	"csbench/internal/parse"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // TimeFormat is the /usr/bin/time -f format the bench writes.
 const TimeFormat = "user_s=%U sys_s=%S wall_s=%e"
@@ -83,12 +82,12 @@ var BenchSustainFractions = []float64{0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5}
 // least BenchKeptMin of its target rate, its sender lag p99 at most
 // BenchKeptLagMs.
 func Kept(l *connresult.LowrateResult) bool {
-	return l != nil && l.RPSAchieved != nil && l.SenderLagP99Ms != nil && kept(*l.RPSAchieved, float64(l.RPSTarget), *l.SenderLagP99Ms)
+	return l != nil && l.RPSAchieved != nil && l.SenderLagP99Ms != nil && KeptRate(*l.RPSAchieved, float64(l.RPSTarget), *l.SenderLagP99Ms)
 }
 
-// kept is Kept's rule on the figures: achieved and target rates, sender
+// KeptRate is Kept's rule on the figures: achieved and target rates, sender
 // lag p99 in ms.
-func kept(achieved, target, lagP99Ms float64) bool {
+func KeptRate(achieved, target, lagP99Ms float64) bool {
 	return target > 0 && achieved >= BenchKeptMin*target && lagP99Ms <= BenchKeptLagMs
 }
 
@@ -537,71 +536,6 @@ func BenchRate(wrkOut, result string, scale float64) (int, error) {
 	return max(1, int(math.Floor(rps*scale))), nil
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
+func ptr[T any](v T) *T { return &v }
 
-// runBench runs benchrate or benchreport (args[0]).
-func runBench(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("connclient "+args[0], flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var wrkOut, result, next, dir string
-	scale := 1.0
-	if args[0] == "benchrate" {
-		fs.StringVar(&wrkOut, "wrk", "", "")
-		fs.StringVar(&result, "result", "", "")
-		fs.StringVar(&next, "next", "", "")
-		fs.Float64Var(&scale, "scale", 1, "")
-	} else {
-		fs.StringVar(&dir, "dir", "", "")
-	}
-	err := fs.Parse(args[1:])
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(stdout, Usage)
-		return nil
-	case err != nil:
-		err = usageErrorf("%v", err)
-	case fs.NArg() > 0:
-		err = usageErrorf("unexpected argument %q", fs.Arg(0))
-	case args[0] == "benchrate" && btoi(wrkOut != "")+btoi(result != "")+btoi(next != "") != 1:
-		err = usageErrorf("benchrate needs one of -wrk FILE, -result FILE or -next DIR")
-	case next != "" && scale != 1:
-		err = usageErrorf("-next takes no -scale: the fractions are the bench's own")
-	case !(scale > 0 && scale <= 100):
-		err = usageErrorf("-scale %v: want a number above 0, at most 100", scale)
-	case args[0] == "benchreport" && dir == "":
-		err = usageErrorf("benchreport needs -dir DIR")
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n\n%s", err, Usage)
-		return err
-	}
-	if next != "" {
-		what, rate, err := BenchSustainNext(next)
-		if err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return err
-		}
-		fmt.Fprintln(stdout, what, rate)
-		return nil
-	}
-	if args[0] == "benchrate" {
-		rate, err := BenchRate(wrkOut, result, scale)
-		if err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			return err
-		}
-		fmt.Fprintln(stdout, rate)
-		return nil
-	}
-	rep, err := BenchReportOf(dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "error: %v\n", err)
-		return err
-	}
-	return writeResult(stdout, rep)
-}
+var round = decimal.Round
