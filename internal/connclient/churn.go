@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"csbench/internal/connresult"
+	"csbench/internal/h1wire"
 	"errors"
 	"flag"
 	"fmt"
@@ -43,7 +44,7 @@ func newHeader(cfg *config, started time.Time) connresult.Header {
 	return h
 }
 
-// buildCloseRequest is buildRequest asking the server to close after the
+// buildCloseRequest is h1wire.BuildRequest asking the server to close after the
 // response.
 func buildCloseRequest(host, path string) []byte {
 	return []byte("GET " + path + " HTTP/1.1\r\nHost: " + host +
@@ -79,7 +80,7 @@ type churnRun struct {
 }
 
 func newChurnRun(cfg *config) *churnRun {
-	req := buildRequest(cfg.target.String(), cfg.path)
+	req := h1wire.BuildRequest(cfg.target.String(), cfg.path)
 	if cfg.close == CloseServer {
 		req = buildCloseRequest(cfg.target.String(), cfg.path)
 	}
@@ -109,7 +110,7 @@ func (r *churnRun) run(ctx context.Context, stderr io.Writer) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			br := newReader()
+			br := h1wire.NewReader()
 			for i := range jobs {
 				r.one(ctx, i, br)
 			}
@@ -220,11 +221,11 @@ func (r *churnRun) one(ctx context.Context, i int64, br *bufio.Reader) {
 		c = sc
 	}
 	stopClose := context.AfterFunc(ctx, func() { c.Close() })
-	status, keepAlive, err := roundTrip(c, br, r.req, r.cfg.timeout)
+	status, keepAlive, err := h1wire.RoundTrip(c, br, r.req, r.cfg.timeout)
 	done := time.Now()
 	if err == nil && r.cfg.close == CloseServer {
 		if keepAlive {
-			err = fmt.Errorf("%w: the server kept the connection open after Connection: close", errBadResponse)
+			err = fmt.Errorf("%w: the server kept the connection open after Connection: close", h1wire.ErrBadResponse)
 		} else {
 			err = waitEOF(c, r.cfg.timeout)
 		}
@@ -242,7 +243,7 @@ func waitEOF(c net.Conn, timeout time.Duration) error {
 	var b [1]byte
 	n, err := c.Read(b[:])
 	if n > 0 {
-		return fmt.Errorf("%w: data after a Connection: close response", errBadResponse)
+		return fmt.Errorf("%w: data after a Connection: close response", h1wire.ErrBadResponse)
 	}
 	if errors.Is(err, io.EOF) {
 		return nil

@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/h1wire"
 	"csbench/internal/h2wire"
 	"errors"
 	"io"
@@ -77,9 +78,9 @@ func Classify(err error) string {
 		return causeCanceled
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return causeEOF
-	case errors.Is(err, errBadResponse), errors.Is(err, h2wire.ErrBadResponse):
+	case errors.Is(err, h1wire.ErrBadResponse), errors.Is(err, h2wire.ErrBadResponse):
 		return causeBadResponse
-	case errors.Is(err, errServerClose):
+	case errors.Is(err, h1wire.ErrServerClose):
 		return causeServerClose
 	}
 	var ne net.Error

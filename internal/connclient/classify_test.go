@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/h1wire"
 	"errors"
 	"fmt"
 	"io"
@@ -37,8 +38,8 @@ func TestClassifyInjected(t *testing.T) {
 		{op("read", net.ErrClosed), causeCanceled},
 		{io.EOF, causeEOF},
 		{io.ErrUnexpectedEOF, causeEOF},
-		{fmt.Errorf("%w: junk", errBadResponse), causeBadResponse},
-		{errServerClose, causeServerClose},
+		{fmt.Errorf("%w: junk", h1wire.ErrBadResponse), causeBadResponse},
+		{h1wire.ErrServerClose, causeServerClose},
 		{op("dial", os.NewSyscallError("connect", syscall.EHOSTUNREACH)), causeOther},
 		{errors.New("something else"), causeOther},
 		{nil, ""},

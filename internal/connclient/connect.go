@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"csbench/internal/connresult"
+	"csbench/internal/h1wire"
 	"csbench/internal/h2wire"
 	"fmt"
 	"io"
@@ -116,7 +117,7 @@ func newConnectPhase(cfg *config, prime bool) *connectPhase {
 	p := &connectPhase{
 		cfg:         cfg,
 		dialer:      newDialer(cfg.source, cfg.connectTimeout),
-		req:         buildRequest(cfg.target.String(), cfg.path),
+		req:         h1wire.BuildRequest(cfg.target.String(), cfg.path),
 		prime:       prime,
 		dialing:     make([]atomic.Int64, cfg.workers),
 		wake:        make(chan struct{}, 1),
@@ -151,7 +152,7 @@ func (p *connectPhase) run(ctx context.Context, stderr io.Writer) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			wb := &workerBufs{br: newReader()}
+			wb := &workerBufs{br: h1wire.NewReader()}
 			for j := range jobs {
 				p.attempt(ctx, wb, w, j)
 			}
@@ -477,13 +478,13 @@ func (p *connectPhase) attempt(ctx context.Context, wb *workerBufs, w int, j con
 		if p.cfg.http == httpV2 {
 			status, err = h2wire.RoundTrip(rw, wb.br, &wb.h2, p.req, p.cfg.connectTimeout)
 		} else {
-			status, keepAlive, err = roundTrip(rw, wb.br, p.req, p.cfg.connectTimeout)
+			status, keepAlive, err = h1wire.RoundTrip(rw, wb.br, p.req, p.cfg.connectTimeout)
 		}
 		reqLat = time.Since(t1)
 		if !stop() {
 			err = context.Canceled
 		} else if err == nil && !keepAlive {
-			err = errServerClose
+			err = h1wire.ErrServerClose
 		}
 		if err != nil {
 			tc.Close()

@@ -56,7 +56,7 @@
 // Go runtime's poller and split over event loops (one per 5,000 requests/s,
 // at most one per CPU: GOMAXPROCS; or -loops), each a goroutine locked to its thread that waits in
 // epoll_pwait2 (nanosecond timeouts) as a raw syscall, reads and writes
-// non-blocking, parses responses incrementally (respparse.go) and
+// non-blocking, parses responses incrementally (h1wire.Parser) and
 // allocates nothing per request. A due request takes its loop's connection
 // idle the longest; when all are busy it waits, counted in
 // requests_late_pool_busy. With TLS the goroutine engine runs instead: one

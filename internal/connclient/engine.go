@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"csbench/internal/connresult"
+	"csbench/internal/h1wire"
 	"fmt"
 	"math"
 	"os"
@@ -21,7 +22,7 @@ import (
 // does in C. A loop waits in epoll_pwait2 (nanosecond timeout) for the next
 // due time or an event on its sockets, registered once, edge-triggered;
 // reads and writes are non-blocking syscalls on the bare fds, the request is
-// precomputed, responses are parsed incrementally (respParser) from one
+// precomputed, responses are parsed incrementally (h1wire.Parser) from one
 // read buffer per loop, and nothing is allocated per request.
 //
 // Schedule: request i (global) is due at start + i/rps and belongs to loop
@@ -97,7 +98,7 @@ type econn struct {
 	wrOff      int32 // bytes of the request written
 	prev, next int32 // the loop's busy list, in send order (-1: none)
 	due, sent  int64 // of the request in flight, on the loop's clock
-	p          respParser
+	p          h1wire.Parser
 }
 
 // evloop is one event loop and everything it counts; only its goroutine
@@ -398,7 +399,7 @@ func (l *evloop) send(c int32, due int64, waited bool) int64 {
 	cn := &l.conns[c]
 	sent := l.e.now()
 	cn.state, cn.due, cn.sent, cn.wrOff = connBusy, due, sent, 0
-	cn.p.reset()
+	cn.p.Reset()
 	l.lag.Record((sent - due) / 1000)
 	if !waited {
 		l.own.Record((sent - due) / 1000)
@@ -468,14 +469,14 @@ func (l *evloop) read(c int32) {
 		n, errno := rawIO(syscall.SYS_READ, cn.fd, l.buf)
 		switch {
 		case n > 0:
-			k, done, perr := cn.p.feed(l.buf[:n])
+			k, done, perr := cn.p.Feed(l.buf[:n])
 			if perr != nil {
 				l.failConn(c, perr)
 				return
 			}
 			if done {
 				if k < n {
-					l.failConn(c, fmt.Errorf("%w: %d unexpected bytes after the response", errBadResponse, n-k))
+					l.failConn(c, fmt.Errorf("%w: %d unexpected bytes after the response", h1wire.ErrBadResponse, n-k))
 					return
 				}
 				l.complete(c)
@@ -485,7 +486,7 @@ func (l *evloop) read(c int32) {
 				return // drained: more bytes come with a new edge
 			}
 		case n == 0:
-			if done, err := cn.p.eof(); done {
+			if done, err := cn.p.EOF(); done {
 				l.complete(c)
 			} else {
 				l.failConn(c, err)
@@ -519,7 +520,7 @@ func (l *evloop) complete(c int32) {
 	cn := &l.conns[c]
 	done := l.e.now()
 	l.busyRemove(c)
-	st := cn.p.head.status
+	st := cn.p.Status()
 	if st == 200 {
 		l.status200++
 	} else {
@@ -537,7 +538,7 @@ func (l *evloop) complete(c int32) {
 	switch {
 	case int(cn.wrOff) < len(l.e.spec.req): // answered before the request was all sent
 		l.drop(c, causeBadResponse)
-	case !cn.p.head.keepAlive:
+	case !cn.p.KeepAlive():
 		l.drop(c, causeServerClose)
 	default:
 		cn.state = connIdle

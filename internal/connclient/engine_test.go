@@ -5,6 +5,7 @@ import (
 	"context"
 	"csbench/internal/connresult"
 	"csbench/internal/enginebench"
+	"csbench/internal/h1wire"
 	"net"
 	"net/netip"
 	"runtime"
@@ -80,6 +81,9 @@ func (s *scriptServer) serve(conn *net.TCPConn, c int) {
 	}
 }
 
+// cannedOK is a whole response of 3 body bytes.
+const cannedOK = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Type: text/plain\r\n\r\nok\n"
+
 // okResp answers everything with cannedOK.
 func okResp(int, int) ([]byte, string) { return []byte(cannedOK), "" }
 
@@ -143,7 +147,7 @@ func totals(e *engine) engineTotals {
 // due 20 ms from now, and returns the engine and that start.
 func runSchedule(t testing.TB, fds []int, nloops, rps int, n int64, timeout time.Duration) (*engine, time.Time) {
 	t.Helper()
-	spec := engineSpec{req: buildRequest("127.0.0.1", "/"), rps: rps, n: n, timeout: timeout}
+	spec := engineSpec{req: h1wire.BuildRequest("127.0.0.1", "/"), rps: rps, n: n, timeout: timeout}
 	e, err := newEngine(spec, fds, nloops)
 	if err != nil {
 		t.Fatal(err)
@@ -455,7 +459,7 @@ func TestResponder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := string(buildRequest(r.addr.String(), "/"))
+		req := string(h1wire.BuildRequest(r.addr.String(), "/"))
 		for _, w := range []string{req[:7], req[7:] + req + req[:len(req)-1], req[len(req)-1:]} {
 			if _, err := c.Write([]byte(w)); err != nil {
 				t.Fatal(err)
@@ -465,7 +469,7 @@ func TestResponder(t *testing.T) {
 		br := bufio.NewReader(c)
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		for i := 0; i < 3; i++ {
-			status, keep, err := readResponse(br)
+			status, keep, err := h1wire.ReadResponse(br)
 			if err != nil || status != 200 || !keep {
 				t.Fatalf("spin %v: response %d: %d %v %v", spin, i, status, keep, err)
 			}

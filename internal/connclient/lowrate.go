@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"csbench/internal/connresult"
+	"csbench/internal/h1wire"
 	"errors"
 	"fmt"
 	"io"
@@ -410,7 +411,7 @@ func (r *lowrateRun) counts() (sent, completed, failed, poolBusy int64) {
 // readers lends response buffers: a connection needs one only while a
 // response is in flight, so with many mostly idle connections the buffers in
 // use track the requests in flight, not the connections.
-var readers = sync.Pool{New: func() any { return newReader() }}
+var readers = sync.Pool{New: func() any { return h1wire.NewReader() }}
 
 func (r *lowrateRun) connLoop(ctx context.Context, c, nconns int, h held, wake <-chan struct{}) {
 	dead := false
@@ -436,7 +437,7 @@ func (r *lowrateRun) connLoop(ctx context.Context, c, nconns int, h held, wake <
 		sent := time.Now()
 		r.sent.Add(1)
 		br := readers.Get().(*bufio.Reader)
-		status, keepAlive, err := roundTrip(h.io, br, r.req, r.cfg.timeout)
+		status, keepAlive, err := h1wire.RoundTrip(h.io, br, r.req, r.cfg.timeout)
 		done := time.Now()
 		readers.Put(br)
 		r.record(ctx, due, sent, done, status, err)

@@ -1,8 +1,9 @@
-package connclient
+package h1wire
 
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"strings"
@@ -11,7 +12,7 @@ import (
 )
 
 // responseCases are responses to a GET with what a parser must make of
-// them: readResponse (blocking) and respParser (incremental) alike.
+// them: ReadResponse (blocking) and Parser (incremental) alike.
 var responseCases = []struct {
 	name      string
 	in        string
@@ -42,16 +43,16 @@ var responseCases = []struct {
 	{"bad header", "HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", 200, false, causeBadResponse, ""},
 	{"no length keep-alive", "HTTP/1.1 200 OK\r\n\r\nbody", 200, false, causeBadResponse, ""},
 	{"interim", "HTTP/1.1 100 Continue\r\n\r\n", 100, false, causeBadResponse, ""},
-	{"long line", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", readBufSize) + "\r\n\r\n", 200, false, causeBadResponse, ""},
+	{"long line", "HTTP/1.1 200 OK\r\nX: " + strings.Repeat("a", ReadBufSize) + "\r\n\r\n", 200, false, causeBadResponse, ""},
 }
 
 func TestReadResponse(t *testing.T) {
 	cases := responseCases
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			br := bufio.NewReaderSize(strings.NewReader(c.in), readBufSize)
-			status, keep, err := readResponse(br)
-			if got := Classify(err); got != c.err {
+			br := bufio.NewReaderSize(strings.NewReader(c.in), ReadBufSize)
+			status, keep, err := ReadResponse(br)
+			if got := classify(err); got != c.err {
 				t.Fatalf("error %v (cause %q), want cause %q", err, got, c.err)
 			}
 			if status != c.status || (err == nil && keep != c.keepAlive) {
@@ -68,7 +69,7 @@ func TestReadResponse(t *testing.T) {
 }
 
 func TestBuildRequest(t *testing.T) {
-	got := string(buildRequest("198.18.0.1:8080", "/healthz"))
+	got := string(BuildRequest("198.18.0.1:8080", "/healthz"))
 	want := "GET /healthz HTTP/1.1\r\nHost: 198.18.0.1:8080\r\nUser-Agent: csbench-connclient\r\nAccept: */*\r\n\r\n"
 	if got != want {
 		t.Errorf("request %q, want %q", got, want)
@@ -82,18 +83,40 @@ func TestReadResponseAllocs(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nok\n\r\n0\r\n\r\n",
 	} {
 		src := strings.NewReader(resp)
-		br := newReader()
+		br := NewReader()
 		allocs := testing.AllocsPerRun(1000, func() {
 			src.Reset(resp)
 			br.Reset(src)
-			if _, _, err := readResponse(br); err != nil {
+			if _, _, err := ReadResponse(br); err != nil {
 				t.Fatal(err)
 			}
 		})
 		if allocs != 0 {
-			t.Errorf("readResponse allocates %.1f times per response, want 0", allocs)
+			t.Errorf("ReadResponse allocates %.1f times per response, want 0", allocs)
 		}
 	}
+}
+
+// serveLocal accepts on 127.0.0.1 until the test ends and hands each
+// connection to handle in its own goroutine (connclient's tests have the
+// same accept loop).
+func serveLocal(tb testing.TB, handle func(c net.Conn)) net.Addr {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go handle(c)
+		}
+	}()
+	return ln.Addr()
 }
 
 // cannedServer answers every request on 127.0.0.1 with one fixed response,
@@ -136,26 +159,26 @@ func TestRoundTripAllocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	req := buildRequest(addr.String(), "/healthz")
-	br := newReader()
+	req := BuildRequest(addr.String(), "/healthz")
+	br := NewReader()
 	allocs := testing.AllocsPerRun(500, func() {
-		if _, _, err := roundTrip(c, br, req, 5*time.Second); err != nil {
+		if _, _, err := RoundTrip(c, br, req, 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
 	})
 	if allocs >= 1 {
-		t.Errorf("roundTrip allocates %.1f times per request, want 0", allocs)
+		t.Errorf("RoundTrip allocates %.1f times per request, want 0", allocs)
 	}
 }
 
 func BenchmarkReadResponse(b *testing.B) {
 	src := strings.NewReader(cannedOK)
-	br := newReader()
+	br := NewReader()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		src.Reset(cannedOK)
 		br.Reset(src)
-		if _, _, err := readResponse(br); err != nil {
+		if _, _, err := ReadResponse(br); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -168,12 +191,31 @@ func BenchmarkRoundTripLoopback(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	req := buildRequest(addr.String(), "/healthz")
-	br := newReader()
+	req := BuildRequest(addr.String(), "/healthz")
+	br := NewReader()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := roundTrip(c, br, req, 5*time.Second); err != nil {
+		if _, _, err := RoundTrip(c, br, req, 5*time.Second); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// The causes connclient's Classify names for the errors of this package.
+const (
+	causeEOF         = "eof"
+	causeBadResponse = "bad_response"
+)
+
+// classify is the part of connclient's Classify these errors reach.
+func classify(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return causeEOF
+	case errors.Is(err, ErrBadResponse):
+		return causeBadResponse
+	}
+	return "other"
 }

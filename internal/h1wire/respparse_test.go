@@ -1,6 +1,7 @@
-package connclient
+package h1wire
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -9,10 +10,10 @@ import (
 // then the end of the stream if the response is not complete by then; it
 // returns the status, keep-alive, the error and how many bytes it took.
 func parsePieces(pieces []string) (status int, keepAlive bool, err error, took int) {
-	var p respParser
-	p.reset()
+	var p Parser
+	p.Reset()
 	for _, piece := range pieces {
-		n, done, err := p.feed([]byte(piece))
+		n, done, err := p.Feed([]byte(piece))
 		took += n
 		if err != nil {
 			return p.head.status, false, err, took
@@ -21,13 +22,13 @@ func parsePieces(pieces []string) (status int, keepAlive bool, err error, took i
 			return p.head.status, p.head.keepAlive, nil, took
 		}
 	}
-	if done, err := p.eof(); !done {
+	if done, err := p.EOF(); !done {
 		return p.head.status, false, err, took
 	}
 	return p.head.status, p.head.keepAlive, nil, took
 }
 
-// TestRespParserAgrees: on every response readResponse is tested with,
+// TestRespParserAgrees: on every response ReadResponse is tested with,
 // split at every byte into two reads and also fed one byte a read, the
 // incremental parser comes to the same status, keep-alive, error cause and
 // end of the response.
@@ -48,9 +49,9 @@ func TestRespParserAgrees(t *testing.T) {
 				if k == len(splits)-1 {
 					return "byte by byte"
 				}
-				return "split " + itoa(int64(k-1))
+				return "split " + strconv.Itoa(k-1)
 			}
-			if got := Classify(err); got != c.err {
+			if got := classify(err); got != c.err {
 				t.Fatalf("%s (%s): error %v (cause %q), want cause %q", c.name, where(), err, got, c.err)
 			}
 			if status != c.status {
@@ -71,29 +72,29 @@ func TestRespParserAgrees(t *testing.T) {
 // TestRespParserReuse: one parser reads response after response (reset in
 // between), a split head among them.
 func TestRespParserReuse(t *testing.T) {
-	var p respParser
+	var p Parser
 	resp := "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
 	for i := 0; i < 3; i++ {
-		p.reset()
+		p.Reset()
 		cut := 10 + i*7
-		n1, done, err := p.feed([]byte(resp[:cut]))
+		n1, done, err := p.Feed([]byte(resp[:cut]))
 		if err != nil || done || n1 != cut {
 			t.Fatalf("round %d: first piece took %d done %v err %v", i, n1, done, err)
 		}
-		n2, done, err := p.feed([]byte(resp[cut:]))
+		n2, done, err := p.Feed([]byte(resp[cut:]))
 		if err != nil || !done || n1+n2 != len(resp) {
 			t.Fatalf("round %d: second piece took %d done %v err %v", i, n2, done, err)
 		}
 	}
 }
 
-// TestRespParserLongHead: a head longer than maxHead is a bad response,
+// TestRespParserLongHead: a head longer than MaxHead is a bad response,
 // whole or split.
 func TestRespParserLongHead(t *testing.T) {
 	head := "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n", 200) + "Content-Length: 0\r\n\r\n"
 	for _, pieces := range [][]string{{head}, {head[:100], head[100:]}} {
 		_, _, err, _ := parsePieces(pieces)
-		if Classify(err) != causeBadResponse {
+		if classify(err) != causeBadResponse {
 			t.Errorf("%d pieces: %v, want bad_response", len(pieces), err)
 		}
 	}
@@ -102,34 +103,34 @@ func TestRespParserLongHead(t *testing.T) {
 // TestRespParserAllocs: a response in one read, and a head split across
 // two reads once the parser's buffer exists, allocate nothing.
 func TestRespParserAllocs(t *testing.T) {
-	var p respParser
+	var p Parser
 	resp := []byte(cannedOK)
-	p.reset()
-	p.feed(resp[:5]) // grows acc once
-	p.feed(resp[5:])
+	p.Reset()
+	p.Feed(resp[:5]) // grows acc once
+	p.Feed(resp[5:])
 	allocs := testing.AllocsPerRun(1000, func() {
-		p.reset()
-		if _, done, err := p.feed(resp); !done || err != nil {
+		p.Reset()
+		if _, done, err := p.Feed(resp); !done || err != nil {
 			t.Fatal(done, err)
 		}
-		p.reset()
-		p.feed(resp[:20])
-		if _, done, err := p.feed(resp[20:]); !done || err != nil {
+		p.Reset()
+		p.Feed(resp[:20])
+		if _, done, err := p.Feed(resp[20:]); !done || err != nil {
 			t.Fatal(done, err)
 		}
 	})
 	if allocs != 0 {
-		t.Errorf("respParser allocates %.1f times per two responses, want 0", allocs)
+		t.Errorf("Parser allocates %.1f times per two responses, want 0", allocs)
 	}
 }
 
 func BenchmarkRespParser(b *testing.B) {
-	var p respParser
+	var p Parser
 	resp := []byte(cannedOK)
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		p.reset()
-		if _, done, err := p.feed(resp); !done || err != nil {
+		p.Reset()
+		if _, done, err := p.Feed(resp); !done || err != nil {
 			b.Fatal(done, err)
 		}
 	}

@@ -1,4 +1,10 @@
-package connclient
+// Package h1wire is connclient's minimal HTTP/1.1 client side: one
+// precomputed request (BuildRequest), a blocking response reader
+// (ReadResponse, RoundTrip) and an incremental one for the event-loop
+// engine (Parser, respparse.go), both reading the status line,
+// Content-Length / chunked framing and the Connection header, and
+// discarding the body. Neither allocates on the success path.
+package h1wire
 
 import (
 	"bufio"
@@ -10,33 +16,30 @@ import (
 	"time"
 )
 
-// Minimal HTTP/1.1 client side: one precomputed request, a response parser
-// that reads the status line, Content-Length / chunked framing and the
-// Connection header, and discards the body. It allocates nothing on the
-// success path.
-
+// The errors of a response; connclient classifies them as bad_response
+// and server_close.
 var (
-	errBadResponse = errors.New("malformed HTTP response")
-	errServerClose = errors.New("server closed the connection (Connection: close)")
+	ErrBadResponse = errors.New("malformed HTTP response")
+	ErrServerClose = errors.New("server closed the connection (Connection: close)")
 )
 
-// buildRequest returns the bytes of a keep-alive GET request.
-func buildRequest(host, path string) []byte {
+// BuildRequest returns the bytes of a keep-alive GET request.
+func BuildRequest(host, path string) []byte {
 	return []byte("GET " + path + " HTTP/1.1\r\nHost: " + host +
 		"\r\nUser-Agent: csbench-connclient\r\nAccept: */*\r\n\r\n")
 }
 
-// readBufSize is the bufio buffer used to read responses; a status or header
+// ReadBufSize is the bufio buffer used to read responses; a status or header
 // line longer than this is a bad response.
-const readBufSize = 4096
+const ReadBufSize = 4096
 
-func newReader() *bufio.Reader { return bufio.NewReaderSize(nil, readBufSize) }
+func NewReader() *bufio.Reader { return bufio.NewReaderSize(nil, ReadBufSize) }
 
-// roundTrip writes req on c and reads one response through br (which it
+// RoundTrip writes req on c and reads one response through br (which it
 // resets onto c). The read deadline is timeout after the write; timeout 0
 // means none. It returns the status code and whether the connection may be
 // reused.
-func roundTrip(c net.Conn, br *bufio.Reader, req []byte, timeout time.Duration) (status int, keepAlive bool, err error) {
+func RoundTrip(c net.Conn, br *bufio.Reader, req []byte, timeout time.Duration) (status int, keepAlive bool, err error) {
 	if timeout > 0 {
 		if err := c.SetDeadline(time.Now().Add(timeout)); err != nil {
 			return 0, false, err
@@ -46,10 +49,10 @@ func roundTrip(c net.Conn, br *bufio.Reader, req []byte, timeout time.Duration) 
 		return 0, false, err
 	}
 	br.Reset(c)
-	status, keepAlive, err = readResponse(br)
+	status, keepAlive, err = ReadResponse(br)
 	if err == nil && br.Buffered() > 0 {
 		// Bytes beyond the response: the stream is out of step.
-		err = fmt.Errorf("%w: %d unexpected bytes after the response", errBadResponse, br.Buffered())
+		err = fmt.Errorf("%w: %d unexpected bytes after the response", ErrBadResponse, br.Buffered())
 	}
 	br.Reset(nil)
 	if err != nil {
@@ -63,9 +66,9 @@ func roundTrip(c net.Conn, br *bufio.Reader, req []byte, timeout time.Duration) 
 	return status, keepAlive, nil
 }
 
-// readResponse reads one HTTP/1.x response to a GET from br and discards its
+// ReadResponse reads one HTTP/1.x response to a GET from br and discards its
 // body.
-func readResponse(br *bufio.Reader) (status int, keepAlive bool, err error) {
+func ReadResponse(br *bufio.Reader) (status int, keepAlive bool, err error) {
 	line, err := readLine(br)
 	if err != nil {
 		return 0, false, err
@@ -107,7 +110,7 @@ func readResponse(br *bufio.Reader) (status int, keepAlive bool, err error) {
 }
 
 // respHead is what a response's status line and header fields say about
-// its framing; readResponse (blocking) and respParser (incremental) share it.
+// its framing; ReadResponse (blocking) and Parser (incremental) share it.
 type respHead struct {
 	status        int
 	keepAlive     bool
@@ -128,12 +131,12 @@ func (h *respHead) statusLine(line []byte) error {
 	*h = respHead{contentLength: -1}
 	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' ||
 		(len(line) > 12 && line[12] != ' ') {
-		return fmt.Errorf("%w: status line %q", errBadResponse, line)
+		return fmt.Errorf("%w: status line %q", ErrBadResponse, line)
 	}
 	for _, b := range line[9:12] {
 		if b < '0' || b > '9' {
 			h.status = 0
-			return fmt.Errorf("%w: status line %q", errBadResponse, line)
+			return fmt.Errorf("%w: status line %q", ErrBadResponse, line)
 		}
 		h.status = h.status*10 + int(b-'0')
 	}
@@ -145,14 +148,14 @@ func (h *respHead) statusLine(line []byte) error {
 func (h *respHead) field(line []byte) error {
 	colon := bytes.IndexByte(line, ':')
 	if colon <= 0 {
-		return fmt.Errorf("%w: header line %q", errBadResponse, line)
+		return fmt.Errorf("%w: header line %q", ErrBadResponse, line)
 	}
 	name, value := line[:colon], bytes.TrimSpace(line[colon+1:])
 	switch {
 	case bytes.EqualFold(name, []byte("Content-Length")):
 		n, ok := parseDec(value)
 		if !ok {
-			return fmt.Errorf("%w: Content-Length %q", errBadResponse, value)
+			return fmt.Errorf("%w: Content-Length %q", ErrBadResponse, value)
 		}
 		h.contentLength = n
 	case bytes.EqualFold(name, []byte("Transfer-Encoding")):
@@ -172,7 +175,7 @@ func (h *respHead) field(line []byte) error {
 func (h *respHead) body() (int, error) {
 	switch {
 	case h.status < 200:
-		return 0, fmt.Errorf("%w: interim status %d", errBadResponse, h.status)
+		return 0, fmt.Errorf("%w: interim status %d", ErrBadResponse, h.status)
 	case h.status == 204 || h.status == 304:
 		return bodyNone, nil
 	case h.chunked:
@@ -182,7 +185,7 @@ func (h *respHead) body() (int, error) {
 	case !h.keepAlive:
 		return bodyUntilClose, nil
 	default:
-		return 0, fmt.Errorf("%w: no Content-Length on a keep-alive response", errBadResponse)
+		return 0, fmt.Errorf("%w: no Content-Length on a keep-alive response", ErrBadResponse)
 	}
 }
 
@@ -191,7 +194,7 @@ func (h *respHead) body() (int, error) {
 func readLine(br *bufio.Reader) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
-		return nil, fmt.Errorf("%w: line longer than %d bytes", errBadResponse, readBufSize)
+		return nil, fmt.Errorf("%w: line longer than %d bytes", ErrBadResponse, ReadBufSize)
 	}
 	if err != nil {
 		return nil, err
@@ -214,7 +217,7 @@ func discardChunked(br *bufio.Reader) error {
 		}
 		size, ok := parseHex(bytes.TrimSpace(line))
 		if !ok {
-			return fmt.Errorf("%w: chunk size %q", errBadResponse, line)
+			return fmt.Errorf("%w: chunk size %q", ErrBadResponse, line)
 		}
 		if size == 0 {
 			for { // trailers, up to the empty line
@@ -233,7 +236,7 @@ func discardChunked(br *bufio.Reader) error {
 		if line, err := readLine(br); err != nil {
 			return err
 		} else if len(line) != 0 {
-			return fmt.Errorf("%w: no CRLF after chunk", errBadResponse)
+			return fmt.Errorf("%w: no CRLF after chunk", ErrBadResponse)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package connclient
+package h1wire
 
 import (
 	"bytes"
@@ -6,13 +6,13 @@ import (
 	"io"
 )
 
-// respParser reads one HTTP/1.x response to a GET incrementally, from the
+// Parser reads one HTTP/1.x response to a GET incrementally, from the
 // pieces a non-blocking read returns, for the event-loop engine: the same
-// framing and checks as readResponse (status line, Content-Length, chunked,
+// framing and checks as ReadResponse (status line, Content-Length, chunked,
 // body until close, Connection), body bytes counted and never copied. Bytes
 // are copied only when the head or a chunk line is split across reads (into
 // acc, kept for the next response). The zero value is ready after reset.
-type respParser struct {
+type Parser struct {
 	state  uint8
 	lineOK bool // the status line has been checked
 	head   respHead
@@ -32,21 +32,29 @@ const (
 	psDone
 )
 
-// maxHead bounds a response head (and a chunk line), as readBufSize bounds
-// a line in readResponse.
-const maxHead = readBufSize
+// MaxHead bounds a response head (and a chunk line), as ReadBufSize bounds
+// a line in ReadResponse.
+const MaxHead = ReadBufSize
 
-// reset prepares p for the next response.
-func (p *respParser) reset() {
+// Status is the status code of the response, once its head is in (0
+// before).
+func (p *Parser) Status() int { return p.head.status }
+
+// KeepAlive reports whether the connection may carry another request
+// after the response (its Connection header and version).
+func (p *Parser) KeepAlive() bool { return p.head.keepAlive }
+
+// Reset prepares p for the next response.
+func (p *Parser) Reset() {
 	p.state, p.lineOK, p.remain, p.acc = psHead, false, 0, p.acc[:0]
 }
 
-// feed consumes the bytes of b that belong to the response and returns how
+// Feed consumes the bytes of b that belong to the response and returns how
 // many it took and whether the response is complete. A complete response
 // leaves the rest of b untaken (the caller decides: for a single request in
 // flight, more bytes mean the stream is out of step). An error is a
-// malformed response (errBadResponse).
-func (p *respParser) feed(b []byte) (n int, done bool, err error) {
+// malformed response (ErrBadResponse).
+func (p *Parser) Feed(b []byte) (n int, done bool, err error) {
 	for n < len(b) {
 		switch p.state {
 		case psHead:
@@ -88,9 +96,9 @@ func (p *respParser) feed(b []byte) (n int, done bool, err error) {
 	return n, p.state == psDone, nil
 }
 
-// eof is the end of the stream: it completes a body delimited by the close,
+// EOF is the end of the stream: it completes a body delimited by the close,
 // and is io.ErrUnexpectedEOF anywhere else in a response.
-func (p *respParser) eof() (done bool, err error) {
+func (p *Parser) EOF() (done bool, err error) {
 	if p.state == psUntilClose {
 		p.state = psDone
 		return true, nil
@@ -100,9 +108,9 @@ func (p *respParser) eof() (done bool, err error) {
 
 // feedHead takes bytes of the head from b; complete once the empty line
 // that ends it has been parsed.
-func (p *respParser) feedHead(b []byte) (n int, complete bool, err error) {
+func (p *Parser) feedHead(b []byte) (n int, complete bool, err error) {
 	if !p.lineOK {
-		// Check the status line as soon as it is whole, as readResponse
+		// Check the status line as soon as it is whole, as ReadResponse
 		// does: what is not HTTP fails at once, not at the end of the
 		// stream.
 		if err := p.checkStatusLine(b); err != nil {
@@ -111,20 +119,20 @@ func (p *respParser) feedHead(b []byte) (n int, complete bool, err error) {
 	}
 	if len(p.acc) == 0 {
 		if end := headEnd(b, 0); end >= 0 { // the whole head in one read: no copy
-			if end > maxHead {
-				return end, false, fmt.Errorf("%w: head longer than %d bytes", errBadResponse, maxHead)
+			if end > MaxHead {
+				return end, false, fmt.Errorf("%w: head longer than %d bytes", ErrBadResponse, MaxHead)
 			}
 			return end, true, p.parseHead(b[:end])
 		}
 	}
 	from := max(len(p.acc)-3, 0)
-	room := maxHead - len(p.acc)
+	room := MaxHead - len(p.acc)
 	take := min(len(b), room)
 	p.acc = append(p.acc, b[:take]...)
 	end := headEnd(p.acc, from)
 	if end < 0 {
-		if take < len(b) || len(p.acc) >= maxHead {
-			return take, false, fmt.Errorf("%w: head longer than %d bytes", errBadResponse, maxHead)
+		if take < len(b) || len(p.acc) >= MaxHead {
+			return take, false, fmt.Errorf("%w: head longer than %d bytes", ErrBadResponse, MaxHead)
 		}
 		return take, false, nil
 	}
@@ -135,7 +143,7 @@ func (p *respParser) feedHead(b []byte) (n int, complete bool, err error) {
 }
 
 // checkStatusLine checks the status line once acc and b hold it whole.
-func (p *respParser) checkStatusLine(b []byte) error {
+func (p *Parser) checkStatusLine(b []byte) error {
 	line := p.acc
 	if i := bytes.IndexByte(line, '\n'); i >= 0 {
 		line = line[:i]
@@ -179,7 +187,7 @@ func headEnd(b []byte, from int) int {
 
 // parseHead parses a whole head (status line to empty line) and moves to
 // the body's state.
-func (p *respParser) parseHead(head []byte) error {
+func (p *Parser) parseHead(head []byte) error {
 	first := true
 	for len(head) > 0 {
 		i := bytes.IndexByte(head, '\n')
@@ -224,19 +232,19 @@ func (p *respParser) parseHead(head []byte) error {
 
 // line takes one line (without CR LF) from b, joining a line split across
 // reads in acc; ok is false when the line is not complete yet.
-func (p *respParser) line(b []byte) (line []byte, n int, ok bool, err error) {
+func (p *Parser) line(b []byte) (line []byte, n int, ok bool, err error) {
 	i := bytes.IndexByte(b, '\n')
 	if i < 0 {
-		if len(p.acc)+len(b) > maxHead {
-			return nil, len(b), false, fmt.Errorf("%w: line longer than %d bytes", errBadResponse, maxHead)
+		if len(p.acc)+len(b) > MaxHead {
+			return nil, len(b), false, fmt.Errorf("%w: line longer than %d bytes", ErrBadResponse, MaxHead)
 		}
 		p.acc = append(p.acc, b...)
 		return nil, len(b), false, nil
 	}
 	line = b[:i]
 	if len(p.acc) > 0 {
-		if len(p.acc)+i > maxHead {
-			return nil, i + 1, false, fmt.Errorf("%w: line longer than %d bytes", errBadResponse, maxHead)
+		if len(p.acc)+i > MaxHead {
+			return nil, i + 1, false, fmt.Errorf("%w: line longer than %d bytes", ErrBadResponse, MaxHead)
 		}
 		p.acc = append(p.acc, line...)
 		line = p.acc
@@ -248,12 +256,12 @@ func (p *respParser) line(b []byte) (line []byte, n int, ok bool, err error) {
 }
 
 // chunkLine handles one complete line in a chunked body.
-func (p *respParser) chunkLine(line []byte) error {
+func (p *Parser) chunkLine(line []byte) error {
 	defer func() { p.acc = p.acc[:0] }()
 	switch p.state {
 	case psChunkEnd:
 		if len(line) != 0 {
-			return fmt.Errorf("%w: no CRLF after chunk", errBadResponse)
+			return fmt.Errorf("%w: no CRLF after chunk", ErrBadResponse)
 		}
 		p.state = psChunkSize
 	case psTrailer:
@@ -266,7 +274,7 @@ func (p *respParser) chunkLine(line []byte) error {
 		}
 		size, ok := parseHex(bytes.TrimSpace(line))
 		if !ok {
-			return fmt.Errorf("%w: chunk size %q", errBadResponse, line)
+			return fmt.Errorf("%w: chunk size %q", ErrBadResponse, line)
 		}
 		if size == 0 {
 			p.state = psTrailer
