@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"csbench/internal/h2wire"
+	"csbench/internal/responder"
 	"csbench/internal/usage"
 	"errors"
 	"flag"
@@ -335,7 +336,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "burst":
 		return runBurst(ctx, cfg, stdout, stderr)
 	case "responder":
-		return runResponder(ctx, cfg.listen, cfg.size, cfg.spin, stdout, stderr)
+		return responder.Run(ctx, cfg.listen, cfg.size, cfg.spin, stdout, stderr)
 	default:
 		return runLowrate(ctx, cfg, lim, stdout, stderr)
 	}

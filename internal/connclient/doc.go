@@ -66,8 +66,9 @@
 // timerfd (Linux) rather than a Go timer, which would fire up to 1 ms late.
 //
 // responder is a trivial HTTP/1.1 server (one event loop, a fixed
-// response) to measure the client against; benchrate and benchreport
-// compute from the raw files of scripts/engine-bench.sh (package enginebench).
+// response) to measure the client against (package responder); benchrate
+// and benchreport compute from the raw files of scripts/engine-bench.sh
+// (package enginebench).
 //
 // # Result
 //

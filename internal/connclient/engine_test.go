@@ -6,6 +6,7 @@ import (
 	"csbench/internal/connresult"
 	"csbench/internal/enginebench"
 	"csbench/internal/h1wire"
+	"csbench/internal/responder"
 	"net"
 	"net/netip"
 	"runtime"
@@ -425,13 +426,13 @@ func TestEngineDrain(t *testing.T) {
 // TestEngineAllocs: the requests of a schedule allocate nothing (what is
 // allocated is set up once per run).
 func TestEngineAllocs(t *testing.T) {
-	r, err := newResponder(netip.MustParseAddrPort("127.0.0.1:0"), 1024)
+	r, err := responder.New(netip.MustParseAddrPort("127.0.0.1:0"), 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
-	go r.serve(false)
-	defer r.stop()
-	fds := dialFDs(t, r.addr.String(), 8)
+	go r.Serve(false)
+	defer r.Stop()
+	fds := dialFDs(t, r.Addr().String(), 8)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	const n = 20000
@@ -442,46 +443,6 @@ func TestEngineAllocs(t *testing.T) {
 	}
 	if per := float64(after.Mallocs-before.Mallocs) / n; per > 0.05 {
 		t.Errorf("%.3f allocations per request (%d in all), want none per request", per, after.Mallocs-before.Mallocs)
-	}
-}
-
-// TestResponder: requests split across writes, and several in one write,
-// each get one whole response, waiting for events or spinning.
-func TestResponder(t *testing.T) {
-	for _, spin := range []bool{false, true} {
-		r, err := newResponder(netip.MustParseAddrPort("127.0.0.1:0"), 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- r.serve(spin) }()
-		c, err := net.Dial("tcp", r.addr.String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		req := string(h1wire.BuildRequest(r.addr.String(), "/"))
-		for _, w := range []string{req[:7], req[7:] + req + req[:len(req)-1], req[len(req)-1:]} {
-			if _, err := c.Write([]byte(w)); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		br := bufio.NewReader(c)
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
-		for i := 0; i < 3; i++ {
-			status, keep, err := h1wire.ReadResponse(br)
-			if err != nil || status != 200 || !keep {
-				t.Fatalf("spin %v: response %d: %d %v %v", spin, i, status, keep, err)
-			}
-		}
-		c.Close()
-		r.stop()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-		if got := r.served.Load(); got != 3 {
-			t.Errorf("spin %v: served %d, want 3", spin, got)
-		}
 	}
 }
 
@@ -511,13 +472,13 @@ func dumpOf(t *testing.T, res map[string]any, name string) *connresult.HistDump 
 func BenchmarkEngine(b *testing.B) {
 	for _, conns := range []int{64} {
 		b.Run("conns="+strconv.Itoa(conns), func(b *testing.B) {
-			r, err := newResponder(netip.MustParseAddrPort("127.0.0.1:0"), 1024)
+			r, err := responder.New(netip.MustParseAddrPort("127.0.0.1:0"), 1024)
 			if err != nil {
 				b.Fatal(err)
 			}
-			go r.serve(false)
-			defer r.stop()
-			fds := dialFDs(b, r.addr.String(), conns)
+			go r.Serve(false)
+			defer r.Stop()
+			fds := dialFDs(b, r.Addr().String(), conns)
 			b.ReportAllocs()
 			b.ResetTimer()
 			t0 := time.Now()
@@ -577,15 +538,15 @@ func TestEngineYields(t *testing.T) {
 // other to itself.
 func BenchmarkEngineLag80(b *testing.B) {
 	const conns = 1024
-	r, err := newResponder(netip.MustParseAddrPort("127.0.0.1:0"), 1024)
+	r, err := responder.New(netip.MustParseAddrPort("127.0.0.1:0"), 1024)
 	if err != nil {
 		b.Fatal(err)
 	}
-	go r.serve(true)
-	defer r.stop()
+	go r.Serve(true)
+	defer r.Stop()
 	t0 := time.Now()
 	const probe = 50000
-	e, _ := runSchedule(b, dialFDs(b, r.addr.String(), conns), 1, 10_000_000, probe, 5*time.Second)
+	e, _ := runSchedule(b, dialFDs(b, r.Addr().String(), conns), 1, 10_000_000, probe, 5*time.Second)
 	ceiling := float64(probe) / time.Since(t0).Seconds()
 	if alive := totals(e).alive; alive != conns {
 		b.Fatalf("%d connections alive after the probe, want %d", alive, conns)
@@ -594,7 +555,7 @@ func BenchmarkEngineLag80(b *testing.B) {
 	for _, f := range enginebench.BenchSustainFractions {
 		rate := int(f * ceiling)
 		n := int64(rate / 2)
-		e, _ := runSchedule(b, dialFDs(b, r.addr.String(), conns), 1, rate, n, 5*time.Second)
+		e, _ := runSchedule(b, dialFDs(b, r.Addr().String(), conns), 1, rate, n, 5*time.Second)
 		// Up to the last response (closing the 1024 sockets after it takes
 		// milliseconds, not the schedule's).
 		achieved := float64(n) / (time.Duration(e.loops[0].lastDone - e.startNs)).Seconds()
@@ -607,7 +568,7 @@ func BenchmarkEngineLag80(b *testing.B) {
 		b.Fatalf("no open-loop rate down to %v of the ceiling %.0f req/s kept its schedule", enginebench.BenchSustainFractions[len(enginebench.BenchSustainFractions)-1], ceiling)
 	}
 	rate := int(enginebench.BenchLagFraction * sustained)
-	fds := dialFDs(b, r.addr.String(), conns)
+	fds := dialFDs(b, r.Addr().String(), conns)
 	b.ReportAllocs()
 	b.ResetTimer()
 	e, _ = runSchedule(b, fds, 1, rate, int64(b.N), 5*time.Second)

@@ -1,4 +1,14 @@
-package connclient
+// Package responder is connclient responder: a trivial HTTP/1.1 server to
+// measure the client against, cheaper per request than any real server: one event loop (level-triggered
+// epoll, raw syscalls, one thread) answers every request head (bytes up to
+// an empty line; no method, path or header is looked at) with one fixed
+// response of -size bytes, precomputed. It is what "the engine's ceiling
+// against a trivial responder" runs against (scripts/engine-bench.sh, and
+// BenchmarkEngine in process). One loop, so it serves at most one CPU;
+// with -spin it polls without ever sleeping, using that CPU whole, so that
+// it is never the side that waits to be woken: against it the client's
+// own costs set the pace.
+package responder
 
 import (
 	"context"
@@ -15,19 +25,8 @@ import (
 	"unsafe"
 )
 
-// Responder mode: a trivial HTTP/1.1 server to measure the client against,
-// cheaper per request than any real server: one event loop (level-triggered
-// epoll, raw syscalls, one thread) answers every request head (bytes up to
-// an empty line; no method, path or header is looked at) with one fixed
-// response of -size bytes, precomputed. It is what "the engine's ceiling
-// against a trivial responder" runs against (scripts/engine-bench.sh, and
-// BenchmarkEngine in process). One loop, so it serves at most one CPU;
-// with -spin it polls without ever sleeping, using that CPU whole, so that
-// it is never the side that waits to be woken: against it the client's
-// own costs set the pace.
-
-// responder is the server; serve runs its loop.
-type responder struct {
+// Server is the responder; Serve runs its loop.
+type Server struct {
 	lfd, epfd int
 	wake      [2]int
 	addr      netip.AddrPort
@@ -53,6 +52,9 @@ type rconn struct {
 
 const responseBatch = 64
 
+// markWake marks the wake pipe's epoll event: not a connection's fd.
+const markWake = -1
+
 // responseFor is the fixed response with a body of size bytes.
 func responseFor(size int) []byte {
 	b := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: " +
@@ -63,9 +65,9 @@ func responseFor(size int) []byte {
 	return b
 }
 
-// newResponder listens on addr (port 0: any free port).
-func newResponder(addr netip.AddrPort, size int) (*responder, error) {
-	r := &responder{lfd: -1, epfd: -1, wake: [2]int{-1, -1}, resp: responseFor(size),
+// New listens on addr (port 0: any free port).
+func New(addr netip.AddrPort, size int) (*Server, error) {
+	r := &Server{lfd: -1, epfd: -1, wake: [2]int{-1, -1}, resp: responseFor(size),
 		buf: make([]byte, 64<<10), events: make([]syscall.EpollEvent, 256)}
 	for i := 0; i < responseBatch; i++ {
 		r.batch = append(r.batch, r.resp...)
@@ -130,8 +132,8 @@ func sockaddrOf(addr netip.AddrPort) (int, syscall.Sockaddr) {
 	return syscall.AF_INET6, &syscall.SockaddrInet6{Port: int(addr.Port()), Addr: addr.Addr().As16()}
 }
 
-// stop ends serve (from any goroutine).
-func (r *responder) stop() {
+// Stop ends Serve (from any goroutine).
+func (r *Server) Stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.closed {
@@ -139,10 +141,10 @@ func (r *responder) stop() {
 	}
 }
 
-// serve answers requests until stop; it closes everything when it returns.
+// Serve answers requests until Stop; it closes everything when it returns.
 // With spin it never sleeps: it polls (epoll timeout 0) round after
 // round, so no request waits for the responder to be woken.
-func (r *responder) serve(spin bool) error {
+func (r *Server) Serve(spin bool) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer r.close()
@@ -178,7 +180,7 @@ func (r *responder) serve(spin bool) error {
 	}
 }
 
-func (r *responder) accept() {
+func (r *Server) accept() {
 	for {
 		fd, _, err := syscall.Accept4(r.lfd, syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC)
 		if err != nil {
@@ -197,7 +199,7 @@ func (r *responder) accept() {
 
 // step reads what came on fd, counts the request heads and writes what is
 // owed.
-func (r *responder) step(fd int, events uint32) {
+func (r *Server) step(fd int, events uint32) {
 	c := &r.conns[fd]
 	if !c.open {
 		return
@@ -232,7 +234,7 @@ func headMatch(m uint8, b byte) uint8 {
 }
 
 // flush writes the owed responses; a short write waits for EPOLLOUT.
-func (r *responder) flush(fd int, c *rconn) {
+func (r *Server) flush(fd int, c *rconn) {
 	size := len(r.resp)
 	for c.owed > 0 {
 		k := min(c.owed, responseBatch)
@@ -262,12 +264,12 @@ func (r *responder) flush(fd int, c *rconn) {
 	}
 }
 
-func (r *responder) drop(fd int) {
+func (r *Server) drop(fd int) {
 	r.conns[fd] = rconn{}
 	syscall.Close(fd)
 }
 
-func (r *responder) close() {
+func (r *Server) close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.closed = true
@@ -284,9 +286,15 @@ func (r *responder) close() {
 	r.lfd, r.epfd, r.wake = -1, -1, [2]int{-1, -1}
 }
 
-// ResponderEvent is a line the responder prints on stdout: "listening"
+// Addr is the address the server listens on.
+func (r *Server) Addr() netip.AddrPort { return r.addr }
+
+// Served is the number of responses written so far.
+func (r *Server) Served() int64 { return r.served.Load() }
+
+// Event is a line the responder prints on stdout: "listening"
 // once it accepts, "shutdown" once it has stopped.
-type ResponderEvent struct {
+type Event struct {
 	Event    string `json:"event"`
 	Addr     string `json:"addr"`
 	PID      int    `json:"pid"`
@@ -295,21 +303,33 @@ type ResponderEvent struct {
 	Requests *int64 `json:"requests,omitempty"` // shutdown: responses written
 }
 
-// runResponder serves until ctx ends (SIGINT/SIGTERM).
-func runResponder(ctx context.Context, addr netip.AddrPort, size int, spin bool, stdout, stderr io.Writer) error {
-	r, err := newResponder(addr, size)
+// Run serves until ctx ends (SIGINT/SIGTERM).
+func Run(ctx context.Context, addr netip.AddrPort, size int, spin bool, stdout, stderr io.Writer) error {
+	r, err := New(addr, size)
 	if err != nil {
 		fmt.Fprintf(stderr, "error: responder: %v\n", err)
 		return err
 	}
 	enc := json.NewEncoder(stdout)
-	enc.Encode(ResponderEvent{Event: "listening", Addr: r.addr.String(), PID: os.Getpid(), Size: size, Spin: spin})
-	stopWake := context.AfterFunc(ctx, r.stop)
+	enc.Encode(Event{Event: "listening", Addr: r.addr.String(), PID: os.Getpid(), Size: size, Spin: spin})
+	stopWake := context.AfterFunc(ctx, r.Stop)
 	defer stopWake()
-	err = r.serve(spin)
-	enc.Encode(ResponderEvent{Event: "shutdown", Addr: r.addr.String(), PID: os.Getpid(), Size: size, Spin: spin, Requests: ptr(r.served.Load())})
+	err = r.Serve(spin)
+	served := r.served.Load()
+	enc.Encode(Event{Event: "shutdown", Addr: r.addr.String(), PID: os.Getpid(), Size: size, Spin: spin, Requests: &served})
 	if err != nil {
 		fmt.Fprintf(stderr, "error: responder: %v\n", err)
 	}
 	return err
+}
+
+// rawIO is read(2) or write(2) (trap) on a non-blocking fd, as a raw
+// syscall: it never blocks, so the runtime need not know (no P hand-off,
+// no scheduler work per call). connclient's engine has the same.
+func rawIO(trap uintptr, fd int32, b []byte) (int, syscall.Errno) {
+	r, _, errno := syscall.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(r), 0
 }
