@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"csbench/internal/tlsdial"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"csbench/internal/atomicfile"
-	"csbench/internal/connclient"
 	"csbench/internal/tlscert"
 )
 
@@ -127,7 +127,7 @@ func runTLSProbe(args []string, stdout io.Writer) error {
 	if err != nil || *ca == "" {
 		return fmt.Errorf("%w: tls-probe needs -target IP:PORT and -ca FILE", errUsage)
 	}
-	cfg, err := connclient.TLSClientConfig(*ca, ap.Addr().Unmap(), true)
+	cfg, err := tlsdial.ClientConfig(*ca, ap.Addr().Unmap(), true)
 	if err != nil {
 		return fmt.Errorf("%w: tls-probe: %v", errBadInput, err)
 	}
@@ -136,7 +136,7 @@ func runTLSProbe(args []string, stdout io.Writer) error {
 	d := &net.Dialer{}
 	p := tlscert.Probe{SchemaVersion: tlscert.ProbeSchemaVersion, Document: "tls-probe", Target: ap.String(), Tool: "csb tls-probe (Go crypto/tls)"}
 	for i := 0; i < 2; i++ {
-		c, _, tm, err := connclient.DialTLS(ctx, d, ap.String(), cfg, 5*time.Second)
+		c, _, tm, err := tlsdial.Dial(ctx, d, ap.String(), cfg, 5*time.Second)
 		if err != nil {
 			return fmt.Errorf("%w: TLS to %s failed: %v", errBadInput, ap, err)
 		}
@@ -144,7 +144,7 @@ func runTLSProbe(args []string, stdout io.Writer) error {
 		c.SetDeadline(time.Now().Add(5 * time.Second))
 		io.WriteString(c, "HEAD / HTTP/1.1\r\nHost: "+ap.String()+"\r\nConnection: close\r\n\r\n")
 		io.Copy(io.Discard, c)
-		st := connclient.StateOf(c.ConnectionState())
+		st := tlsdial.StateOf(c.ConnectionState())
 		c.Close()
 		if i == 0 {
 			p.First, p.ConnectMs, p.HandshakeMs = st, ms(tm.Connect), ms(tm.Handshake)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"csbench/internal/connresult"
 	"csbench/internal/h1wire"
+	"csbench/internal/tlsdial"
 	"errors"
 	"flag"
 	"fmt"
@@ -69,7 +70,7 @@ type churnRun struct {
 	lat        connresult.Histogram // response read - due
 	tlsFull    connresult.Histogram // TLS only: full handshakes, established - handshake done
 	tlsResumed connresult.Histogram // TLS only: resumed handshakes
-	tlsFirst   *TLSState
+	tlsFirst   *connresult.TLSState
 	errors     map[string]uint64
 	status     map[int]uint64
 	secs       []connresult.ChurnSecond
@@ -172,7 +173,7 @@ func (r *churnRun) dial(ctx context.Context) (net.Conn, error) {
 // tlsHandshake runs the TLS handshake on c (with -tls-ca) and records its time,
 // full or resumed. On failure c is closed.
 func (r *churnRun) tlsHandshake(ctx context.Context, c net.Conn) (net.Conn, error) {
-	sc, hs, err := HandshakeTLS(ctx, c, r.cfg.tlsCfg, r.cfg.timeout)
+	sc, hs, err := tlsdial.Handshake(ctx, c, r.cfg.tlsCfg, r.cfg.timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +185,7 @@ func (r *churnRun) tlsHandshake(ctx context.Context, c net.Conn) (net.Conn, erro
 		r.tlsFull.Record(hs.Microseconds())
 	}
 	if r.tlsFirst == nil {
-		first := StateOf(st)
+		first := tlsdial.StateOf(st)
 		r.tlsFirst = &first
 	}
 	r.mu.Unlock()
@@ -436,7 +437,7 @@ func parseConnArgs(args []string) (*config, error) {
 		return nil, usageErrorf("-tls-resume needs -tls-ca (TLS is on only with a CA to trust)")
 	}
 	if cfg.tlsCA != "" {
-		tc, err := TLSClientConfig(cfg.tlsCA, cfg.target.Addr(), tlsResume)
+		tc, err := tlsdial.ClientConfig(cfg.tlsCA, cfg.target.Addr(), tlsResume)
 		if err != nil {
 			return nil, usageErrorf("%v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"csbench/internal/h2wire"
 	"csbench/internal/responder"
+	"csbench/internal/tlsdial"
 	"csbench/internal/usage"
 	"errors"
 	"flag"
@@ -452,7 +453,7 @@ func parseArgs(args []string) (*config, error) {
 		return nil, usageErrorf("-tls-resume needs -tls-ca (TLS is on only with a CA to trust)")
 	}
 	if cfg.tlsCA != "" {
-		tc, err := TLSClientConfig(cfg.tlsCA, cfg.target.Addr(), tlsResume)
+		tc, err := tlsdial.ClientConfig(cfg.tlsCA, cfg.target.Addr(), tlsResume)
 		if err != nil {
 			return nil, usageErrorf("%v", err)
 		}

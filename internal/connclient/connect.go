@@ -6,6 +6,7 @@ import (
 	"csbench/internal/connresult"
 	"csbench/internal/h1wire"
 	"csbench/internal/h2wire"
+	"csbench/internal/tlsdial"
 	"fmt"
 	"io"
 	"net"
@@ -76,7 +77,7 @@ type connectPhase struct {
 	// TLS only: handshake times, full and resumed apart, and the first
 	// connection's negotiated state.
 	handshakeHist, resumedHist connresult.Histogram
-	tlsFirst                   *TLSState
+	tlsFirst                   *connresult.TLSState
 	errors                     map[string]uint64
 	status                     map[int]uint64
 
@@ -429,7 +430,7 @@ func (p *connectPhase) attempt(ctx context.Context, wb *workerBufs, w int, j con
 	p.mu.Unlock()
 	var rw net.Conn = tc
 	if p.cfg.tlsCfg != nil {
-		sc, hs, err := HandshakeTLS(ctx, tc, p.cfg.tlsCfg, p.cfg.connectTimeout)
+		sc, hs, err := tlsdial.Handshake(ctx, tc, p.cfg.tlsCfg, p.cfg.connectTimeout)
 		if err != nil {
 			if p.cfg.http == httpV2 && h2wire.NoALPN(err) {
 				err = fmt.Errorf("%w: %w", h2wire.ErrALPNNotH2, err)
@@ -445,7 +446,7 @@ func (p *connectPhase) attempt(ctx context.Context, wb *workerBufs, w int, j con
 			p.handshakeHist.Record(hs.Microseconds())
 		}
 		if p.tlsFirst == nil {
-			first := StateOf(st)
+			first := tlsdial.StateOf(st)
 			p.tlsFirst = &first
 		}
 		p.mu.Unlock()

@@ -1,4 +1,4 @@
-package connclient
+package tlsdial
 
 import (
 	"context"
@@ -62,8 +62,8 @@ func tlsServer(tb testing.TB, kt string, tickets bool) (addr, caFile string) {
 	return ln.Addr().String(), caFile
 }
 
-func dialOnce(tb testing.TB, addr string, cfg *tls.Config) TLSTiming {
-	c, _, tm, err := DialTLS(context.Background(), &net.Dialer{}, addr, cfg, 5*time.Second)
+func dialOnce(tb testing.TB, addr string, cfg *tls.Config) Timing {
+	c, _, tm, err := Dial(context.Background(), &net.Dialer{}, addr, cfg, 5*time.Second)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func dialOnce(tb testing.TB, addr string, cfg *tls.Config) TLSTiming {
 func TestDialTLS(t *testing.T) {
 	addr, ca := tlsServer(t, tlscert.ECDSAP256, true)
 	for _, resume := range []bool{false, true} {
-		cfg, err := TLSClientConfig(ca, netip.MustParseAddr("127.0.0.1"), resume)
+		cfg, err := ClientConfig(ca, netip.MustParseAddr("127.0.0.1"), resume)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,16 +89,16 @@ func TestDialTLS(t *testing.T) {
 		}
 	}
 	// Another IP than the certificate's: refused.
-	cfg, _ := TLSClientConfig(ca, netip.MustParseAddr("127.0.0.2"), false)
-	if _, _, _, err := DialTLS(context.Background(), &net.Dialer{}, addr, cfg, 5*time.Second); err == nil {
+	cfg, _ := ClientConfig(ca, netip.MustParseAddr("127.0.0.2"), false)
+	if _, _, _, err := Dial(context.Background(), &net.Dialer{}, addr, cfg, 5*time.Second); err == nil {
 		t.Error("a certificate for 127.0.0.1 verified as 127.0.0.2")
 	}
-	if _, err := TLSClientConfig(filepath.Join(t.TempDir(), "none.pem"), netip.MustParseAddr("127.0.0.1"), false); err == nil {
+	if _, err := ClientConfig(filepath.Join(t.TempDir(), "none.pem"), netip.MustParseAddr("127.0.0.1"), false); err == nil {
 		t.Error("a missing CA file was accepted")
 	}
 	bad := filepath.Join(t.TempDir(), "bad.pem")
 	os.WriteFile(bad, []byte("no pem"), 0o600)
-	if _, err := TLSClientConfig(bad, netip.MustParseAddr("127.0.0.1"), false); err == nil {
+	if _, err := ClientConfig(bad, netip.MustParseAddr("127.0.0.1"), false); err == nil {
 		t.Error("a CA file without a certificate was accepted")
 	}
 }
@@ -108,7 +108,7 @@ func TestDialTLS(t *testing.T) {
 // byte, close). handshakes/s = 1e9 / ns/op on one connection at a time;
 // the server's CPU per handshake is part of each op.
 //
-//	go test -run - -bench Handshake -benchtime 2s ./internal/connclient
+//	go test -run - -bench Handshake -benchtime 2s ./internal/tlsdial
 func BenchmarkHandshake(b *testing.B) {
 	for _, kt := range tlscert.KeyTypes {
 		for _, resume := range []bool{false, true} {
@@ -118,7 +118,7 @@ func BenchmarkHandshake(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				addr, ca := tlsServer(b, kt, true)
-				cfg, err := TLSClientConfig(ca, netip.MustParseAddr("127.0.0.1"), resume)
+				cfg, err := ClientConfig(ca, netip.MustParseAddr("127.0.0.1"), resume)
 				if err != nil {
 					b.Fatal(err)
 				}

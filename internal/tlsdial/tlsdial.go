@@ -1,4 +1,9 @@
-package connclient
+// Package tlsdial is TLS dialing, kept apart so that any scenario (idle,
+// lowrate, a connection churn, csb's certificate check) opens a TLS
+// connection the same way: the TCP connect and the TLS handshake timed
+// separately, the lab CA trusted, the server's IP verified
+// against the certificate's IP SAN, full or resumed handshakes as asked.
+package tlsdial
 
 import (
 	"context"
@@ -13,17 +18,12 @@ import (
 	"csbench/internal/tlscert"
 )
 
-// TLS dialing, kept apart so that any scenario (idle, lowrate, a connection
-// churn) opens a TLS connection the same way: the TCP connect and the TLS
-// handshake timed separately, the lab CA trusted, the server's IP verified
-// against the certificate's IP SAN, full or resumed handshakes as asked.
-
-// TLSClientConfig is the client side of every TLS scenario: the CA in
+// ClientConfig is the client side of every TLS scenario: the CA in
 // caFile is the only root trusted; the certificate must name ip (an IP SAN);
 // HTTP/1.1 is offered by ALPN. With resume, connections share one session
 // cache, so every handshake after the first that got a ticket resumes
 // (TLS 1.3 PSK or a TLS 1.2 ticket); without, every handshake is full.
-func TLSClientConfig(caFile string, ip netip.Addr, resume bool) (*tls.Config, error) {
+func ClientConfig(caFile string, ip netip.Addr, resume bool) (*tls.Config, error) {
 	pem, err := os.ReadFile(caFile)
 	if err != nil {
 		return nil, fmt.Errorf("-tls-ca: %w", err)
@@ -44,16 +44,16 @@ func TLSClientConfig(caFile string, ip netip.Addr, resume bool) (*tls.Config, er
 	return cfg, nil
 }
 
-// TLSTiming is one connection's setup, each step apart.
-type TLSTiming struct {
+// Timing is one connection's setup, each step apart.
+type Timing struct {
 	Connect   time.Duration // the TCP connect (SYN to established)
 	Handshake time.Duration // the TLS handshake on the established connection
 	Resumed   bool          // the handshake resumed a session (no certificate sent)
 }
 
-// HandshakeTLS runs the client handshake on an established connection c,
+// Handshake runs the client handshake on an established connection c,
 // bounded by timeout (0: none) and ctx. On failure c is closed.
-func HandshakeTLS(ctx context.Context, c net.Conn, cfg *tls.Config, timeout time.Duration) (*tls.Conn, time.Duration, error) {
+func Handshake(ctx context.Context, c net.Conn, cfg *tls.Config, timeout time.Duration) (*tls.Conn, time.Duration, error) {
 	tc := tls.Client(c, cfg)
 	hctx := ctx
 	if timeout > 0 {
@@ -71,18 +71,18 @@ func HandshakeTLS(ctx context.Context, c net.Conn, cfg *tls.Config, timeout time
 	return tc, d, nil
 }
 
-// DialTLS connects to addr with d and runs the handshake: the connection,
+// Dial connects to addr with d and runs the handshake: the connection,
 // the underlying TCP connection (for socket options and non-blocking peeks)
 // and both steps' times.
-func DialTLS(ctx context.Context, d *net.Dialer, addr string, cfg *tls.Config, timeout time.Duration) (*tls.Conn, *net.TCPConn, TLSTiming, error) {
-	var tm TLSTiming
+func Dial(ctx context.Context, d *net.Dialer, addr string, cfg *tls.Config, timeout time.Duration) (*tls.Conn, *net.TCPConn, Timing, error) {
+	var tm Timing
 	t0 := time.Now()
 	c, err := d.DialContext(ctx, "tcp", addr)
 	tm.Connect = time.Since(t0)
 	if err != nil {
 		return nil, nil, tm, err
 	}
-	tc, hs, err := HandshakeTLS(ctx, c, cfg, timeout)
+	tc, hs, err := Handshake(ctx, c, cfg, timeout)
 	tm.Handshake = hs
 	if err != nil {
 		return nil, nil, tm, err
@@ -91,8 +91,5 @@ func DialTLS(ctx context.Context, d *net.Dialer, addr string, cfg *tls.Config, t
 	return tc, c.(*net.TCPConn), tm, nil
 }
 
-// TLSState is the negotiated state of one connection (tlscert.State).
-type TLSState = tlscert.State
-
-// StateOf describes a completed handshake.
-func StateOf(cs tls.ConnectionState) TLSState { return tlscert.StateOf(cs) }
+// StateOf describes a completed handshake (tlscert.State).
+func StateOf(cs tls.ConnectionState) tlscert.State { return tlscert.StateOf(cs) }
