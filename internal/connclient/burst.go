@@ -3,6 +3,7 @@ package connclient
 import (
 	"bytes"
 	"context"
+	"csbench/internal/clientsys"
 	"csbench/internal/connresult"
 	"fmt"
 	"io"
@@ -110,7 +111,7 @@ func (b *burst) issue(ctx context.Context) {
 		}
 		err = syscall.SetsockoptLinger(fd, syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 1, Linger: 0})
 		if err == nil && local != nil {
-			if err = syscall.SetsockoptInt(fd, syscall.IPPROTO_IP, ipBindAddressNoPort, 1); err == nil {
+			if err = syscall.SetsockoptInt(fd, syscall.IPPROTO_IP, clientsys.IPBindAddressNoPort, 1); err == nil {
 				err = syscall.Bind(fd, local)
 			}
 		}

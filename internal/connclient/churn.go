@@ -3,6 +3,7 @@ package connclient
 import (
 	"bufio"
 	"context"
+	"csbench/internal/clientsys"
 	"csbench/internal/connresult"
 	"csbench/internal/h1wire"
 	"csbench/internal/tlsdial"
@@ -90,7 +91,7 @@ func newChurnRun(cfg *config) *churnRun {
 	for i := range secs {
 		secs[i].T = i
 	}
-	return &churnRun{cfg: cfg, dialer: newDialer(cfg.source, cfg.timeout), req: req, n: n,
+	return &churnRun{cfg: cfg, dialer: clientsys.NewDialer(cfg.source, cfg.timeout), req: req, n: n,
 		errors: map[string]uint64{}, status: map[int]uint64{}, firstFail: -1, firstEAddr: -1, secs: secs}
 }
 
@@ -137,13 +138,13 @@ func lateCutoff(d time.Duration) time.Duration { return max(d/2, 2*time.Second) 
 // blocks the dispatcher; the due times do not move, so what waits is late
 // and measured so, until lateCutoff after the schedule's end.
 func (r *churnRun) dispatch(ctx context.Context, jobs chan<- int64) {
-	sl := newSleeper(ctx)
-	defer sl.close()
+	sl := clientsys.NewSleeper(ctx)
+	defer sl.Close()
 	cut := time.NewTimer(time.Until(r.start.Add(r.cfg.duration + lateCutoff(r.cfg.duration))))
 	defer cut.Stop()
 	for i := int64(0); i < r.n; i++ {
 		due := r.start.Add(offset(i, r.cfg.rate))
-		if !sl.until(ctx, due) {
+		if !sl.Until(ctx, due) {
 			return
 		}
 		select {
@@ -350,7 +351,7 @@ func (r *churnRun) result(ctx context.Context, h connresult.Header) *connresult.
 			HandshakeResumeMax: connresult.QuantileMs(&r.tlsResumed, 1),
 		}
 	}
-	res.ClientRSSMB = rssMB()
+	res.ClientRSSMB = clientsys.RSSMB()
 	return res
 }
 

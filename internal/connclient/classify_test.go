@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/clientsys"
 	"csbench/internal/h1wire"
 	"errors"
 	"fmt"
@@ -64,7 +65,7 @@ func closedPort(t *testing.T) string {
 }
 
 func TestClassifyRefusedReal(t *testing.T) {
-	_, err := newDialer(netip.Addr{}, time.Second).Dial("tcp", closedPort(t))
+	_, err := clientsys.NewDialer(netip.Addr{}, time.Second).Dial("tcp", closedPort(t))
 	if got := Classify(err); got != causeRefused {
 		t.Fatalf("dial to a closed port: %v classified %q, want %q", err, got, causeRefused)
 	}

@@ -3,6 +3,7 @@ package connclient
 import (
 	"context"
 	"crypto/tls"
+	"csbench/internal/clientsys"
 	"csbench/internal/h2wire"
 	"csbench/internal/responder"
 	"csbench/internal/tlsdial"
@@ -133,7 +134,7 @@ ramp flags (idle, lowrate):
                     its connect (a connected attempt waiting for its answer
                     is not counted until it ends), the rate is halved, to no less than
                     max(1, rate/100); a slow attempt with nothing
-                    retransmitted waited for a CPU and changes nothing;
+                    clientsys.Retransmitted waited for a CPU and changes nothing;
                     while attempts complete within -connect-slow it grows by
                     rate/20 per second, up to -rate
   -connect-retries R  an attempt that timed out (the connect, or the TLS
@@ -142,7 +143,7 @@ ramp flags (idle, lowrate):
                     connection (default 3; 0: never); other failures are
                     not retried
   -connect-slow D   the attempt time that counts as a drop: a SYN is
-                    retransmitted after 1 s (default 1s)
+                    clientsys.Retransmitted after 1 s (default 1s)
   -connect-timeout D  the bound of an attempt's connect, TLS handshake and
                     first response, each (default -timeout): a server
                     that takes connections in slowly while it opens many
@@ -319,12 +320,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "error: %v\n\n%s", err, Usage)
 		return err
 	}
-	soft, hard, err := raiseNofile()
+	soft, hard, err := clientsys.RaiseNofile()
 	if err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return err
 	}
-	if err := checkNofile(cfg.conns, hard); err != nil {
+	if err := clientsys.CheckNofile(cfg.conns, hard); err != nil {
 		fmt.Fprintf(stderr, "error: %v\n", err)
 		return err
 	}

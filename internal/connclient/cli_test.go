@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/clientsys"
 	"errors"
 	"net"
 	"strconv"
@@ -112,7 +113,7 @@ func TestNofileRefusal(t *testing.T) {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		t.Fatal(err)
 	}
-	conns := rl.Max - fdReserve + 1
+	conns := rl.Max - clientsys.FDReserve + 1
 	if conns > maxConns {
 		t.Skipf("hard RLIMIT_NOFILE %d is too high to exceed with -conns", rl.Max)
 	}
@@ -139,16 +140,16 @@ func TestNofileRefusal(t *testing.T) {
 	}
 	assertNoConnection(t, ln)
 
-	if err := checkNofile(1000, 1064); err != nil {
-		t.Errorf("checkNofile(1000, 1064) = %v, want nil", err)
+	if err := clientsys.CheckNofile(1000, 1064); err != nil {
+		t.Errorf("clientsys.CheckNofile(1000, 1064) = %v, want nil", err)
 	}
-	if err := checkNofile(1000, 1063); err == nil {
-		t.Errorf("checkNofile(1000, 1063) = nil, want an error")
+	if err := clientsys.CheckNofile(1000, 1063); err == nil {
+		t.Errorf("clientsys.CheckNofile(1000, 1063) = nil, want an error")
 	}
 }
 
 func TestRaiseNofile(t *testing.T) {
-	soft, hard, err := raiseNofile()
+	soft, hard, err := clientsys.RaiseNofile()
 	if err != nil {
 		t.Fatal(err)
 	}

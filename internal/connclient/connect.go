@@ -3,6 +3,7 @@ package connclient
 import (
 	"bufio"
 	"context"
+	"csbench/internal/clientsys"
 	"csbench/internal/connresult"
 	"csbench/internal/h1wire"
 	"csbench/internal/h2wire"
@@ -117,7 +118,7 @@ const rampSlack = 20 * time.Millisecond
 func newConnectPhase(cfg *config, prime bool) *connectPhase {
 	p := &connectPhase{
 		cfg:         cfg,
-		dialer:      newDialer(cfg.source, cfg.connectTimeout),
+		dialer:      clientsys.NewDialer(cfg.source, cfg.connectTimeout),
 		req:         h1wire.BuildRequest(cfg.target.String(), cfg.path),
 		prime:       prime,
 		dialing:     make([]atomic.Int64, cfg.workers),
@@ -198,8 +199,8 @@ func (p *connectPhase) dispatch(ctx context.Context, jobs chan<- connectJob, sta
 	defer bound.Stop()
 	deadline := start.Add(p.cfg.rampMax)
 	clock := rampClock{fixed: p.cfg.pace != paceAIMD, rate: p.cfg.rate, base: start}
-	sl := newSleeper(ctx)
-	defer sl.close()
+	sl := clientsys.NewSleeper(ctx)
+	defer sl.Close()
 	next := 0 // connections handed out
 	for ctx.Err() == nil {
 		p.mu.Lock()
@@ -225,7 +226,7 @@ func (p *connectPhase) dispatch(ctx context.Context, jobs chan<- connectJob, sta
 		if due.After(deadline) {
 			return true
 		}
-		if !sl.until(ctx, due) {
+		if !sl.Until(ctx, due) {
 			return false
 		}
 		var j connectJob
@@ -501,7 +502,7 @@ func (p *connectPhase) attempt(ctx context.Context, wb *workerBufs, w int, j con
 		}
 	}
 	setup := time.Since(t0)
-	resent := setup >= p.cfg.slow && retransmitted(rc)
+	resent := setup >= p.cfg.slow && clientsys.Retransmitted(rc)
 	p.mu.Lock()
 	switch {
 	case resent:

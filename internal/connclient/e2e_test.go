@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/clientsys"
 	"csbench/internal/connresult"
 	"encoding/json"
 	"errors"
@@ -200,7 +201,7 @@ func TestLinger0(t *testing.T) {
 // TestSourceBind: -source binds the local IP with IP_BIND_ADDRESS_NO_PORT.
 func TestSourceBind(t *testing.T) {
 	s := okServer(t, nil)
-	d := newDialer(netip.MustParseAddr("127.0.0.1"), time.Second)
+	d := clientsys.NewDialer(netip.MustParseAddr("127.0.0.1"), time.Second)
 	c, err := d.Dial("tcp", hostPort(s))
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +213,9 @@ func TestSourceBind(t *testing.T) {
 	rc, _ := c.(*net.TCPConn).SyscallConn()
 	var v int
 	var gerr error
-	rc.Control(func(fd uintptr) { v, gerr = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_IP, ipBindAddressNoPort) })
+	rc.Control(func(fd uintptr) {
+		v, gerr = syscall.GetsockoptInt(int(fd), syscall.IPPROTO_IP, clientsys.IPBindAddressNoPort)
+	})
 	if gerr != nil || v != 1 {
 		t.Errorf("IP_BIND_ADDRESS_NO_PORT = %d (%v), want 1", v, gerr)
 	}

@@ -40,6 +40,14 @@ import (
 // no connection left. A connection closed by the server while idle leaves
 // the pool too, counted in connection_drops.
 
+// timerfd_create's clock and flags (the loop's timer without
+// epoll_pwait2; clientsys's Sleeper makes its timerfd the same way).
+const (
+	clockMonotonic = 1
+	tfdNonblock    = syscall.O_NONBLOCK
+	tfdCloexec     = syscall.O_CLOEXEC
+)
+
 // sysEpollPwait2 is epoll_pwait2's number, the same on every architecture
 // (Linux 5.11); the syscall package does not name it.
 const sysEpollPwait2 = 441

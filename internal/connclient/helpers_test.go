@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"csbench/internal/clientsys"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -81,7 +82,7 @@ func helperEMFILE() {
 		fmt.Println("setrlimit:", err)
 		return
 	}
-	d := newDialer(netip.Addr{}, time.Second)
+	d := clientsys.NewDialer(netip.Addr{}, time.Second)
 	var conns []net.Conn
 	for i := 0; i < 50; i++ {
 		c, err := d.Dial("tcp", ln.Addr().String())

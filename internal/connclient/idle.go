@@ -2,6 +2,7 @@ package connclient
 
 import (
 	"context"
+	"csbench/internal/clientsys"
 	"csbench/internal/connresult"
 	"csbench/internal/h2wire"
 	"errors"
@@ -43,7 +44,7 @@ func runIdle(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr io.
 	if p.complete {
 		holdErr = hold(ctx, cfg, &res, conns, p.failed.Load(), stderr)
 	}
-	res.ClientRSSMB = rssMB()
+	res.ClientRSSMB = clientsys.RSSMB()
 	res.ClientGoroutines = runtime.NumGoroutine()
 	if err := finish(ctx, &res.CommonResult, &res, conns, stdout, stderr); err != nil {
 		return err

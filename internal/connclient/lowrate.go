@@ -3,6 +3,7 @@ package connclient
 import (
 	"bufio"
 	"context"
+	"csbench/internal/clientsys"
 	"csbench/internal/connresult"
 	"csbench/internal/h1wire"
 	"errors"
@@ -55,7 +56,7 @@ type lowrateRun struct {
 
 	// How busy the process's CPUs were, from the schedule's start (a timer
 	// set by setStart) to its end (cpuShare).
-	cpu      cpuWindow
+	cpu      clientsys.CPUWindow
 	cpuTimer *time.Timer
 	cpuBegun chan struct{}
 	// What cpuShare found, once taken.
@@ -79,7 +80,7 @@ func (r *lowrateRun) cpuWindowEnd() (float64, bool) {
 		return 0, false // no schedule, or cut short before its start
 	}
 	<-r.cpuBegun
-	return r.cpu.end()
+	return r.cpu.End()
 }
 
 // waitStart waits for path to hold a start time (Unix milliseconds), at
@@ -187,7 +188,7 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 			res.EngineLagHist = r.own.Dump()
 		}
 		if share, ok := r.cpuShare(); ok {
-			res.ClientCPUs = r.cpu.list
+			res.ClientCPUs = r.cpu.List()
 			res.ClientCPUsBusyPct = ptr(round(100*share, 1))
 		}
 		res.ScheduleStartedAt = ptr(stamp(r.start))
@@ -226,7 +227,7 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 	res.ClientRSSMB, res.ClientGoroutines = r.rss, r.goroutines
 	r.mu.Unlock()
 	if res.ClientRSSMB == nil { // the schedule did not get half way
-		res.ClientRSSMB, res.ClientGoroutines = rssMB(), runtime.NumGoroutine()
+		res.ClientRSSMB, res.ClientGoroutines = clientsys.RSSMB(), runtime.NumGoroutine()
 	}
 	return finish(ctx, &res.CommonResult, &res, conns, stdout, stderr)
 }
@@ -259,9 +260,9 @@ func (r *lowrateRun) run(ctx context.Context, conns []held, stderr io.Writer) {
 	}
 	connresult.WriteEvent(stderr, connresult.Event{Event: connresult.EventRunning, Established: int64(len(conns)), Target: r.cfg.conns})
 	stop := startProgress(r.cfg.progress, stderr, r.progressLine)
-	sl := newSleeper(ctx)
+	sl := clientsys.NewSleeper(ctx)
 	for i := int64(0); i < r.n; i++ {
-		if !sl.until(ctx, r.start.Add(offset(i, r.cfg.rps))) {
+		if !sl.Until(ctx, r.start.Add(offset(i, r.cfg.rps))) {
 			break
 		}
 		select {
@@ -270,10 +271,10 @@ func (r *lowrateRun) run(ctx context.Context, conns []held, stderr io.Writer) {
 		}
 		if i == r.n/2 {
 			// Mid-schedule: goroutines of connections with requests left still run.
-			r.rss, r.goroutines = rssMB(), runtime.NumGoroutine()
+			r.rss, r.goroutines = clientsys.RSSMB(), runtime.NumGoroutine()
 		}
 	}
-	sl.close()
+	sl.Close()
 	wg.Wait()
 	stop()
 }
@@ -287,7 +288,7 @@ func (r *lowrateRun) setStart(conns int) {
 	}
 	began := make(chan struct{})
 	r.cpuBegun = began
-	r.cpuTimer = time.AfterFunc(time.Until(r.start), func() { r.cpu.begin(); close(began) })
+	r.cpuTimer = time.AfterFunc(time.Until(r.start), func() { r.cpu.Begin(); close(began) })
 }
 
 // prepareEngine hands conns over to the event loops (engine.go), which
@@ -341,7 +342,7 @@ func (r *lowrateRun) runEngine(ctx context.Context, stderr io.Writer) {
 	connresult.WriteEvent(stderr, connresult.Event{Event: connresult.EventRunning, Established: int64(r.handed), Target: r.cfg.conns})
 	stop := startProgress(r.cfg.progress, stderr, r.progressLine)
 	half := time.AfterFunc(time.Until(r.start.Add(r.cfg.duration/2)), func() {
-		rss, g := rssMB(), runtime.NumGoroutine()
+		rss, g := clientsys.RSSMB(), runtime.NumGoroutine()
 		r.mu.Lock()
 		r.rss, r.goroutines = rss, g
 		r.mu.Unlock()

@@ -1,4 +1,4 @@
-package connclient
+package clientsys
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package connclient
+package clientsys
 
 import (
 	"runtime"
@@ -21,8 +21,8 @@ func TestParseCPUList(t *testing.T) {
 // A CPU kept busy by this test reads busy: the window over a busy loop on
 // every CPU the process may use is mostly busy, and a share from 0 to 1.
 func TestCPUWindowSeesABusyCPU(t *testing.T) {
-	var w cpuWindow
-	w.begin()
+	var w CPUWindow
+	w.Begin()
 	if w.err != nil {
 		t.Skip("no /proc/stat here:", w.err)
 	}
@@ -42,7 +42,7 @@ func TestCPUWindowSeesABusyCPU(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	close(done)
-	share, ok := w.end()
+	share, ok := w.End()
 	if !ok || share < 0.5 || share > 1 {
 		t.Errorf("busy share %v (ok %v) over a busy loop on every allowed CPU", share, ok)
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// fineTimer exists only on Linux; elsewhere the sleeper uses a time.Timer.
+// fineTimer exists only on Linux; elsewhere the Sleeper uses a time.Timer.
 type fineTimer struct{}
 
 func newFineTimer() (*fineTimer, error)        { return nil, errors.New("no timerfd") }

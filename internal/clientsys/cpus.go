@@ -1,4 +1,4 @@
-package connclient
+package clientsys
 
 import (
 	"bufio"
@@ -96,23 +96,28 @@ func cpuTimes(cpus map[int]bool) (busy, total uint64, err error) {
 	return busy, total, nil
 }
 
-// cpuWindow measures how busy the process's CPUs are from begin to end.
-type cpuWindow struct {
+// CPUWindow measures how busy the process's CPUs are from Begin to End.
+type CPUWindow struct {
 	list        string
 	cpus        map[int]bool
 	busy, total uint64
 	err         error
 }
 
-func (w *cpuWindow) begin() {
+// Begin starts the window: it reads the CPU list and their counters.
+func (w *CPUWindow) Begin() {
 	if w.list, w.cpus, w.err = allowedCPUs(); w.err == nil {
 		w.busy, w.total, w.err = cpuTimes(w.cpus)
 	}
 }
 
-// end is the share of the window (0..1) the CPUs were busy; ok false when
+// List is the CPU list the window watches (Cpus_allowed_list, such as
+// "0-1,3"), once begun.
+func (w *CPUWindow) List() string { return w.list }
+
+// End is the share of the window (0..1) the CPUs were busy; ok false when
 // it could not be read (then nothing is claimed).
-func (w *cpuWindow) end() (share float64, ok bool) {
+func (w *CPUWindow) End() (share float64, ok bool) {
 	if w.err != nil {
 		return 0, false
 	}

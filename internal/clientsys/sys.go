@@ -1,9 +1,17 @@
-package connclient
+// Package clientsys is the Linux plumbing of connclient's client modes: a
+// dialer that binds a source IP without choosing a port
+// (IP_BIND_ADDRESS_NO_PORT, sys.go), the RLIMIT_NOFILE it raises and
+// checks, its VmRSS, TCP_INFO's retransmissions of a connection, how busy
+// the CPUs it may use were (cpus.go), and a sleeper that wakes within
+// tens of microseconds on a timerfd (sleeper.go).
+package clientsys
 
 import (
 	"bufio"
 	"bytes"
+	"csbench/internal/decimal"
 	"csbench/internal/loadplan"
+	"csbench/internal/usage"
 	"fmt"
 	"net"
 	"net/netip"
@@ -14,26 +22,26 @@ import (
 	"unsafe"
 )
 
-// ipBindAddressNoPort is IP_BIND_ADDRESS_NO_PORT from linux/in.h: with it,
+// IPBindAddressNoPort is IP_BIND_ADDRESS_NO_PORT from linux/in.h: with it,
 // bind() to a source IP defers choosing the port to connect(), where the
 // kernel may reuse a port for different destinations, so many connections
 // from one source IP do not run out of ports at bind time.
-const ipBindAddressNoPort = 24
+const IPBindAddressNoPort = 24
 
-// fdReserve is the number of descriptors kept for the runtime, stdio and the
+// FDReserve is the number of descriptors kept for the runtime, stdio and the
 // listener-free rest of the process, on top of one per connection.
-const fdReserve = loadplan.FDMargin
+const FDReserve = loadplan.FDMargin
 
-// newDialer returns a dialer that binds to source (if valid) with
+// NewDialer returns a dialer that binds to source (if valid) with
 // IP_BIND_ADDRESS_NO_PORT set before the bind.
-func newDialer(source netip.Addr, timeout time.Duration) *net.Dialer {
+func NewDialer(source netip.Addr, timeout time.Duration) *net.Dialer {
 	d := &net.Dialer{Timeout: timeout, KeepAlive: -1}
 	if source.IsValid() {
 		d.LocalAddr = &net.TCPAddr{IP: source.AsSlice(), Zone: source.Zone()}
 		d.Control = func(_, _ string, c syscall.RawConn) error {
 			var serr error
 			if err := c.Control(func(fd uintptr) {
-				serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
+				serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, IPBindAddressNoPort, 1)
 			}); err != nil {
 				return err
 			}
@@ -46,9 +54,9 @@ func newDialer(source netip.Addr, timeout time.Duration) *net.Dialer {
 	return d
 }
 
-// raiseNofile raises the soft RLIMIT_NOFILE to the hard limit and returns
+// RaiseNofile raises the soft RLIMIT_NOFILE to the hard limit and returns
 // the resulting limits.
-func raiseNofile() (soft, hard uint64, err error) {
+func RaiseNofile() (soft, hard uint64, err error) {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		return 0, 0, fmt.Errorf("getrlimit RLIMIT_NOFILE: %w", err)
@@ -65,21 +73,21 @@ func raiseNofile() (soft, hard uint64, err error) {
 	return uint64(rl.Cur), uint64(rl.Max), nil
 }
 
-// checkNofile returns a usage error when the hard limit cannot hold conns
+// CheckNofile returns a usage error when the hard limit cannot hold conns
 // connections plus the reserve.
-func checkNofile(conns int, hard uint64) error {
-	need := uint64(conns) + fdReserve
+func CheckNofile(conns int, hard uint64) error {
+	need := uint64(conns) + FDReserve
 	if hard >= need {
 		return nil
 	}
-	return usageErrorf("-conns %d needs %d file descriptors (connections + %d) but the hard "+
+	return usage.Errorf("-conns %d needs %d file descriptors (connections + %d) but the hard "+
 		"RLIMIT_NOFILE is %d; raise it (as root: ulimit -Hn %d in the launching shell, "+
 		"LimitNOFILE=%d for a systemd unit, or a nofile line in /etc/security/limits.conf; "+
-		"fs.nr_open caps it) or lower -conns", conns, need, fdReserve, hard, need, need)
+		"fs.nr_open caps it) or lower -conns", conns, need, FDReserve, hard, need, need)
 }
 
-// rssMB returns VmRSS from /proc/self/status in MiB, or nil.
-func rssMB() *float64 {
+// RSSMB returns VmRSS from /proc/self/status in MiB, or nil.
+func RSSMB() *float64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return nil
@@ -92,17 +100,18 @@ func rssMB() *float64 {
 			if err != nil {
 				return nil
 			}
-			return ptr(round(kb/1024, 1))
+			v := decimal.Round(kb/1024, 1)
+			return &v
 		}
 	}
 	return nil
 }
 
-// retransmitted says whether the kernel has retransmitted anything on the
+// Retransmitted says whether the kernel has retransmitted anything on the
 // connection (TCP_INFO's total_retrans: a SYN, or data after a dropped
 // ACK), the mark of a full queue on the way; true when it cannot be read,
 // so an unreadable connection counts as before.
-func retransmitted(rc syscall.RawConn) bool {
+func Retransmitted(rc syscall.RawConn) bool {
 	var info syscall.TCPInfo
 	ok := false
 	if err := rc.Control(func(fd uintptr) {

@@ -1,25 +1,25 @@
-package connclient
+package clientsys
 
 import (
 	"context"
 	"time"
 )
 
-// sleeper waits until points in time for one goroutine. The Go runtime
+// Sleeper waits until points in time for one goroutine. The Go runtime
 // parks timers in epoll_wait with a millisecond timeout, so a time.Timer
 // fires up to 1 ms late (0.5 ms on average), which would dominate the
-// coordinated-omission corrected latency on a LAN. On Linux the sleeper
+// coordinated-omission corrected latency on a LAN. On Linux the Sleeper
 // waits on a timerfd through the runtime poller instead, which wakes within
 // tens of microseconds; elsewhere, or if the timerfd cannot be made, it
-// falls back to a time.Timer. A sleeper is not safe for concurrent use.
-type sleeper struct {
+// falls back to a time.Timer. A Sleeper is not safe for concurrent use.
+type Sleeper struct {
 	fine  *fineTimer // nil: use timer
 	timer *time.Timer
 	stop  func() bool
 }
 
-func newSleeper(ctx context.Context) *sleeper {
-	s := &sleeper{}
+func NewSleeper(ctx context.Context) *Sleeper {
+	s := &Sleeper{}
 	if ft, err := newFineTimer(); err == nil {
 		s.fine = ft
 		// A deadline in the past interrupts a pending wait when ctx ends.
@@ -30,7 +30,7 @@ func newSleeper(ctx context.Context) *sleeper {
 	return s
 }
 
-func (s *sleeper) useTimer() {
+func (s *Sleeper) useTimer() {
 	s.timer = time.NewTimer(time.Hour)
 	if !s.timer.Stop() {
 		<-s.timer.C
@@ -39,7 +39,7 @@ func (s *sleeper) useTimer() {
 
 // until waits until t and reports false if ctx ended first. It returns at
 // once when t has passed.
-func (s *sleeper) until(ctx context.Context, t time.Time) bool {
+func (s *Sleeper) Until(ctx context.Context, t time.Time) bool {
 	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err() == nil
@@ -57,7 +57,7 @@ func (s *sleeper) until(ctx context.Context, t time.Time) bool {
 		s.fine.close()
 		s.fine = nil
 		s.useTimer()
-		return s.until(ctx, t)
+		return s.Until(ctx, t)
 	}
 	s.timer.Reset(d)
 	select {
@@ -71,7 +71,7 @@ func (s *sleeper) until(ctx context.Context, t time.Time) bool {
 	}
 }
 
-func (s *sleeper) close() {
+func (s *Sleeper) Close() {
 	if s.fine != nil {
 		s.stop()
 		s.fine.close()
