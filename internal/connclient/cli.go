@@ -134,7 +134,7 @@ ramp flags (idle, lowrate):
                     its connect (a connected attempt waiting for its answer
                     is not counted until it ends), the rate is halved, to no less than
                     max(1, rate/100); a slow attempt with nothing
-                    clientsys.Retransmitted waited for a CPU and changes nothing;
+                    retransmitted waited for a CPU and changes nothing;
                     while attempts complete within -connect-slow it grows by
                     rate/20 per second, up to -rate
   -connect-retries R  an attempt that timed out (the connect, or the TLS
@@ -143,7 +143,7 @@ ramp flags (idle, lowrate):
                     connection (default 3; 0: never); other failures are
                     not retried
   -connect-slow D   the attempt time that counts as a drop: a SYN is
-                    clientsys.Retransmitted after 1 s (default 1s)
+                    retransmitted after 1 s (default 1s)
   -connect-timeout D  the bound of an attempt's connect, TLS handshake and
                     first response, each (default -timeout): a server
                     that takes connections in slowly while it opens many
