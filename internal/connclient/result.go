@@ -13,6 +13,10 @@ import (
 	"time"
 )
 
+// A run's outcome into the result documents of package connresult, and
+// their printing: the one JSON object on stdout, "partial" when
+// interrupted.
+
 // newDoc is the beginning of a result document of cfg's mode.
 func newDoc(cfg *config, started time.Time) connresult.Doc {
 	return connresult.Doc{SchemaVersion: connresult.SchemaVersion, Tool: "connclient", Mode: cfg.mode, Status: "complete",

@@ -82,7 +82,7 @@ func TestHistogramEdges(t *testing.T) {
 		t.Errorf("empty histogram quantile = %v, want NaN", h.Quantile(0.5))
 	}
 	if QuantileMs(&h, 0.5) != nil {
-		t.Errorf("quantileMs of an empty histogram is not nil")
+		t.Errorf("QuantileMs of an empty histogram is not nil")
 	}
 	h.Record(-5) // clock step: counted as 0
 	h.Record(1234)
