@@ -4,7 +4,7 @@ import (
 	"io"
 	"os"
 
-	"csbench/internal/connclient"
+	"csbench/internal/connresult"
 	"csbench/internal/httpphase"
 	"csbench/internal/summary"
 )
@@ -31,7 +31,7 @@ func CheckResult(r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	res, err := connclient.DecodeResult("connclient's result", b)
+	res, err := connresult.DecodeResult("connclient's result", b)
 	if err != nil {
 		return err
 	}
