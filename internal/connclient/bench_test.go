@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"csbench/internal/tlscert"
+	"csbench/internal/tlscert/certtest"
 )
 
 // benchDir is the engine bench's files enginebench reads (its testdata).
@@ -62,7 +63,7 @@ func TestUsageNamesEverySubcommand(t *testing.T) {
 // TestLowrateTLSEngine: with -tls-ca lowrate runs on the goroutine engine
 // and says so; the epoll engine's own figures are null.
 func TestLowrateTLSEngine(t *testing.T) {
-	pair, ca := testCert(t, tlscert.ECDSAP256)
+	pair, ca := certtest.Cert(t, tlscert.ECDSAP256)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

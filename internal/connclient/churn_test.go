@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"csbench/internal/tlscert"
+	"csbench/internal/tlscert/certtest"
 )
 
 // okClose answers one request and closes when asked (Connection: close),
@@ -164,7 +165,7 @@ func BenchmarkChurnDispatch(b *testing.B) {
 // against a net/http server, timed apart from the connect; with -tls-resume
 // the handshakes after the first tickets resume, counted apart.
 func TestChurnTLS(t *testing.T) {
-	pair, ca := testCert(t, tlscert.ECDSAP256)
+	pair, ca := certtest.Cert(t, tlscert.ECDSAP256)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

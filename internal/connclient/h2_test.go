@@ -20,6 +20,7 @@ import (
 
 	"csbench/internal/server"
 	"csbench/internal/tlscert"
+	"csbench/internal/tlscert/certtest"
 )
 
 // h2Peer is the server side of one HTTP/2 connection in a test, frame by
@@ -212,7 +213,7 @@ func TestH2CleartextHold(t *testing.T) {
 // http/1.1 only; and the CA file that verifies it.
 func h2TLSServer(t *testing.T, h2 bool, h2reqs *atomic.Int64) (addr, caFile string) {
 	t.Helper()
-	pair, caFile := testCert(t, tlscert.ECDSAP256)
+	pair, caFile := certtest.Cert(t, tlscert.ECDSAP256)
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ProtoMajor == 2 {
 			h2reqs.Add(1)
@@ -259,7 +260,7 @@ func TestH2Refused(t *testing.T) {
 	})
 	var n atomic.Int64
 	h1TLS, h1CA := h2TLSServer(t, false, &n)
-	noALPN, noALPNCA := tlsServer(t, tlscert.ECDSAP256, false)
+	noALPN, noALPNCA := certtest.HandshakeServer(t, tlscert.ECDSAP256, false)
 	for _, c := range []struct {
 		name  string
 		args  []string

@@ -11,56 +11,8 @@ import (
 	"time"
 
 	"csbench/internal/tlscert"
+	"csbench/internal/tlscert/certtest"
 )
-
-// testCert makes a lab CA and a certificate of key type kt for 127.0.0.1:
-// the server's key pair and the CA file a client trusts.
-func testCert(tb testing.TB, kt string) (tls.Certificate, string) {
-	tb.Helper()
-	dir := tb.TempDir()
-	b, err := tlscert.Make(netip.MustParseAddr("127.0.0.1"), kt, time.Now(), time.Hour)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := tlscert.WriteDir(dir, b); err != nil {
-		tb.Fatal(err)
-	}
-	pair, err := tls.X509KeyPair(b.CertPEM, b.KeyPEM)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return pair, filepath.Join(dir, tlscert.CAFile)
-}
-
-// tlsServer: a TLS server on 127.0.0.1 that completes each handshake, then
-// closes; its CA file for the client.
-func tlsServer(tb testing.TB, kt string, tickets bool) (addr, caFile string) {
-	tb.Helper()
-	pair, caFile := testCert(tb, kt)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ln.Close() })
-	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, SessionTicketsDisabled: !tickets}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				sc := tls.Server(c, cfg)
-				if sc.Handshake() == nil {
-					// Tickets go out with the first write in TLS 1.3.
-					sc.Write([]byte("x"))
-				}
-				sc.Close()
-			}()
-		}
-	}()
-	return ln.Addr().String(), caFile
-}
 
 func dialOnce(tb testing.TB, addr string, cfg *tls.Config) Timing {
 	c, _, tm, err := Dial(context.Background(), &net.Dialer{}, addr, cfg, 5*time.Second)
@@ -74,7 +26,7 @@ func dialOnce(tb testing.TB, addr string, cfg *tls.Config) Timing {
 }
 
 func TestDialTLS(t *testing.T) {
-	addr, ca := tlsServer(t, tlscert.ECDSAP256, true)
+	addr, ca := certtest.HandshakeServer(t, tlscert.ECDSAP256, true)
 	for _, resume := range []bool{false, true} {
 		cfg, err := ClientConfig(ca, netip.MustParseAddr("127.0.0.1"), resume)
 		if err != nil {
@@ -117,7 +69,7 @@ func BenchmarkHandshake(b *testing.B) {
 				name = kt + "/resumed"
 			}
 			b.Run(name, func(b *testing.B) {
-				addr, ca := tlsServer(b, kt, true)
+				addr, ca := certtest.HandshakeServer(b, kt, true)
 				cfg, err := ClientConfig(ca, netip.MustParseAddr("127.0.0.1"), resume)
 				if err != nil {
 					b.Fatal(err)

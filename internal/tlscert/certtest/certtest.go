@@ -1,4 +1,7 @@
-package connclient
+// Package certtest gives tests a lab certificate and a TLS server on
+// 127.0.0.1 (made by internal/tlscert), for the packages whose tests dial
+// TLS: one copy, not one per package.
+package certtest
 
 import (
 	"crypto/tls"
@@ -11,9 +14,9 @@ import (
 	"csbench/internal/tlscert"
 )
 
-// testCert makes a lab CA and a certificate of key type kt for 127.0.0.1:
-// the server's key pair and the CA file a client trusts.
-func testCert(tb testing.TB, kt string) (tls.Certificate, string) {
+// Cert makes a lab CA and a certificate of key type kt for 127.0.0.1: the
+// server's key pair and the CA file a client trusts.
+func Cert(tb testing.TB, kt string) (tls.Certificate, string) {
 	tb.Helper()
 	dir := tb.TempDir()
 	b, err := tlscert.Make(netip.MustParseAddr("127.0.0.1"), kt, time.Now(), time.Hour)
@@ -30,11 +33,12 @@ func testCert(tb testing.TB, kt string) (tls.Certificate, string) {
 	return pair, filepath.Join(dir, tlscert.CAFile)
 }
 
-// tlsServer: a TLS server on 127.0.0.1 that completes each handshake, then
-// closes; its CA file for the client.
-func tlsServer(tb testing.TB, kt string, tickets bool) (addr, caFile string) {
+// HandshakeServer is a TLS server on 127.0.0.1 that completes each
+// handshake, writes one byte (session tickets go out with the first write
+// in TLS 1.3), then closes: its address and CA file for the client.
+func HandshakeServer(tb testing.TB, kt string, tickets bool) (addr, caFile string) {
 	tb.Helper()
-	pair, caFile := testCert(tb, kt)
+	pair, caFile := Cert(tb, kt)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -50,7 +54,6 @@ func tlsServer(tb testing.TB, kt string, tickets bool) (addr, caFile string) {
 			go func() {
 				sc := tls.Server(c, cfg)
 				if sc.Handshake() == nil {
-					// Tickets go out with the first write in TLS 1.3.
 					sc.Write([]byte("x"))
 				}
 				sc.Close()
