@@ -1,8 +1,9 @@
 package c10kplan
 
 import (
-	"csbench/internal/loadplan"
 	"fmt"
+
+	"csbench/internal/loadplan"
 )
 
 // ClientHost is one client host of a scenario: its name (ssh destination or

@@ -2,12 +2,13 @@ package c10kplan
 
 import (
 	"bufio"
-	"csbench/internal/loadplan"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"csbench/internal/loadplan"
 )
 
 // Sockets counts the client's sockets toward the server per source address.

@@ -1,11 +1,12 @@
 package capacity
 
 import (
-	"csbench/internal/connresult"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+
+	"csbench/internal/connresult"
 )
 
 // ClientCPUBusy: a client whose event loops were busy this share of their

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"csbench/internal/tlsdial"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -14,6 +13,7 @@ import (
 
 	"csbench/internal/atomicfile"
 	"csbench/internal/tlscert"
+	"csbench/internal/tlsdial"
 )
 
 const certUsage = `Usage: csb cert -ip IP -dir DIR [-key-type T] [-days N]

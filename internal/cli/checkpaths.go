@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"crypto/tls"
 	"crypto/x509"
-	"csbench/internal/server"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"csbench/internal/server"
 )
 
 const checkPathsUsage = `Usage: csb check-paths -base URL -dir DIR [-ca FILE] [-health PATH] [-keepalive] [-http 1.1|2|1.1,2] -path SIZE=PATH:BYTES...

@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"csbench/internal/connresult"
 	"fmt"
 	"io"
 	"strings"
 
 	"csbench/internal/c10kplan"
 	"csbench/internal/clock"
+	"csbench/internal/connresult"
 	"csbench/internal/kv"
 	"csbench/internal/loadplan"
 	"csbench/internal/parse"

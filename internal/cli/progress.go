@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"csbench/internal/connresult"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"csbench/internal/connresult"
 	"csbench/internal/progress"
 )
 

@@ -9,9 +9,6 @@ package clientsys
 import (
 	"bufio"
 	"bytes"
-	"csbench/internal/decimal"
-	"csbench/internal/loadplan"
-	"csbench/internal/usage"
 	"fmt"
 	"net"
 	"net/netip"
@@ -20,6 +17,10 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"csbench/internal/decimal"
+	"csbench/internal/loadplan"
+	"csbench/internal/usage"
 )
 
 // IPBindAddressNoPort is IP_BIND_ADDRESS_NO_PORT from linux/in.h: with it,

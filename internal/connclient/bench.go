@@ -2,11 +2,12 @@ package connclient
 
 import (
 	"context"
-	"csbench/internal/enginebench"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+
+	"csbench/internal/enginebench"
 )
 
 // runBench runs benchrate or benchreport (args[0]).

@@ -3,13 +3,13 @@ package connclient
 import (
 	"context"
 	"crypto/tls"
-	"csbench/internal/connresult"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 
+	"csbench/internal/connresult"
 	"csbench/internal/tlscert"
 	"csbench/internal/tlscert/certtest"
 )

@@ -3,8 +3,6 @@ package connclient
 import (
 	"bytes"
 	"context"
-	"csbench/internal/clientsys"
-	"csbench/internal/connresult"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +10,9 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"csbench/internal/clientsys"
+	"csbench/internal/connresult"
 )
 
 // Burst mode (Phase 4): -conns connects issued at once, as fast as one

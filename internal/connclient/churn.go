@@ -3,10 +3,6 @@ package connclient
 import (
 	"bufio"
 	"context"
-	"csbench/internal/clientsys"
-	"csbench/internal/connresult"
-	"csbench/internal/h1wire"
-	"csbench/internal/tlsdial"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +12,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"csbench/internal/clientsys"
+	"csbench/internal/connresult"
+	"csbench/internal/h1wire"
+	"csbench/internal/tlsdial"
 )
 
 // Churn mode (Phase 4): new connections on an open-model schedule, each

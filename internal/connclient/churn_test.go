@@ -3,7 +3,6 @@ package connclient
 import (
 	"context"
 	"crypto/tls"
-	"csbench/internal/connresult"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"csbench/internal/connresult"
 	"csbench/internal/tlscert"
 	"csbench/internal/tlscert/certtest"
 )

@@ -2,13 +2,14 @@ package connclient
 
 import (
 	"context"
-	"csbench/internal/h1wire"
-	"csbench/internal/h2wire"
 	"errors"
 	"io"
 	"net"
 	"os"
 	"syscall"
+
+	"csbench/internal/h1wire"
+	"csbench/internal/h2wire"
 )
 
 // Error causes, the keys of the "errors" object in the result.

@@ -2,8 +2,6 @@ package connclient
 
 import (
 	"context"
-	"csbench/internal/clientsys"
-	"csbench/internal/h1wire"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"csbench/internal/clientsys"
+	"csbench/internal/h1wire"
 )
 
 func TestClassifyInjected(t *testing.T) {

@@ -3,11 +3,6 @@ package connclient
 import (
 	"context"
 	"crypto/tls"
-	"csbench/internal/clientsys"
-	"csbench/internal/h2wire"
-	"csbench/internal/responder"
-	"csbench/internal/tlsdial"
-	"csbench/internal/usage"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,6 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"csbench/internal/clientsys"
+	"csbench/internal/h2wire"
+	"csbench/internal/responder"
+	"csbench/internal/tlsdial"
+	"csbench/internal/usage"
 )
 
 // Usage is the help text printed by -h (stdout) and after a usage error

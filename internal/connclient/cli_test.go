@@ -2,7 +2,6 @@ package connclient
 
 import (
 	"context"
-	"csbench/internal/clientsys"
 	"errors"
 	"net"
 	"strconv"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"csbench/internal/clientsys"
 )
 
 func TestHelp(t *testing.T) {

@@ -3,11 +3,6 @@ package connclient
 import (
 	"bufio"
 	"context"
-	"csbench/internal/clientsys"
-	"csbench/internal/connresult"
-	"csbench/internal/h1wire"
-	"csbench/internal/h2wire"
-	"csbench/internal/tlsdial"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +10,12 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"csbench/internal/clientsys"
+	"csbench/internal/connresult"
+	"csbench/internal/h1wire"
+	"csbench/internal/h2wire"
+	"csbench/internal/tlsdial"
 )
 
 // offset returns when event i of a schedule at rate per second is due,

@@ -2,8 +2,6 @@ package connclient
 
 import (
 	"context"
-	"csbench/internal/clientsys"
-	"csbench/internal/connresult"
 	"encoding/json"
 	"errors"
 	"io"
@@ -18,6 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"csbench/internal/clientsys"
+	"csbench/internal/connresult"
 )
 
 // okServer is a net/http server on 127.0.0.1 answering 200 "ok".

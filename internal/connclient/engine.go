@@ -3,8 +3,6 @@ package connclient
 import (
 	"cmp"
 	"context"
-	"csbench/internal/connresult"
-	"csbench/internal/h1wire"
 	"fmt"
 	"math"
 	"os"
@@ -14,6 +12,9 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"csbench/internal/connresult"
+	"csbench/internal/h1wire"
 )
 
 // The event-loop engine of lowrate (cleartext): one event loop per CPU the

@@ -3,10 +3,6 @@ package connclient
 import (
 	"bufio"
 	"context"
-	"csbench/internal/connresult"
-	"csbench/internal/enginebench"
-	"csbench/internal/h1wire"
-	"csbench/internal/responder"
 	"net"
 	"net/netip"
 	"runtime"
@@ -15,6 +11,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"csbench/internal/connresult"
+	"csbench/internal/enginebench"
+	"csbench/internal/h1wire"
+	"csbench/internal/responder"
 )
 
 // scriptServer serves HTTP/1.1 on 127.0.0.1: for request r (0: the first)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"csbench/internal/h2wire"
 	"encoding/binary"
 	"encoding/json"
 	"io"
@@ -18,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"csbench/internal/h2wire"
+	"csbench/internal/localtest"
 	"csbench/internal/server"
 	"csbench/internal/tlscert"
 	"csbench/internal/tlscert/certtest"
@@ -78,7 +79,7 @@ func (p *h2Peer) respond200() error {
 // the header block), and hands the connection to serve, then closes it.
 func rawH2Server(t *testing.T, serve func(p *h2Peer)) string {
 	t.Helper()
-	return serveLocal(t, func(c net.Conn) {
+	return localtest.Serve(t, func(c net.Conn) {
 		defer c.Close()
 		p := &h2Peer{c: c, br: bufio.NewReader(c)}
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"csbench/internal/clientsys"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -17,6 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"csbench/internal/clientsys"
+	"csbench/internal/localtest"
 )
 
 // Subprocess helpers: the test binary re-runs itself with
@@ -173,32 +175,11 @@ func counts(t *testing.T, res map[string]any, key string) map[string]int {
 	return out
 }
 
-// serveLocal listens on 127.0.0.1 (any port), closed at the test's end,
-// and runs handle on each connection accepted, in a goroutine of its own.
-func serveLocal(tb testing.TB, handle func(c net.Conn)) net.Addr {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go handle(c)
-		}
-	}()
-	return ln.Addr()
-}
-
 // rawServer accepts on 127.0.0.1 and hands each connection, after reading
 // the request head, to serve.
 func rawServer(t *testing.T, serve func(c *net.TCPConn)) string {
 	t.Helper()
-	return serveLocal(t, func(c net.Conn) {
+	return localtest.Serve(t, func(c net.Conn) {
 		br := bufio.NewReader(c)
 		for {
 			line, err := br.ReadString('\n')

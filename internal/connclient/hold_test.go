@@ -3,7 +3,6 @@ package connclient
 import (
 	"bytes"
 	"context"
-	"csbench/internal/connresult"
 	"errors"
 	"math"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"csbench/internal/connresult"
 )
 
 // lockedBuffer is a bytes.Buffer safe to read while a run writes it.

@@ -2,9 +2,6 @@ package connclient
 
 import (
 	"context"
-	"csbench/internal/clientsys"
-	"csbench/internal/connresult"
-	"csbench/internal/h2wire"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +10,10 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"csbench/internal/clientsys"
+	"csbench/internal/connresult"
+	"csbench/internal/h2wire"
 )
 
 // runIdle opens the connections, holds them, checks which are still alive,

@@ -3,9 +3,6 @@ package connclient
 import (
 	"bufio"
 	"context"
-	"csbench/internal/clientsys"
-	"csbench/internal/connresult"
-	"csbench/internal/h1wire"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +13,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"csbench/internal/clientsys"
+	"csbench/internal/connresult"
+	"csbench/internal/h1wire"
 )
 
 // lowrateRun is the request phase of lowrate: an open-model schedule,

@@ -2,7 +2,6 @@ package connclient
 
 import (
 	"context"
-	"csbench/internal/connresult"
 	"encoding/json"
 	"io"
 	"net"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"csbench/internal/connresult"
 )
 
 // stalledServer listens on 127.0.0.1 with a listen backlog of backlog and

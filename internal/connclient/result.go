@@ -2,15 +2,16 @@ package connclient
 
 import (
 	"context"
-	"csbench/internal/connresult"
-	"csbench/internal/decimal"
-	"csbench/internal/kv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
 	"strconv"
 	"time"
+
+	"csbench/internal/connresult"
+	"csbench/internal/decimal"
+	"csbench/internal/kv"
 )
 
 // A run's outcome into the result documents of package connresult, and

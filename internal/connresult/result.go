@@ -2,11 +2,12 @@ package connresult
 
 import (
 	"bytes"
-	"csbench/internal/decimal"
-	"csbench/internal/tlscert"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"csbench/internal/decimal"
+	"csbench/internal/tlscert"
 )
 
 // SchemaVersion is the major version of the result document; a reader

@@ -38,9 +38,6 @@ package enginebench
 
 import (
 	"bytes"
-	"csbench/internal/connresult"
-	"csbench/internal/decimal"
-	"csbench/internal/parse"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +47,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"csbench/internal/connresult"
+	"csbench/internal/decimal"
+	"csbench/internal/parse"
 )
 
 // TimeFormat is the /usr/bin/time -f format the bench writes.

@@ -2,13 +2,14 @@ package enginebench
 
 import (
 	"bytes"
-	"csbench/internal/connresult"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"csbench/internal/connresult"
 )
 
 // testdata/enginebench is two repetitions of scripts/engine-bench.sh as the

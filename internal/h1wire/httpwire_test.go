@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"csbench/internal/localtest"
 )
 
 // responseCases are responses to a GET with what a parser must make of
@@ -97,33 +99,11 @@ func TestReadResponseAllocs(t *testing.T) {
 	}
 }
 
-// serveLocal accepts on 127.0.0.1 until the test ends and hands each
-// connection to handle in its own goroutine (connclient's tests have the
-// same accept loop).
-func serveLocal(tb testing.TB, handle func(c net.Conn)) net.Addr {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go handle(c)
-		}
-	}()
-	return ln.Addr()
-}
-
 // cannedServer answers every request on 127.0.0.1 with one fixed response,
 // with fixed buffers, so that it allocates nothing per request itself.
 func cannedServer(tb testing.TB, resp []byte) net.Addr {
 	tb.Helper()
-	return serveLocal(tb, func(c net.Conn) {
+	return localtest.Serve(tb, func(c net.Conn) {
 		defer c.Close()
 		buf := make([]byte, 4096)
 		n := 0

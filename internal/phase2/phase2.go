@@ -5,7 +5,6 @@
 package phase2
 
 import (
-	"csbench/internal/loadplan"
 	"fmt"
 	"sort"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"csbench/internal/chart"
 	"csbench/internal/hostdata"
 	"csbench/internal/httpphase"
+	"csbench/internal/loadplan"
 	"csbench/internal/report"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"

@@ -1,11 +1,11 @@
 package phase3
 
 import (
-	"csbench/internal/connresult"
 	"math/rand"
 	"strings"
 	"testing"
 
+	"csbench/internal/connresult"
 	"csbench/internal/summary"
 )
 

@@ -1,12 +1,12 @@
 package phase3
 
 import (
-	"csbench/internal/decimal"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"csbench/internal/decimal"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )

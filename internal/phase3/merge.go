@@ -1,8 +1,9 @@
 package phase3
 
 import (
-	"csbench/internal/connresult"
 	"fmt"
+
+	"csbench/internal/connresult"
 )
 
 // Percentile bases: how a cell's percentiles were obtained (details

@@ -1,9 +1,10 @@
 package phase3
 
 import (
-	"csbench/internal/connresult"
 	"math/rand"
 	"testing"
+
+	"csbench/internal/connresult"
 )
 
 // A scenario's percentiles over several processes are those of all their

@@ -1,12 +1,12 @@
 package phase3
 
 import (
-	"csbench/internal/decimal"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
+	"csbench/internal/decimal"
 	"csbench/internal/summary"
 )
 

@@ -3,8 +3,6 @@ package phase3
 import (
 	"bufio"
 	"compress/gzip"
-	"csbench/internal/connresult"
-	"csbench/internal/summary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"csbench/internal/connresult"
+	"csbench/internal/summary"
 )
 
 // Client is the view this phase takes of one connclient result

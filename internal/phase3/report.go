@@ -1,7 +1,6 @@
 package phase3
 
 import (
-	"csbench/internal/decimal"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"csbench/internal/c10kplan"
 	"csbench/internal/chart"
+	"csbench/internal/decimal"
 	"csbench/internal/kv"
 	"csbench/internal/report"
 	"csbench/internal/rundir"

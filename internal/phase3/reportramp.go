@@ -1,11 +1,11 @@
 package phase3
 
 import (
-	"csbench/internal/decimal"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"csbench/internal/decimal"
 	"csbench/internal/summary"
 )
 

@@ -1,12 +1,12 @@
 package phase3
 
 import (
-	"csbench/internal/decimal"
 	"fmt"
 	"math"
 	"strings"
 
 	"csbench/internal/c10kplan"
+	"csbench/internal/decimal"
 	"csbench/internal/kv"
 	"csbench/internal/summary"
 )

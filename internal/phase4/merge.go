@@ -1,9 +1,9 @@
 package phase4
 
 import (
-	"csbench/internal/connresult"
 	"fmt"
 
+	"csbench/internal/connresult"
 	"csbench/internal/summary"
 )
 

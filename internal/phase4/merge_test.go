@@ -1,12 +1,13 @@
 package phase4
 
 import (
-	"csbench/internal/connresult"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"csbench/internal/connresult"
 )
 
 func fixtureResult(t *testing.T, path string) *connresult.Result {

@@ -1,7 +1,6 @@
 package phase4
 
 import (
-	"csbench/internal/connresult"
 	"fmt"
 	"math"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"csbench/internal/clienthosts"
+	"csbench/internal/connresult"
 	"csbench/internal/decimal"
 	"csbench/internal/hostdata"
 	"csbench/internal/rundir"

@@ -1,7 +1,6 @@
 package phase4_test
 
 import (
-	"csbench/internal/connresult"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"csbench/internal/cli"
+	"csbench/internal/connresult"
 	"csbench/internal/golden"
 	"csbench/internal/summary"
 )

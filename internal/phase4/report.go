@@ -1,13 +1,13 @@
 package phase4
 
 import (
-	"csbench/internal/connresult"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
 	"csbench/internal/chart"
+	"csbench/internal/connresult"
 	"csbench/internal/kv"
 	"csbench/internal/report"
 	"csbench/internal/rundir"

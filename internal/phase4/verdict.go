@@ -1,9 +1,9 @@
 package phase4
 
 import (
-	"csbench/internal/decimal"
 	"fmt"
 
+	"csbench/internal/decimal"
 	"csbench/internal/summary"
 )
 

@@ -2,11 +2,12 @@ package responder
 
 import (
 	"bufio"
-	"csbench/internal/h1wire"
 	"net"
 	"net/netip"
 	"testing"
 	"time"
+
+	"csbench/internal/h1wire"
 )
 
 // TestResponder: requests split across writes, and several in one write,

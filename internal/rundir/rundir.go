@@ -4,13 +4,14 @@
 package rundir
 
 import (
-	"csbench/internal/kv"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"csbench/internal/kv"
 )
 
 // SchemaVersion is the run.env format this csb reads: 2 gives every

@@ -1,9 +1,10 @@
 package server
 
 import (
-	"csbench/internal/sizes"
 	"net/http"
 	"strconv"
+
+	"csbench/internal/sizes"
 )
 
 // Pattern is the content of every payload body: payload bodies are prefixes

@@ -2,11 +2,12 @@ package server
 
 import (
 	"bytes"
-	"csbench/internal/sizes"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"testing"
+
+	"csbench/internal/sizes"
 )
 
 func defaultSizes(t testing.TB) []sizes.Size {

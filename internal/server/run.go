@@ -16,8 +16,6 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"csbench/internal/sizes"
-	"csbench/internal/usage"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -30,6 +28,9 @@ import (
 	"runtime"
 	"strconv"
 	"time"
+
+	"csbench/internal/sizes"
+	"csbench/internal/usage"
 )
 
 // Defaults of the flags, and the fixed settings of the http.Server.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"csbench/internal/localtest"
 	"csbench/internal/tlscert"
 )
 
@@ -39,26 +40,12 @@ func Cert(tb testing.TB, kt string) (tls.Certificate, string) {
 func HandshakeServer(tb testing.TB, kt string, tickets bool) (addr, caFile string) {
 	tb.Helper()
 	pair, caFile := Cert(tb, kt)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ln.Close() })
 	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, SessionTicketsDisabled: !tickets}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				sc := tls.Server(c, cfg)
-				if sc.Handshake() == nil {
-					sc.Write([]byte("x"))
-				}
-				sc.Close()
-			}()
+	return localtest.Serve(tb, func(c net.Conn) {
+		sc := tls.Server(c, cfg)
+		if sc.Handshake() == nil {
+			sc.Write([]byte("x"))
 		}
-	}()
-	return ln.Addr().String(), caFile
+		sc.Close()
+	}).String(), caFile
 }
