@@ -24,8 +24,14 @@ func Write(path string, data []byte, perm os.FileMode) error {
 }
 
 // WriteWith replaces path with what fill writes (mode perm). When fill
-// fails, nothing is renamed and fill's error is returned.
+// fails, nothing is renamed and fill's error is returned. A path that is
+// not a regular file (/dev/null, /dev/stdout, a pipe) is written in place:
+// renaming over it would replace the device with a file, and for root
+// that breaks /dev/null for every process on the machine.
 func WriteWith(path string, perm os.FileMode, fill func(io.Writer) error) (err error) {
+	if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return writeInPlace(path, fill)
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -63,6 +69,23 @@ func WriteWith(path string, perm os.FileMode, fill func(io.Writer) error) (err e
 	if d, derr := os.Open(dir); derr == nil {
 		d.Sync()
 		d.Close()
+	}
+	return nil
+}
+
+// writeInPlace writes what fill writes into path, which is not a regular
+// file: opened for writing, never created, renamed or removed.
+func writeInPlace(path string, fill func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return describe(path, err)
+	}
+	if err := fill(f); err != nil {
+		f.Close()
+		return describe(path, err)
+	}
+	if err := f.Close(); err != nil {
+		return describe(path, err)
 	}
 	return nil
 }

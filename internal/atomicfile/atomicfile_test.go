@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestWriteReplaces(t *testing.T) {
@@ -107,5 +108,39 @@ func onlyFile(t *testing.T, dir, name string) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("dir holds %v, want only %s", names, name)
+	}
+}
+
+// A path that is not a regular file (here a named pipe, as /dev/null is a
+// device) is written in place: it is still a pipe afterwards, its reader
+// got the bytes, and nothing else was left in its directory.
+func TestWriteNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- b
+	}()
+	if err := Write(fifo, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(fifo)
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("%s is no longer a named pipe: %v %v", fifo, fi.Mode(), err)
+	}
+	select {
+	case b := <-got:
+		if string(b) != "x\n" {
+			t.Errorf("the reader got %q, want %q", b, "x\n")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pipe's reader got nothing in 10 s")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the directory holds %d entries, want the pipe alone", len(ents))
 	}
 }
