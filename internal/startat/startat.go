@@ -21,9 +21,13 @@ import (
 // Schema names the timing document's format.
 const Schema = "csb.timing/v1"
 
-// MaxLate is how far past its due time a command may still be started: a
-// later one would load alone for part of the window the others share.
-const MaxLate = time.Second
+// MaxLate is how far past its due time a command may still be started. A
+// start some seconds late (a loaded controller whose launch took longer
+// than the lead) is still measured: each tool's own start and end are
+// recorded, and several clients' figures are taken over the window they
+// all loaded (the cell's overlap). A later one says the controller is too
+// slow to hold a cell together: refused, with this error in the raw file.
+const MaxLate = 10 * time.Second
 
 // Timing is the document written beside a client's raw output. Times are
 // Unix epoch milliseconds of the host's own clock.
