@@ -204,7 +204,7 @@ two_hosts_clean() {
   env --default-signal=INT bash -c 'ulimit -n "$1" && exec bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s CLIENTS=2 \
     -s CONNS=2k -s SCENARIOS=idle -s HOLD=60' _ "${C100K_FD}" >"${out}" 2>&1 &
   local pid=$!
-  wait_for "${out}" 'cell [0-9]+/[0-9]+ idle-2k \(' 60
+  wait_for "${out}" 'cell [0-9]+/[0-9]+ idle-2k \(' 180
   sleep 3
   kill -INT "${pid}"
   wait "${pid}" || rc=$?

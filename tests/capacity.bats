@@ -69,7 +69,7 @@ teardown() {
   local out="${BATS_TEST_TMPDIR}/out" pid cpu
   bash 05-capacity/run_capacity.sh -l netns -p smoke -s PAYLOADS=1k -s START_RPS=40000 -s STEP=3 >"${out}" 2>&1 &
   pid=$!
-  wait_for "${out}" 'cell 1/[0-9]+ 1k-s01 ' 60
+  wait_for "${out}" 'cell 1/[0-9]+ 1k-s01 ' 180
   # Once the step's connclient runs (started at its due time: hogs started
   # before it could make `csb start-at` miss its due time, and the step
   # fail rather than measure a starved client), the client's CPU (the
@@ -108,7 +108,7 @@ teardown() {
   env --default-signal=INT bash 05-capacity/run_capacity.sh -l netns -p smoke -s PAYLOADS=1k -s START_RPS=1000 -s SLOTS=40 \
     -s SERVICE_TIME=10ms -s SLO_LATENCY_MS=50 -s CONNECTIONS=128 >"${out}" 2>&1 &
   pid=$!
-  wait_for "${out}" 'cell 2/[0-9]+ 1k-s02 ' 60
+  wait_for "${out}" 'cell 2/[0-9]+ 1k-s02 ' 180
   sleep 1
   kill -INT "${pid}"
   local rc=0

@@ -63,9 +63,9 @@ results_line() { printf '%s\n' "$1" | tail -n 1 | sed -n 's/^results: //p'; }
 procs_matching() { pgrep -af -- "$1" | grep -v pgrep || true; }
 
 # wait_for FILE PATTERN [SECONDS]: poll until FILE holds PATTERN (grep -E),
-# at most SECONDS (default 30). Fails when it never does.
+# at most SECONDS (default 120: a bound on a loaded machine, not a pace). Fails when it never does.
 wait_for() {
-  local file=$1 pattern=$2 limit=${3:-30} i
+  local file=$1 pattern=$2 limit=${3:-120} i
   for ((i = 0; i < limit * 10; i++)); do
     grep -qE -- "${pattern}" "${file}" 2>/dev/null && return 0
     sleep 0.1

@@ -38,7 +38,7 @@ phase1_quick() {
 }
 
 # wait_log FILE PATTERN: wait_for with room for a loaded machine.
-wait_log() { wait_for "$1" "$2" 60; }
+wait_log() { wait_for "$1" "$2" 180; }
 
 @test "lab lock: a second run on a busy lab is refused, naming the holder; the first is unharmed" {
   need_root

@@ -313,7 +313,7 @@ csb-server' ]
   bash 01-http-baseline/run_http_baseline.sh -l local -p smoke -s SERVER_PORT=18182 -s PAYLOADS=1k,10k \
     -s DURATION=4 -s WARMUP=0 >"${out}" 2>&1 &
   local runner=$! pid=""
-  wait_for "${out}" 'cell [0-9]+/[0-9]+ 1k \(' 30
+  wait_for "${out}" 'cell [0-9]+/[0-9]+ 1k \(' 180
   # The server's PID, as the run recorded it.
   local env_file
   env_file=$(sed -n 's/^.*INFO run .* in \(.*\)$/\1/p' "${out}" | head -n 1)/run.env

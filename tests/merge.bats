@@ -15,7 +15,7 @@ setup_file() {
   export OUT
   bin/csb-server -addr 127.0.0.1 -port "${PORT}" >"${OUT}/server.log" 2>&1 &
   echo $! >"${OUT}/server.pid"
-  wait_for "${OUT}/server.log" '"event":"listening"' 10
+  wait_for "${OUT}/server.log" '"event":"listening"' 60
   local c start
   for c in 4 1000; do
     start=${EPOCHREALTIME/./}

@@ -233,7 +233,7 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   # env --default-signal gives the runner the SIGINT a terminal would.
   DURATION=20 env --default-signal=INT bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s SERVER_PORT=18383 -s PAYLOADS=1k >"${log}" 2>&1 &
   local pid=$!
-  wait_for "${log}" 'CMD .*/csb-run\.[^ ]*/bin/csb start-at' 60
+  wait_for "${log}" 'CMD .*/csb-run\.[^ ]*/bin/csb start-at' 180
   sleep 2
   kill -INT "${pid}"
   local rc=0
@@ -259,7 +259,7 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   # 1. SIGKILL mid-cell: no trap runs; monitors keep running on all three hosts.
   bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k -s DURATION=3 >"${log1}" 2>&1 &
   runner=$!
-  wait_for "${log1}" 'cell [0-9]+/[0-9]+ 1k .* starts' 60
+  wait_for "${log1}" 'cell [0-9]+/[0-9]+ 1k .* starts' 180
   kill -KILL "${runner}"
   wait "${runner}" || true
   dir1=$(sed -n 's/^.* INFO run .* in \(.*\)$/\1/p' "${log1}" | head -n 1)
@@ -276,7 +276,7 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k -s DURATION=4 -s SSH_RETRY=2 \
     -s LAB_LOCK=wait -s LAB_LOCK_WAIT=60 >"${log2}" 2>&1 &
   runner=$!
-  wait_for "${log2}" 'cell [0-9]+/[0-9]+ 1k .* starts' 120 || { grep -v ' CMD ' "${log2}"; return 1; }
+  wait_for "${log2}" 'cell [0-9]+/[0-9]+ 1k .* starts' 180 || { grep -v ' CMD ' "${log2}"; return 1; }
   for p in $(ip netns pids "${LAB_ID}-cli2"); do
     [ "$(cat "/proc/${p}/comm" 2>/dev/null)" = sshd ] && kill -KILL "${p}"
   done

@@ -105,7 +105,7 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   env --default-signal=INT bash 00-iperf3/run_iperf3_baseline.sh -l netns -p smoke -s DURATION=6 >"${out}" 2>&1 &
   local pid=$!
   # Interrupt during the second cell.
-  wait_for "${out}" 'cell [0-9]+/[0-9]+ c2s-4 \(' 30
+  wait_for "${out}" 'cell [0-9]+/[0-9]+ c2s-4 \(' 180
   sleep 2
   kill -INT "${pid}"
   local rc=0

@@ -240,7 +240,7 @@ lab_checks() {
   # env --default-signal gives the runner the SIGINT a terminal would.
   env --default-signal=INT bash 03-c10k/run_c10k_beyond.sh -l netns -p smoke -s SCENARIOS=idle -s HOLD=60 >"${out}" 2>&1 &
   local pid=$!
-  wait_for "${out}" 'cell [0-9]+/[0-9]+ idle-20k \(' 60
+  wait_for "${out}" 'cell [0-9]+/[0-9]+ idle-20k \(' 180
   sleep 6
   kill -INT "${pid}"
   local rc=0

@@ -99,7 +99,7 @@ setup() {
   CSB_CONFIG=/dev/null RESULTS_ROOT="${P4_ROOT}" env --default-signal=INT bash 04-connections/run_connections.sh -l netns -p smoke \
     -s SCENARIOS=churn -s CHURN_CLOSE=linger0 -s CHURN_RATES=200 -s DURATION=30 -s CLIENT_PORT_RANGE=40000-40999 >"${out}" 2>&1 &
   local pid=$!
-  wait_for "${out}" 'cell [0-9]+/[0-9]+ churn-linger0-200 \(' 60
+  wait_for "${out}" 'cell [0-9]+/[0-9]+ churn-linger0-200 \(' 180
   [ "$(ip netns exec "${LAB_ID}-cli" sysctl -n net.ipv4.ip_local_port_range | tr -s '\t ' ' ')" == "40000 40999" ]
   sleep 1
   kill -INT "${pid}"
