@@ -212,12 +212,9 @@ func discardChunked(br *bufio.Reader) error {
 		if err != nil {
 			return err
 		}
-		if i := bytes.IndexByte(line, ';'); i >= 0 {
-			line = line[:i]
-		}
-		size, ok := parseHex(bytes.TrimSpace(line))
-		if !ok {
-			return fmt.Errorf("%w: chunk size %q", ErrBadResponse, line)
+		size, err := chunkSize(line)
+		if err != nil {
+			return err
 		}
 		if size == 0 {
 			for { // trailers, up to the empty line
@@ -261,6 +258,18 @@ func parseDec(b []byte) (int64, bool) {
 		n = n*10 + int64(c-'0')
 	}
 	return n, true
+}
+
+// chunkSize reads a chunk-size line (its extensions after ';' ignored).
+func chunkSize(line []byte) (int64, error) {
+	if i := bytes.IndexByte(line, ';'); i >= 0 {
+		line = line[:i]
+	}
+	size, ok := parseHex(bytes.TrimSpace(line))
+	if !ok {
+		return 0, fmt.Errorf("%w: chunk size %q", ErrBadResponse, line)
+	}
+	return size, nil
 }
 
 func parseHex(b []byte) (int64, bool) {

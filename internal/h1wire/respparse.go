@@ -269,12 +269,9 @@ func (p *Parser) chunkLine(line []byte) error {
 			p.state = psDone
 		}
 	default: // psChunkSize
-		if i := bytes.IndexByte(line, ';'); i >= 0 {
-			line = line[:i]
-		}
-		size, ok := parseHex(bytes.TrimSpace(line))
-		if !ok {
-			return fmt.Errorf("%w: chunk size %q", ErrBadResponse, line)
+		size, err := chunkSize(line)
+		if err != nil {
+			return err
 		}
 		if size == 0 {
 			p.state = psTrailer
