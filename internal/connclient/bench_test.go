@@ -2,10 +2,6 @@ package connclient
 
 import (
 	"context"
-	"crypto/tls"
-	"io"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -63,16 +59,8 @@ func TestUsageNamesEverySubcommand(t *testing.T) {
 // TestLowrateTLSEngine: with -tls-ca lowrate runs on the goroutine engine
 // and says so; the epoll engine's own figures are null.
 func TestLowrateTLSEngine(t *testing.T) {
-	pair, ca := certtest.Cert(t, tlscert.ECDSAP256)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }),
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}}}
-	go srv.ServeTLS(ln, "", "")
-	t.Cleanup(func() { srv.Close() })
-	res := lowrateJSON(t, ln.Addr().String(), "-conns", "3", "-rps", "100", "-duration", "200ms", "-tls-ca", ca)
+	addr, ca := certtest.HTTPServer(t, tlscert.ECDSAP256)
+	res := lowrateJSON(t, addr, "-conns", "3", "-rps", "100", "-duration", "200ms", "-tls-ca", ca)
 	if res["engine"] != connresult.EngineGoroutines || num(t, res, "requests_completed") != 20 {
 		t.Errorf("engine %v completed %v", res["engine"], res["requests_completed"])
 	}

@@ -2,10 +2,8 @@ package connclient
 
 import (
 	"context"
-	"crypto/tls"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -165,20 +163,12 @@ func BenchmarkChurnDispatch(b *testing.B) {
 // against a net/http server, timed apart from the connect; with -tls-resume
 // the handshakes after the first tickets resume, counted apart.
 func TestChurnTLS(t *testing.T) {
-	pair, ca := certtest.Cert(t, tlscert.ECDSAP256)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }),
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}}}
-	go srv.ServeTLS(ln, "", "")
-	t.Cleanup(func() { srv.Close() })
+	addr, ca := certtest.HTTPServer(t, tlscert.ECDSAP256)
 	for _, tc := range []struct {
 		close  string
 		resume bool
 	}{{CloseLinger0, false}, {CloseServer, true}, {CloseClient, true}} {
-		args := []string{"churn", "-target", ln.Addr().String(), "-rate", "100", "-duration", "300ms", "-close", tc.close, "-tls-ca", ca, "-workers", "1"}
+		args := []string{"churn", "-target", addr, "-rate", "100", "-duration", "300ms", "-close", tc.close, "-tls-ca", ca, "-workers", "1"}
 		if tc.resume {
 			args = append(args, "-tls-resume")
 		}

@@ -5,7 +5,9 @@ package certtest
 
 import (
 	"crypto/tls"
+	"io"
 	"net"
+	"net/http"
 	"net/netip"
 	"path/filepath"
 	"testing"
@@ -48,4 +50,21 @@ func HandshakeServer(tb testing.TB, kt string, tickets bool) (addr, caFile strin
 		}
 		sc.Close()
 	}).String(), caFile
+}
+
+// HTTPServer is a net/http server over TLS on 127.0.0.1 with a lab
+// certificate of key type kt, answering "ok\n" to every request: its
+// address and the CA file for the client.
+func HTTPServer(tb testing.TB, kt string) (addr, caFile string) {
+	tb.Helper()
+	pair, caFile := Cert(tb, kt)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") }),
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{pair}}}
+	go srv.ServeTLS(ln, "", "")
+	tb.Cleanup(func() { srv.Close() })
+	return ln.Addr().String(), caFile
 }
