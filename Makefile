@@ -22,9 +22,7 @@ setup: ## install what is missing, Go >= go.mod's among it (Debian/Ubuntu; needs
 	bash scripts/setup.sh
 
 build: ## build the Go commands into bin/
-	CGO_ENABLED=0 go build -trimpath -o bin/csb ./cmd/csb
-	CGO_ENABLED=0 go build -trimpath -o bin/csb-server ./server
-	CGO_ENABLED=0 go build -trimpath -o bin/connclient ./cmd/connclient
+	bash scripts/build.sh
 
 demo: build ## every phase with PROFILE=quick on LAB=netns (make demo LAB=local needs no root)
 	bash scripts/demo.sh

@@ -10,11 +10,27 @@ csb_build() {
   [[ "${out}" != csb ]] || CSB_CSB_FRESH=1
   [[ ! -x "${CSB_ROOT}/bin/${out}" || -n "$(find "${CSB_ROOT}/go.mod" "${CSB_ROOT}/cmd" "${CSB_ROOT}/internal" \
     "${CSB_ROOT}/server" -newer "${CSB_ROOT}/bin/${out}" -print -quit 2>/dev/null)" ]] || return 0
+  csb_go_build "${out}" "${pkg}"
+}
+
+# csb_go_build OUT PKG: go build ./PKG into bin/OUT by temp-and-rename, and
+# only when the binary differs: a run copying or running bin/OUT keeps the
+# file it opened (go build -o rewrites its output in place, even unchanged).
+csb_go_build() {
+  local out=$1 pkg=$2 want tmp
   need_tool go golang-go
   mkdir -p "${CSB_ROOT}/bin"
   want=$(sed -n 's/^go //p' "${CSB_ROOT}/go.mod")
-  (cd "${CSB_ROOT}" && CGO_ENABLED=0 go build -trimpath -o "bin/${out}" "./${pkg}") ||
+  tmp=$(mktemp "${CSB_ROOT}/bin/.${out}.XXXXXX") || die "could not make a temporary file in ${CSB_ROOT}/bin" 1
+  if ! (cd "${CSB_ROOT}" && CGO_ENABLED=0 go build -trimpath -o "${tmp}" "./${pkg}"); then
+    rm -f "${tmp}"
     die "go build ./${pkg} failed; is Go >= ${want} installed? (make setup)" 1
+  fi
+  if cmp -s "${tmp}" "${CSB_ROOT}/bin/${out}"; then
+    rm -f "${tmp}"
+  else
+    chmod 0755 "${tmp}" && mv -f "${tmp}" "${CSB_ROOT}/bin/${out}"
+  fi
 }
 
 # csb_csb ARGS...: bin/csb ARGS, built first when it is missing or older
