@@ -306,7 +306,9 @@ c10k_scenario() {
       # moment, never one process's while another still ramps up.
       csb_procs_wait_event "${CONNCLIENT_EVENT_READY}" "$((bound + 15))" ||
         log_warn "${cell}: not every client process has its connections open after ${bound} s; the schedule starts anyway"
-      c10k_at_file "${start}" 500 >/dev/null
+      # The start is the run's start lead away (csb clock: the hosts' ssh
+      # round trips), so every host reads it before it is due.
+      c10k_at_file "${start}" "${CSB_START_LEAD_MS}" >/dev/null
       csb_procs_wait_event "${CONNCLIENT_EVENT_RUNNING}" 30 ||
         log_warn "${cell}: not every client process runs its schedule 30 s after the start time; snapshot taken anyway"
       # The event comes as the schedule starts: the snapshot is taken half
