@@ -115,26 +115,26 @@ func planView(p *c10kplan.Plan) map[string]string {
 	return m
 }
 
-// planFromEnv converts the lines of a plan.env (written by lib/c10k.sh
+// planFromEnv converts the lines of a plan.env (env, written by lib/c10k.sh
 // before `csb c10k-plan` wrote the plan document) into the document they
 // stand for: what a number left unread (empty, or not a number) becomes
 // unreadable; a refusal is a sentence without a code (plan.env had
 // none); one client host. client_procs_by_fd, which plan.env did not
 // record, is what the plan computes from the client's hard fd limit.
-func planFromEnv(m map[string]string) *c10kplan.Plan {
-	n := func(k string) c10kplan.Num { return parseNum(m[k]) }
+func planFromEnv(env map[string]string) *c10kplan.Plan {
+	n := func(k string) c10kplan.Num { return parseNum(env[k]) }
 	i := func(k string) int64 { return n(k).V }
 	p := &c10kplan.Plan{SchemaVersion: c10kplan.SchemaVersion, Document: "c10k-plan", Stage: "sources",
 		Refusals: []c10kplan.Refusal{}, Hosts: []c10kplan.HostPlan{}, Sources: []c10kplan.Source{},
 		Candidates: []c10kplan.SourceState{}, Notes: []string{}}
 	in := &p.Scenario
-	in.Kind, in.Conns, in.ConnectRate, in.TWThreshold = m["scenario"], i("connections_target"), i("connect_rate_per_s"), i("tw_threshold")
-	in.TWWaited = m["tw_waited"] == "1"
+	in.Kind, in.Conns, in.ConnectRate, in.TWThreshold = env["scenario"], i("connections_target"), i("connect_rate_per_s"), i("tw_threshold")
+	in.TWWaited = env["tw_waited"] == "1"
 	srv, cli := &p.Facts.Server, &p.Facts.Client
 	srv.FDHard, cli.FDHard = n("server_fd_hard"), n("client_fd_hard")
 	srv.Somaxconn, srv.SynBacklog, srv.MemAvailableKB = n("server_somaxconn"), n("server_tcp_max_syn_backlog"), n("server_mem_available_kb")
 	cli.TWReuse, cli.MemAvailableKB = n("client_tcp_tw_reuse"), n("client_mem_available_kb")
-	if lo, hi, ok := strings.Cut(m["client_port_range"], "-"); ok {
+	if lo, hi, ok := strings.Cut(env["client_port_range"], "-"); ok {
 		cli.PortLo, cli.PortHi = parseNum(lo), parseNum(hi)
 	}
 	in.Server, in.Client = *srv, *cli
@@ -142,16 +142,16 @@ func planFromEnv(m map[string]string) *c10kplan.Plan {
 	p.ServerConnsPerProc, p.ServerProcs = i("server_conns_per_proc_max"), i("server_procs")
 	p.ClientProcsNeeded = i("client_procs_needed")
 	p.PortsPerSource = n("client_ports_per_source")
-	p.TWReusable, p.SharedHost = m["client_tw_reusable"] == "1", m["shared_host"] == "1"
+	p.TWReusable, p.SharedHost = env["client_tw_reusable"] == "1", env["shared_host"] == "1"
 	p.BacklogNeeded = i("backlog_needed")
 	p.ServerKBPerConn, p.ClientKBPerConn = i("server_kb_per_conn_estimate"), i("client_kb_per_conn_estimate")
-	if v, ok := m["client_procs_by_fd"]; ok {
+	if v, ok := env["client_procs_by_fd"]; ok {
 		p.ClientProcsByFD = parseNum(v).V
 	} else if cli.FDHard.Known && cli.FDHard.V > c10kplan.FDMargin {
 		per := cli.FDHard.V - c10kplan.FDMargin
 		p.ClientProcsByFD = (in.Conns + per - 1) / per
 	}
-	ips, shares := splitList(m["client_sources"]), splitList(m["client_shares"])
+	ips, shares := splitList(env["client_sources"]), splitList(env["client_shares"])
 	for k, ip := range ips {
 		s := c10kplan.Source{IP: ip}
 		if k < len(shares) {
@@ -162,7 +162,7 @@ func planFromEnv(m map[string]string) *c10kplan.Plan {
 	p.Hosts = append(p.Hosts, c10kplan.HostPlan{Connections: in.Conns, ConnectRate: in.ConnectRate,
 		ProcsByFD: p.ClientProcsByFD, Procs: p.ClientProcsNeeded})
 	states := map[string]*c10kplan.SourceState{}
-	for k, v := range m {
+	for k, v := range env {
 		rest, ok := strings.CutPrefix(k, "source.")
 		if !ok {
 			continue
@@ -185,10 +185,10 @@ func planFromEnv(m map[string]string) *c10kplan.Plan {
 	for _, ip := range kv.SortedKeys(states) {
 		p.Candidates = append(p.Candidates, *states[ip])
 	}
-	if v := m["note"]; v != "" {
+	if v := env["note"]; v != "" {
 		p.Notes = append(p.Notes, v)
 	}
-	if v := m["refusal"]; v != "" {
+	if v := env["refusal"]; v != "" {
 		p.Refusals = append(p.Refusals, c10kplan.Refusal{Message: v})
 	}
 	p.OK = len(p.Refusals) == 0
