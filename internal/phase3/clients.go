@@ -16,7 +16,7 @@ import (
 // errors and drops are summed, each process and each client host keeps
 // its own row (processRows, hostShares); the ramps are merged where
 // connclient recorded them (rampFigures). It returns the clients it read.
-func measureConnclients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, plan *c10kplan.Plan, note func(string, ...any)) []*Client {
+func measureConnclients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, f *Figures, plan *c10kplan.Plan, note func(string, ...any)) []*Client {
 	clients, err := readClients(r.Dir, rc.Name)
 	if err != nil {
 		note("%v", err)
@@ -27,22 +27,22 @@ func measureConnclients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, plan *c1
 		}
 		return nil
 	}
-	m, kind := c.Metrics, rc.Params["scenario"]
+	kind := rc.Params["scenario"]
 	hosts := processHosts(plan)
-	connectFigures(clients, m)
+	connectFigures(clients, &f.ConnectFigures)
 	errs, total := sumErrors(clients)
-	m["errors_total"] = summary.F(total)
+	f.ErrorsTotal = summary.F(total)
 	c.Details["errors"] = errs
 	c.Details["processes"] = processRows(clients, hosts, kind)
 	if shares := hostShares(clients, hosts); shares != nil {
 		c.Details["client_hosts"] = shares
 	}
 	if kind == "idle" {
-		idleFigures(clients, m, c.Details)
+		idleFigures(clients, &f.LoadFigures, c.Details)
 	} else {
-		lowrateFigures(clients, m)
+		lowrateFigures(clients, &f.LoadFigures)
 	}
-	basis, merr := mergeLatencies(clients, kind, m)
+	basis, merr := mergeLatencies(clients, kind, f)
 	for _, e := range merr {
 		note("%v", e)
 	}
@@ -50,7 +50,7 @@ func measureConnclients(r *rundir.Run, rc rundir.Cell, c *summary.Cell, plan *c1
 	if n := partial(clients); n > 0 {
 		note("%d of %d connclient processes report a partial result (interrupted)", n, len(clients))
 	}
-	rampFigures(clients, c, note)
+	f.RampFigures = rampFigures(clients, c, note)
 	return clients
 }
 
@@ -101,22 +101,22 @@ func count(clients []*Client, get func(*Client) int64) *float64 {
 // summed, the setup time the slowest process's, the connect percentiles
 // the largest of the processes' (mergeLatencies replaces them by the
 // merged ones where every process dumped its histogram).
-func connectFigures(clients []*Client, m map[string]*float64) {
-	m["connections_established"] = count(clients, func(cl *Client) int64 { return cl.ConnectionsEstablished })
-	m["connections_failed"] = count(clients, func(cl *Client) int64 { return cl.ConnectionsFailed })
-	m["connections_alive_end"] = sumOf(clients, func(cl *Client) *float64 { return cl.ConnectionsAliveEnd })
-	m["setup_s"] = rounded(largest(clients, func(cl *Client) *float64 { return cl.SetupS }), 3)
-	m["connect_rate_achieved_per_s"] = rounded(sumOf(clients, func(cl *Client) *float64 { return cl.ConnectRateAchieved }), 1)
-	m["connect_rate_target_per_s"] = sumOf(clients, func(cl *Client) *float64 { return cl.ConnectRateTarget })
-	m["connect_latency_p50_ms"] = largest(clients, func(cl *Client) *float64 { return cl.ConnectLatencyP50Ms })
-	m["connect_latency_p99_ms"] = largest(clients, func(cl *Client) *float64 { return cl.ConnectLatencyP99Ms })
-	m["connect_latency_max_ms"] = largest(clients, func(cl *Client) *float64 { return cl.ConnectLatencyMaxMs })
+func connectFigures(clients []*Client, f *ConnectFigures) {
+	f.ConnectionsEstablished = count(clients, func(cl *Client) int64 { return cl.ConnectionsEstablished })
+	f.ConnectionsFailed = count(clients, func(cl *Client) int64 { return cl.ConnectionsFailed })
+	f.ConnectionsAliveEnd = sumOf(clients, func(cl *Client) *float64 { return cl.ConnectionsAliveEnd })
+	f.SetupS = rounded(largest(clients, func(cl *Client) *float64 { return cl.SetupS }), 3)
+	f.ConnectRateAchievedPerS = rounded(sumOf(clients, func(cl *Client) *float64 { return cl.ConnectRateAchieved }), 1)
+	f.ConnectRateTargetPerS = sumOf(clients, func(cl *Client) *float64 { return cl.ConnectRateTarget })
+	f.ConnectLatencyP50Ms = largest(clients, func(cl *Client) *float64 { return cl.ConnectLatencyP50Ms })
+	f.ConnectLatencyP99Ms = largest(clients, func(cl *Client) *float64 { return cl.ConnectLatencyP99Ms })
+	f.ConnectLatencyMaxMs = largest(clients, func(cl *Client) *float64 { return cl.ConnectLatencyMaxMs })
 }
 
 // idleFigures: the request on each connection (its p99 the largest of the
 // processes', until merged) and the drops during the hold, by cause.
-func idleFigures(clients []*Client, m map[string]*float64, details map[string]any) {
-	m["request_latency_p99_ms"] = largest(clients, func(cl *Client) *float64 { return cl.RequestP99Ms })
+func idleFigures(clients []*Client, f *LoadFigures, details map[string]any) {
+	f.RequestLatencyP99Ms = largest(clients, func(cl *Client) *float64 { return cl.RequestP99Ms })
 	drops := map[string]float64{}
 	for _, cl := range clients {
 		for k, v := range cl.Drops {
@@ -128,46 +128,48 @@ func idleFigures(clients []*Client, m map[string]*float64, details map[string]an
 
 // lowrateFigures: the schedule's requests and rate summed, its latency
 // percentiles the largest of the processes' (until merged).
-func lowrateFigures(clients []*Client, m map[string]*float64) {
-	m["requests_completed"] = sumOf(clients, func(cl *Client) *float64 { return cl.RequestsCompleted })
-	m["requests_failed"] = sumOf(clients, func(cl *Client) *float64 { return cl.RequestsFailed })
-	m["rps_achieved"] = rounded(sumOf(clients, func(cl *Client) *float64 { return cl.RPSAchieved }), 1)
-	if t, a := m["rps_target"], m["rps_achieved"]; t != nil && a != nil && *t > 0 {
-		m["rps_achieved_ratio"] = summary.F(round(*a / *t, 4))
+func lowrateFigures(clients []*Client, f *LoadFigures) {
+	f.RequestsCompleted = sumOf(clients, func(cl *Client) *float64 { return cl.RequestsCompleted })
+	f.RequestsFailed = sumOf(clients, func(cl *Client) *float64 { return cl.RequestsFailed })
+	f.RPSAchieved = rounded(sumOf(clients, func(cl *Client) *float64 { return cl.RPSAchieved }), 1)
+	if t, a := f.RPSTarget, f.RPSAchieved; t != nil && a != nil && *t > 0 {
+		f.RPSAchievedRatio = summary.F(round(*a / *t, 4))
 	}
-	for k, get := range map[string]func(*Client) *float64{
-		"latency_p50_ms":           func(cl *Client) *float64 { return cl.LatencyP50Ms },
-		"latency_p90_ms":           func(cl *Client) *float64 { return cl.LatencyP90Ms },
-		"latency_p99_ms":           func(cl *Client) *float64 { return cl.LatencyP99Ms },
-		"latency_p99_9_ms":         func(cl *Client) *float64 { return cl.LatencyP999Ms },
-		"latency_max_ms":           func(cl *Client) *float64 { return cl.LatencyMaxMs },
-		"service_latency_p50_ms":   func(cl *Client) *float64 { return cl.ServiceLatencyP50Ms },
-		"service_latency_p90_ms":   func(cl *Client) *float64 { return cl.ServiceLatencyP90Ms },
-		"service_latency_p99_ms":   func(cl *Client) *float64 { return cl.ServiceLatencyP99Ms },
-		"service_latency_p99_9_ms": func(cl *Client) *float64 { return cl.ServiceLatencyP999Ms },
-		"service_latency_max_ms":   func(cl *Client) *float64 { return cl.ServiceLatencyMaxMs },
-		"sender_lag_p99_ms":        func(cl *Client) *float64 { return cl.SenderLagP99Ms },
+	for _, x := range []struct {
+		dst **float64
+		get func(*Client) *float64
+	}{
+		{&f.LatencyP50Ms, func(cl *Client) *float64 { return cl.LatencyP50Ms }},
+		{&f.LatencyP90Ms, func(cl *Client) *float64 { return cl.LatencyP90Ms }},
+		{&f.LatencyP99Ms, func(cl *Client) *float64 { return cl.LatencyP99Ms }},
+		{&f.LatencyP999Ms, func(cl *Client) *float64 { return cl.LatencyP999Ms }},
+		{&f.LatencyMaxMs, func(cl *Client) *float64 { return cl.LatencyMaxMs }},
+		{&f.ServiceLatencyP50Ms, func(cl *Client) *float64 { return cl.ServiceLatencyP50Ms }},
+		{&f.ServiceLatencyP90Ms, func(cl *Client) *float64 { return cl.ServiceLatencyP90Ms }},
+		{&f.ServiceLatencyP99Ms, func(cl *Client) *float64 { return cl.ServiceLatencyP99Ms }},
+		{&f.ServiceLatencyP999Ms, func(cl *Client) *float64 { return cl.ServiceLatencyP999Ms }},
+		{&f.ServiceLatencyMaxMs, func(cl *Client) *float64 { return cl.ServiceLatencyMaxMs }},
+		{&f.SenderLagP99Ms, func(cl *Client) *float64 { return cl.SenderLagP99Ms }},
 	} {
-		m[k] = largest(clients, get)
+		*x.dst = largest(clients, x.get)
 	}
 }
 
-// merges are the histograms a scenario's percentiles are merged from:
-// histogram name, metric prefix, percentiles.
-var merges = map[string][]struct {
-	name, prefix string
-	suffixes     []string
-}{
-	"idle": {
-		{"connect", "connect_latency_", []string{"p50_ms", "p99_ms", "max_ms"}},
-		{"request", "request_latency_", []string{"p99_ms"}},
-	},
-	"lowrate": {
-		{"connect", "connect_latency_", []string{"p50_ms", "p99_ms", "max_ms"}},
-		{"latency", "latency_", []string{"p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms"}},
-		{"service", "service_latency_", []string{"p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms"}},
-		{"sender_lag", "sender_lag_", []string{"p99_ms"}},
-	},
+// merges are the histograms a scenario's percentiles are merged from,
+// into f's figures.
+func merges(kind string, f *Figures) []merge {
+	connect := merge{"connect", []percentile{{0.50, &f.ConnectLatencyP50Ms}, {0.99, &f.ConnectLatencyP99Ms}, {1, &f.ConnectLatencyMaxMs}}}
+	switch kind {
+	case "idle":
+		return []merge{connect, {"request", []percentile{{0.99, &f.RequestLatencyP99Ms}}}}
+	case "lowrate":
+		return []merge{connect,
+			{"latency", []percentile{{0.50, &f.LatencyP50Ms}, {0.90, &f.LatencyP90Ms}, {0.99, &f.LatencyP99Ms}, {0.999, &f.LatencyP999Ms}, {1, &f.LatencyMaxMs}}},
+			{"service", []percentile{{0.50, &f.ServiceLatencyP50Ms}, {0.90, &f.ServiceLatencyP90Ms}, {0.99, &f.ServiceLatencyP99Ms}, {0.999, &f.ServiceLatencyP999Ms}, {1, &f.ServiceLatencyMaxMs}}},
+			{"sender_lag", []percentile{{0.99, &f.SenderLagP99Ms}}},
+		}
+	}
+	return nil
 }
 
 // mergeLatencies replaces the largest-of-processes percentiles by those
@@ -175,14 +177,14 @@ var merges = map[string][]struct {
 // percentiles were obtained (details "percentile_basis"): one process's
 // own, merged, or, with several processes of which one dumped no
 // histogram (results written before the dumps), the largest of theirs.
-func mergeLatencies(clients []*Client, kind string, m map[string]*float64) (string, []error) {
+func mergeLatencies(clients []*Client, kind string, f *Figures) (string, []error) {
 	basis := BasisOneProcess
 	if len(clients) > 1 {
 		basis = BasisMerged
 	}
 	var errs []error
-	for _, g := range merges[kind] {
-		ok, err := mergedPercentiles(clients, g.name, g.prefix, m, g.suffixes...)
+	for _, g := range merges(kind, f) {
+		ok, err := mergedPercentiles(clients, g.name, g.percentiles...)
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -43,8 +43,11 @@ func TestMeasureClientsPieces(t *testing.T) {
 	clients[2].Drops["eof"] = 3
 	hosts := []string{"a", "a", "b"}
 
+	var f Figures
 	m := map[string]*float64{}
-	connectFigures(clients, m)
+	put := func() { summary.PutFigures(m, &f) }
+	connectFigures(clients, &f.ConnectFigures)
+	put()
 	for k, want := range map[string]float64{"connections_established": 2490, "connections_failed": 10, "connections_alive_end": 2490,
 		"setup_s": 2.5, "connect_rate_achieved_per_s": 2200, "connect_rate_target_per_s": 3000, "connect_latency_p99_ms": 25} {
 		if m[k] == nil || *m[k] != want {
@@ -52,7 +55,8 @@ func TestMeasureClientsPieces(t *testing.T) {
 		}
 	}
 	clients[2].ConnectionsAliveEnd = nil
-	connectFigures(clients, m)
+	connectFigures(clients, &f.ConnectFigures)
+	put()
 	if m["connections_alive_end"] != nil {
 		t.Error("a process without a count leaves the sum null")
 	}
@@ -63,7 +67,8 @@ func TestMeasureClientsPieces(t *testing.T) {
 	}
 
 	details := map[string]any{}
-	idleFigures(clients, m, details)
+	idleFigures(clients, &f.LoadFigures, details)
+	put()
 	if d := details["drops"].(map[string]float64); d["eof"] != 3 {
 		t.Errorf("drops %v", d)
 	}
@@ -71,7 +76,8 @@ func TestMeasureClientsPieces(t *testing.T) {
 		t.Errorf("request p99 before the merge %v, want the largest, 7.5", m["request_latency_p99_ms"])
 	}
 
-	basis, merr := mergeLatencies(clients, "idle", m)
+	basis, merr := mergeLatencies(clients, "idle", &f)
+	put()
 	if basis != BasisMerged || merr != nil {
 		t.Errorf("basis %q, %v", basis, merr)
 	}
@@ -81,11 +87,11 @@ func TestMeasureClientsPieces(t *testing.T) {
 	if want := connresult.QuantileMs(&req, 0.99); *m["request_latency_p99_ms"] != *want {
 		t.Errorf("merged request p99 %v, want %v (all samples)", *m["request_latency_p99_ms"], *want)
 	}
-	if b, _ := mergeLatencies(clients[:1], "idle", map[string]*float64{}); b != BasisOneProcess {
+	if b, _ := mergeLatencies(clients[:1], "idle", &Figures{}); b != BasisOneProcess {
 		t.Errorf("one process: basis %q", b)
 	}
 	delete(clients[1].Hists, "request")
-	if b, _ := mergeLatencies(clients, "idle", map[string]*float64{}); b != BasisLargest {
+	if b, _ := mergeLatencies(clients, "idle", &Figures{}); b != BasisLargest {
 		t.Errorf("a process without its histogram: basis %q", b)
 	}
 
@@ -138,7 +144,7 @@ func TestRampFigures(t *testing.T) {
 	c := &summary.Cell{Metrics: map[string]*float64{}, Details: map[string]any{}}
 	var notes []string
 	note := func(f string, a ...any) { notes = append(notes, f) }
-	rampFigures(clients, c, note)
+	summary.PutFigures(c.Metrics, &Figures{RampFigures: rampFigures(clients, c, note)})
 	for k, want := range map[string]float64{"connections_attempted": 1900, "connections_first_attempt_established": 1600,
 		"connections_first_attempt_failed": 300, "connections_first_attempt_connect_timeouts": 300, "connections_retried": 300,
 		"connections_established_after_retry": 290, "connections_retry_attempts": 420,
@@ -161,21 +167,25 @@ func TestRampFigures(t *testing.T) {
 
 	clients[1].Ramp = nil
 	c = &summary.Cell{Metrics: map[string]*float64{}, Details: map[string]any{}}
-	rampFigures(clients, c, note)
+	if f := rampFigures(clients, c, note); f != nil {
+		t.Errorf("one result without a ramp: figures %+v", f)
+	}
 	if len(c.Metrics) != 0 || rampOf(c) != nil || len(notes) != 1 || !strings.Contains(notes[0], "record their ramp") {
 		t.Errorf("one result without a ramp: metrics %v, notes %q", c.Metrics, notes)
 	}
 
 	// Every cell of a run that has the figures has the keys; none of a
 	// run without.
-	cells := []summary.Cell{{Metrics: map[string]*float64{"connections_retried": fp(1)}}, {Metrics: map[string]*float64{}}}
-	fillRunKeys(cells, RampKeys)
-	if v, ok := cells[1].Metrics["connect_rate_paced_min_per_s"]; !ok || v != nil {
+	figs := []*Figures{{RampFigures: &RampFigures{ConnectionsRetried: fp(1)}}, {}}
+	fillRunFigures(figs)
+	m := map[string]*float64{}
+	summary.PutFigures(m, figs[1])
+	if v, ok := m["connect_rate_paced_min_per_s"]; !ok || v != nil {
 		t.Error("a cell of a run with ramps lacks a null ramp figure")
 	}
-	old := []summary.Cell{{Metrics: map[string]*float64{}}}
-	fillRunKeys(old, RampKeys)
-	if len(old[0].Metrics) != 0 {
+	old := []*Figures{{}}
+	fillRunFigures(old)
+	if old[0].RampFigures != nil || old[0].HoldFigures != nil {
 		t.Error("a run without ramps got ramp figures")
 	}
 }

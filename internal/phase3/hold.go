@@ -11,17 +11,6 @@ import (
 	"csbench/internal/summary"
 )
 
-// HoldKeys are the figures of an idle cell's hold across its processes:
-// hold_missed_procs, the processes that did not hold over the one end
-// agreed for all (0: every process held at one shared instant);
-// hold_shared_s, how long every process held at once (from the last to
-// begin holding to the first to end); hold_began_spread_s, how far apart
-// the processes began (their ramps' spread). From connclient's
-// hold_began_at_ms, hold_ended_at_ms and hold_end_agreed_at_ms: a run
-// whose results carry them has these on every cell, null where not
-// measured; a run made before has none.
-var HoldKeys = []string{"hold_missed_procs", "hold_shared_s", "hold_began_spread_s"}
-
 // Why a process did not hold over the agreed end (details
 // hold.missed[].why).
 const (
@@ -141,12 +130,12 @@ func checkHold(clients []*Client, hosts []string, agreed *int64) *holdSummary {
 }
 
 // holdFigures checks an idle cell's hold (checkHold, against the end the
-// runner recorded in run.env, c10k.<cell>.hold_end_ms) into its HoldKeys
-// metrics, details "hold" and, when a process did not hold over the
+// runner recorded in run.env, c10k.<cell>.hold_end_ms) into its
+// HoldFigures, details "hold" and, when a process did not hold over the
 // agreed end, a note naming it. A run made before the processes recorded
 // their hold named, in c10k.<cell>.hold_ended, the client hosts whose
 // processes ended their hold before every host held: that is a note too.
-func holdFigures(r *rundir.Run, rc rundir.Cell, clients []*Client, hosts []string, c *summary.Cell, note func(string, ...any)) {
+func holdFigures(r *rundir.Run, rc rundir.Cell, clients []*Client, hosts []string, c *summary.Cell, f *Figures, note func(string, ...any)) {
 	if v := r.Get("c10k." + rc.Name + ".hold_ended"); v != "" {
 		c.Details["hold_ended_early"] = strings.Split(v, ",")
 		note("the idle processes on %s ended their hold before every client host held its connections: the counts and memory with every connection held miss theirs (raise HOLD above the spread of the hosts' ramps)", v)
@@ -160,13 +149,13 @@ func holdFigures(r *rundir.Run, rc rundir.Cell, clients []*Client, hosts []strin
 		return
 	}
 	c.Details["hold"] = h
-	m := c.Metrics
-	m["hold_missed_procs"] = summary.F(float64(len(h.Missed)))
+	g := &HoldFigures{HoldMissedProcs: summary.F(float64(len(h.Missed)))}
+	f.HoldFigures = g
 	if h.BeganLastMs != nil && h.EndedFirstMs != nil {
-		m["hold_shared_s"] = summary.F(round(max(0, float64(*h.EndedFirstMs-*h.BeganLastMs)/1000), 3))
+		g.HoldSharedS = summary.F(round(max(0, float64(*h.EndedFirstMs-*h.BeganLastMs)/1000), 3))
 	}
 	if h.BeganFirstMs != nil {
-		m["hold_began_spread_s"] = summary.F(round(float64(*h.BeganLastMs-*h.BeganFirstMs)/1000, 3))
+		g.HoldBeganSpreadS = summary.F(round(float64(*h.BeganLastMs-*h.BeganFirstMs)/1000, 3))
 	}
 	if len(h.Missed) == 0 {
 		return
@@ -210,18 +199,18 @@ func stampMs(ms int64) string {
 
 // holdText is what an idle verdict's evidence says of the hold ("" for a
 // run made before the processes recorded it).
-func holdText(c *summary.Cell) string {
+func holdText(c *summary.Cell, f *Figures) string {
 	h := holdOf(c)
 	if h == nil {
 		return ""
 	}
-	m := c.Metrics
+	g := f.hold()
 	switch {
 	case h.Shared && h.Processes == 1:
-		return fmt.Sprintf("; the client process held its connections %s s, up to the agreed end", decimal.Format(m["hold_shared_s"], 1))
+		return fmt.Sprintf("; the client process held its connections %s s, up to the agreed end", decimal.Format(g.HoldSharedS, 1))
 	case h.Shared:
 		return fmt.Sprintf("; every client process (%d) held its connections over one shared instant, %s s together (the last began %.0f ms after the first)",
-			h.Processes, decimal.Format(m["hold_shared_s"], 1), summary.Val(m["hold_began_spread_s"])*1000)
+			h.Processes, decimal.Format(g.HoldSharedS, 1), summary.Val(g.HoldBeganSpreadS)*1000)
 	}
 	return fmt.Sprintf("; %d of %d client processes did not hold over one shared instant (see the notes)", len(h.Missed), h.Processes)
 }

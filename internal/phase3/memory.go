@@ -11,7 +11,7 @@ import (
 	"csbench/internal/summary"
 )
 
-// Memory per connection, three ways, at every step (MemoryKeys):
+// Memory per connection, three ways, at every step (MemoryFigures):
 //
 //   - server user space: (VmRSS of the server processes with every
 //     connection held − VmRSS before the clients started) ÷ connections
@@ -29,12 +29,6 @@ import (
 //     (netns, local) the slab holds both ends' sockets: the figure is then
 //     per connection, both ends. Slab and mem are the whole machine's:
 //     other processes' sockets opened or closed meanwhile count too.
-var MemoryKeys = []string{
-	"client_vmrss_mb", "client_rss_per_conn_kb",
-	"tcp_mem_pages_before", "tcp_mem_pages_held", "tcp_slab_objs_before", "tcp_slab_objs_held", "tcp_slab_obj_bytes",
-	"kernel_tcp_mem_kb_per_conn", "kernel_tcp_slab_kb_per_conn", "kernel_kb_per_conn",
-	"host_mem_kb_per_conn", "client_host_mem_kb_per_conn",
-}
 
 // Kernel bases (details "kernel_basis").
 const (
@@ -99,11 +93,11 @@ func readPageSize(path string) (float64, error) {
 	return v, nil
 }
 
-// measureMemory fills MemoryKeys for a cell whose connections n were held
+// measureMemory fills f's client and kernel figures for a cell whose connections n were held
 // (n: the server's ESTABLISHED, else the clients' count); shared says both
 // ends ran on one machine. It returns notes on what it could not read.
 func measureMemory(path func(host, when, ext string) string, clients []*Client, clientHosts []string, n *float64, shared bool,
-	m map[string]*float64, details map[string]any) []string {
+	f *MemoryFigures, details map[string]any) []string {
 	var notes []string
 	if len(clients) > 0 {
 		t := 0.0
@@ -115,9 +109,9 @@ func measureMemory(path func(host, when, ext string) string, clients []*Client, 
 			t += *cl.ClientRSSMB
 		}
 		if t >= 0 {
-			m["client_vmrss_mb"] = summary.F(round(t, 1))
+			f.ClientVmRSSMB = summary.F(round(t, 1))
 			if n != nil && *n > 0 {
-				m["client_rss_per_conn_kb"] = summary.F(round(t*1024 / *n, 1))
+				f.ClientRSSPerConnKB = summary.F(round(t*1024 / *n, 1))
 			}
 		}
 	}
@@ -133,9 +127,9 @@ func measureMemory(path func(host, when, ext string) string, clients []*Client, 
 		b, ok1 := before["TCP.mem"]
 		h, ok2 := held["TCP.mem"]
 		if ok1 && ok2 {
-			m["tcp_mem_pages_before"], m["tcp_mem_pages_held"] = summary.F(b), summary.F(h)
+			f.TCPMemPagesBefore, f.TCPMemPagesHeld = summary.F(b), summary.F(h)
 			if ok && errP == nil {
-				m["kernel_tcp_mem_kb_per_conn"] = summary.F(round((h-b)*page/1024 / *n, 2))
+				f.KernelTCPMemKBPerConn = summary.F(round((h-b)*page/1024 / *n, 2))
 			}
 		}
 	}
@@ -150,28 +144,28 @@ func measureMemory(path func(host, when, ext string) string, clients []*Client, 
 			notes = append(notes, fmt.Sprintf("slabinfo: %v %v", errSB, errSH))
 		}
 	default:
-		m["tcp_slab_objs_before"], m["tcp_slab_objs_held"], m["tcp_slab_obj_bytes"] = summary.F(sb.ActiveObjs), summary.F(sh.ActiveObjs), summary.F(sh.ObjSize)
+		f.TCPSlabObjsBefore, f.TCPSlabObjsHeld, f.TCPSlabObjBytes = summary.F(sb.ActiveObjs), summary.F(sh.ActiveObjs), summary.F(sh.ObjSize)
 		if ok {
-			m["kernel_tcp_slab_kb_per_conn"] = summary.F(round((sh.ActiveObjs-sb.ActiveObjs)*sh.ObjSize/1024 / *n, 2))
+			f.KernelTCPSlabKBPerConn = summary.F(round((sh.ActiveObjs-sb.ActiveObjs)*sh.ObjSize/1024 / *n, 2))
 		}
 	}
-	if a, b := m["kernel_tcp_mem_kb_per_conn"], m["kernel_tcp_slab_kb_per_conn"]; a != nil && b != nil {
-		m["kernel_kb_per_conn"] = summary.F(round(*a+*b, 2))
+	if a, b := f.KernelTCPMemKBPerConn, f.KernelTCPSlabKBPerConn; a != nil && b != nil {
+		f.KernelKBPerConn = summary.F(round(*a+*b, 2))
 	}
 	// The fourth way (cost.go): MemAvailable's fall, the server host's,
 	// and on separate machines the client hosts' summed.
-	if f, err := memFall(path, "server"); err == nil && ok {
-		m["host_mem_kb_per_conn"] = summary.F(round(f / *n, 1))
+	if fall, err := memFall(path, "server"); err == nil && ok {
+		f.HostMemKBPerConn = summary.F(round(fall / *n, 1))
 	}
 	if !shared && ok {
 		t, any := 0.0, false
 		for _, l := range clientHosts {
-			if f, err := memFall(path, l); err == nil {
-				t, any = t+f, true
+			if fall, err := memFall(path, l); err == nil {
+				t, any = t+fall, true
 			}
 		}
 		if any {
-			m["client_host_mem_kb_per_conn"] = summary.F(round(t / *n, 1))
+			f.ClientHostMemKBPerConn = summary.F(round(t / *n, 1))
 		}
 	}
 	return notes

@@ -20,30 +20,31 @@ const (
 	BasisLargest = "largest_of_processes"
 )
 
-// quantiles are the percentiles a merged histogram gives, by metric suffix.
-var quantiles = []struct {
-	suffix string
-	q      float64
-}{{"p50_ms", 0.50}, {"p90_ms", 0.90}, {"p99_ms", 0.99}, {"p99_9_ms", 0.999}, {"max_ms", 1}}
+// percentile is a quantile of a merged histogram (0.5, ..., 1: the
+// largest) and the figure it sets, ms.
+type percentile struct {
+	q   float64
+	dst **float64
+}
 
-// mergedPercentiles sets prefix+suffix for each percentile of the merged
-// histogram name (connresult.MergedQuantilesMs); it returns false when a
+// merge is a histogram connclient dumped (connect, first_connect,
+// request, latency, service, sender_lag) and the percentiles taken of it.
+type merge struct {
+	name        string
+	percentiles []percentile
+}
+
+// mergedPercentiles sets each percentile of the merged histogram name
+// (connresult.MergedQuantilesMs); it returns false, and sets none, when a
 // client carries no histogram.
-func mergedPercentiles(clients []*Client, name, prefix string, m map[string]*float64, suffixes ...string) (bool, error) {
+func mergedPercentiles(clients []*Client, name string, pcts ...percentile) (bool, error) {
 	dumps := make([]*connresult.HistDump, len(clients))
 	for i, cl := range clients {
 		dumps[i] = cl.Hists[name]
 	}
-	want := map[string]bool{}
-	for _, s := range suffixes {
-		want[s] = true
-	}
-	var keys []string
-	var qs []float64
-	for _, q := range quantiles {
-		if want[q.suffix] {
-			keys, qs = append(keys, prefix+q.suffix), append(qs, q.q)
-		}
+	qs := make([]float64, len(pcts))
+	for i, p := range pcts {
+		qs[i] = p.q
 	}
 	vals, ok, err := connresult.MergedQuantilesMs(dumps, qs...)
 	if err != nil {
@@ -52,8 +53,8 @@ func mergedPercentiles(clients []*Client, name, prefix string, m map[string]*flo
 	if !ok {
 		return false, nil
 	}
-	for i, k := range keys {
-		m[k] = vals[i]
+	for i, p := range pcts {
+		*p.dst = vals[i]
 	}
 	return true, nil
 }

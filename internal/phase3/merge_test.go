@@ -23,21 +23,24 @@ func TestMergedPercentilesOfProcesses(t *testing.T) {
 		}
 		clients = append(clients, &Client{Hists: map[string]*connresult.HistDump{"latency": h.Dump()}})
 	}
-	m := map[string]*float64{}
-	ok, err := mergedPercentiles(clients, "latency", "latency_", m, "p50_ms", "p99_ms", "max_ms")
+	var f LoadFigures
+	ok, err := mergedPercentiles(clients, "latency", percentile{0.5, &f.LatencyP50Ms}, percentile{0.99, &f.LatencyP99Ms}, percentile{1, &f.LatencyMaxMs})
 	if !ok || err != nil {
 		t.Fatalf("merged: %v %v", ok, err)
 	}
-	for k, q := range map[string]float64{"latency_p50_ms": 0.5, "latency_p99_ms": 0.99, "latency_max_ms": 1} {
-		if want := connresult.QuantileMs(&all, q); m[k] == nil || *m[k] != *want {
-			t.Errorf("%s = %v, want %v (all samples)", k, m[k], *want)
+	for k, x := range map[string]struct {
+		q float64
+		v *float64
+	}{"latency_p50_ms": {0.5, f.LatencyP50Ms}, "latency_p99_ms": {0.99, f.LatencyP99Ms}, "latency_max_ms": {1, f.LatencyMaxMs}} {
+		if want := connresult.QuantileMs(&all, x.q); x.v == nil || *x.v != *want {
+			t.Errorf("%s = %v, want %v (all samples)", k, x.v, *want)
 		}
 	}
-	if _, ok := m["latency_p90_ms"]; ok {
+	if f.LatencyP90Ms != nil {
 		t.Error("a percentile that was not asked for was set")
 	}
 	clients[2].Hists = map[string]*connresult.HistDump{}
-	if ok, _ := mergedPercentiles(clients, "latency", "latency_", map[string]*float64{}, "p99_ms"); ok {
+	if ok, _ := mergedPercentiles(clients, "latency", percentile{0.99, &f.LatencyP99Ms}); ok {
 		t.Error("merged although one process has no histogram")
 	}
 }

@@ -45,23 +45,6 @@ const CooldownFile = "raw/tw-cooldown.tsv"
 // Phase implements cli.Phase for 03-c10k.
 type Phase struct{}
 
-// MetricKeys are the metrics every cell has, measured or null, besides
-// those of hostdata (host and process CPU, nstat deltas, socket states).
-var MetricKeys = []string{
-	"connections_target", "connections_established", "connections_failed", "connections_alive_end",
-	"server_established", "client_established", "setup_s", "connect_rate_target_per_s", "connect_rate_achieved_per_s",
-	"connect_latency_p50_ms", "connect_latency_p99_ms", "connect_latency_max_ms",
-	"server_procs", "client_procs",
-	"server_rss_baseline_mb", "server_rss_held_mb", "server_rss_per_conn_kb",
-	"client_time_wait_before",
-	"rps_target", "rps_achieved", "rps_achieved_ratio", "requests_completed", "requests_failed",
-	"latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_p99_9_ms", "latency_max_ms",
-	"service_latency_p50_ms", "service_latency_p90_ms", "service_latency_p99_ms", "service_latency_p99_9_ms",
-	"service_latency_max_ms", "sender_lag_p99_ms", "request_latency_p99_ms",
-	"littles_law_latency_ms", "errors_total", "tw_wait_s",
-	"client_tw_cooldown_s", "client_time_wait_cooldown_start", "client_time_wait_cooldown_end",
-}
-
 // Summarize reads every cell's raw files and the monitors.
 func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	hosts := hostdata.Load(r.Dir)
@@ -74,9 +57,10 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 			cool.WaitS, cool.Start, cool.End, r.Settings["TW_THRESHOLD"]))
 	}
 	plans := readPlans(r)
+	var figs []*Figures
 	for _, rc := range r.Cells {
-		c := summary.NewCell(rc)
-		s.Notes = append(s.Notes, measure(r, hosts, rc, plans[rc.Name], &c)...)
+		c, f := summary.NewCell(rc), &Figures{}
+		s.Notes = append(s.Notes, measure(r, hosts, rc, plans[rc.Name], &c, f)...)
 		// Requests that failed (timed out, refused, an error status) make
 		// a low-rate cell whose processes all ended well not ok: its
 		// figures stand, with errors. The runner asked the same verdict of
@@ -85,21 +69,23 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		// generator has the HTTP phases' verdict (measureActive).
 		if kind(&c) == "lowrate" && c.Status == "ok" {
 			errs, _ := c.Details["errors"].(map[string]float64)
-			if err := requestsVerdict(c.Metrics["requests_failed"], errs); err != nil {
+			if err := requestsVerdict(f.RequestsFailed, errs); err != nil {
 				msg := err.Error()
 				c.Status, c.Error = rundir.StatusErrors, &msg
 			}
 		}
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 		if coolErr == nil {
-			c.Metrics["client_tw_cooldown_s"] = summary.F(round(cool.WaitS, 1))
-			c.Metrics["client_time_wait_cooldown_start"] = summary.F(cool.Start)
-			c.Metrics["client_time_wait_cooldown_end"] = summary.F(cool.End)
+			f.ClientTWCooldownS = summary.F(round(cool.WaitS, 1))
+			f.ClientTimeWaitCooldownStart = summary.F(cool.Start)
+			f.ClientTimeWaitCooldownEnd = summary.F(cool.End)
 		}
-		s.Cells = append(s.Cells, c)
+		s.Cells, figs = append(s.Cells, c), append(figs, f)
 	}
-	fillRunKeys(s.Cells, RampKeys)
-	fillRunKeys(s.Cells, HoldKeys)
+	fillRunFigures(figs)
+	for i, f := range figs {
+		summary.PutFigures(s.Cells[i].Metrics, f)
+	}
 	// The active scenario's verdict compares with the service time that the
 	// low-rate scenarios of the same run measured.
 	for i := range s.Cells {
@@ -126,24 +112,17 @@ func rounded(p *float64, decimals int) *float64 {
 	return summary.F(round(*p, decimals))
 }
 
-// measure fills one cell's metrics and details; it returns notes for the
+// measure fills one cell's figures f and details; it returns notes for the
 // summary. A cell whose client output is missing or unreadable becomes
 // "failed" with the reason, its figures null.
-func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, c *summary.Cell) []string {
-	m := c.Metrics
-	for _, k := range MetricKeys {
-		m[k] = nil
-	}
-	for _, k := range MemoryKeys {
-		m[k] = nil
-	}
+func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, c *summary.Cell, f *Figures) []string {
 	var notes []string
 	note := func(format string, a ...any) { notes = append(notes, "cell "+rc.Name+": "+fmt.Sprintf(format, a...)) }
-	m["connections_target"] = summary.F(num(rc.Params["connections"]))
-	m["server_procs"] = summary.F(num(rc.Params["server_procs"]))
-	m["client_procs"] = summary.F(num(rc.Params["client_procs"]))
+	f.ConnectionsTarget = summary.F(num(rc.Params["connections"]))
+	f.ServerProcs = summary.F(num(rc.Params["server_procs"]))
+	f.ClientProcs = summary.F(num(rc.Params["client_procs"]))
 	if v := num(rc.Params["rps"]); !math.IsNaN(v) {
-		m["rps_target"] = summary.F(v)
+		f.RPSTarget = summary.F(v)
 	}
 
 	details := map[string]any{}
@@ -151,7 +130,7 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 	if cp.Err == nil {
 		details["plan"] = cp.View
 		if w, err := readTWWait(filepath.Join(r.Dir, "raw", rc.Name+".tw-wait.tsv"), float64(plan.Scenario.TWThreshold)); err == nil {
-			m["tw_wait_s"] = summary.F(round(w.WaitS, 1))
+			f.TWWaitS = summary.F(round(w.WaitS, 1))
 			details["tw_wait"] = map[string]any{"wait_s": round(w.WaitS, 1), "time_wait_start": w.Start, "time_wait_end": w.End, "below_threshold": w.BelowTarget}
 		}
 	} else {
@@ -159,14 +138,66 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 	}
 	c.Details = details
 
-	summary.PutFigures(m, hosts.CPU(rc))
-	counters, problems := hosts.Counters(rc)
-	summary.PutFigures(m, counters)
-	for _, p := range problems {
+	labels := clientLabels(hosts)
+	for _, p := range hostFiguresOf(r, hosts, rc, labels, f) {
 		note("%s", p)
 	}
-	labels := clientLabels(hosts)
-	m["client_time_wait_before"] = sumHosts(labels, func(l string) *float64 {
+	if len(labels) > 1 {
+		f.aggregateHosts(labels)
+		details["client_hosts_basis"] = ClientHostsBasis
+	}
+
+	c10k := func(host, when, ext string) string {
+		return filepath.Join(r.Dir, "monitors", host, "c10k", rc.Name+"."+when+"."+ext)
+	}
+	if rc.Status == "refused" {
+		return notes
+	}
+	base, held := measureServer(r, c10k, labels, f, details, note)
+
+	var clients []*Client
+	switch rc.Params["scenario"] {
+	case "active":
+		measureActive(r, rc, c, f, labels, note)
+	default:
+		clients = measureConnclients(r, rc, c, f, plan, note)
+	}
+	if rc.Params["scenario"] == "idle" {
+		holdFigures(r, rc, clients, processHosts(plan), c, f, note)
+	}
+	// Memory is per connection the clients hold (their own count); ss's
+	// listing is the server's view, but past a few hundred thousand
+	// sockets its netlink dump comes back cut short (269,097 of 1,000,000
+	// held at C1M): then the clients' count is used, and said.
+	n := f.ServerEstablished
+	if ce := f.ConnectionsEstablished; ce != nil && *ce > 0 && (n == nil || *n < *ce) {
+		if n != nil && *n > 0 && *n < 0.99**ce {
+			note("ss listed %.0f ESTABLISHED sockets on the server port, the clients hold %.0f: its dump was cut short; memory per connection is per the clients' %.0f", *n, *ce, *ce)
+		}
+		n = ce
+	}
+	if f.ServerRSSHeldMB != nil && f.ServerRSSBaselineMB != nil && n != nil && *n > 0 {
+		f.ServerRSSPerConnKB = summary.F(round((held-base) / *n, 1))
+		if st := streams(rc); st > 1 {
+			// HTTP/2: every connection carries st requests in flight.
+			f.ServerRSSPerStreamKB = summary.F(round((held-base)/(*n*float64(st)), 2))
+		}
+	}
+	lab := r.Get("lab")
+	for _, p := range measureMemory(c10k, clients, labels, n, lab == "netns" || lab == "local", &f.MemoryFigures, details) {
+		note("%s", p)
+	}
+	return notes
+}
+
+// hostFiguresOf fills the monitored hosts' figures of f (CPU, counters,
+// processes) and the clients' TIME_WAIT before the cell; it returns the
+// problems reading the counters.
+func hostFiguresOf(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, labels []string, f *Figures) []string {
+	f.CPU = hosts.CPU(rc)
+	counters, problems := hosts.Counters(rc)
+	f.Counters = counters
+	f.ClientTimeWaitBefore = sumHosts(labels, func(l string) *float64 {
 		ss, err := hostdata.ReadSockstat(filepath.Join(r.Dir, "monitors", l, "counters", rc.Name+".before.sockstat"))
 		if v, ok := ss["TCP.tw"]; err == nil && ok {
 			return summary.F(v)
@@ -177,7 +208,8 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 	// samples inside the cell are the cell's. The clients' pidstat started
 	// with them, at the cell's start: its first sample, stamped less than a
 	// second after it, is theirs too.
-	summary.PutPrefixed(m, "server", hosts.Procs(rc, "server/csb-server-"+rc.Name))
+	f.Procs = map[string]hostdata.ProcFigures{"server": hosts.Procs(rc, "server/csb-server-"+rc.Name)}
+	f.PeakProcs, f.PeakCPU = map[string]hostdata.PeakProcFigures{}, map[string]hostdata.PeakCPUFigures{}
 	lg := rc
 	lg.Start = rc.Start.Add(-time.Second)
 	tool := "connclient"
@@ -185,28 +217,23 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 		tool = activeTool(rc)
 	}
 	for _, l := range labels {
-		summary.PutPrefixed(m, l, hosts.Procs(lg, l+"/"+tool+"-"+rc.Name))
-		summary.PutPrefixed(m, l, hosts.PeakProcs(lg, l+"/"+tool+"-"+rc.Name))
-		summary.PutPrefixed(m, l, hosts.PeakCPU(rc, l))
+		f.Procs[l] = hosts.Procs(lg, l+"/"+tool+"-"+rc.Name)
+		f.PeakProcs[l] = hosts.PeakProcs(lg, l+"/"+tool+"-"+rc.Name)
+		f.PeakCPU[l] = hosts.PeakCPU(rc, l)
 	}
-	if len(labels) > 1 {
-		aggregateHosts(labels, m)
-		details["client_hosts_basis"] = ClientHostsBasis
-	}
+	return problems
+}
 
-	c10k := func(host, when, ext string) string {
-		return filepath.Join(r.Dir, "monitors", host, "c10k", rc.Name+"."+when+"."+ext)
-	}
-	if rc.Status == "refused" {
-		return notes
-	}
+// measureServer fills the connections each end held (ESTABLISHED) and the
+// server's RSS before and with them held; it returns that RSS, KiB.
+func measureServer(r *rundir.Run, c10k func(host, when, ext string) string, labels []string, f *Figures, details map[string]any, note func(string, ...any)) (base, held float64) {
 	v, basis := established(c10k, "server", r.Get("lab") == "local")
-	m["server_established"] = v
+	f.ServerEstablished = v
 	if basis != "" {
 		details["established_basis"] = basis
 	}
 	// With several client hosts, the sum of every host's count.
-	m["client_established"] = sumHosts(labels, func(l string) *float64 {
+	f.ClientEstablished = sumHosts(labels, func(l string) *float64 {
 		v, basis := established(c10k, l, r.Get("lab") == "local")
 		if basis != "" {
 			details["established_basis"] = basis
@@ -216,49 +243,16 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, rc rundir.Cell, cp cellPlan, 
 	base, _, errB := readStatusRSS(c10k("server", "before", "status"))
 	held, _, errH := readStatusRSS(c10k("server", "held", "status"))
 	if errB == nil {
-		m["server_rss_baseline_mb"] = summary.F(round(base/1024, 1))
+		f.ServerRSSBaselineMB = summary.F(round(base/1024, 1))
 	} else {
 		note("%v", errB)
 	}
 	if errH == nil {
-		m["server_rss_held_mb"] = summary.F(round(held/1024, 1))
+		f.ServerRSSHeldMB = summary.F(round(held/1024, 1))
 	} else {
 		note("%v", errH)
 	}
-
-	var clients []*Client
-	switch rc.Params["scenario"] {
-	case "active":
-		measureActive(r, rc, c, labels, note)
-	default:
-		clients = measureConnclients(r, rc, c, plan, note)
-	}
-	if rc.Params["scenario"] == "idle" {
-		holdFigures(r, rc, clients, processHosts(plan), c, note)
-	}
-	// Memory is per connection the clients hold (their own count); ss's
-	// listing is the server's view, but past a few hundred thousand
-	// sockets its netlink dump comes back cut short (269,097 of 1,000,000
-	// held at C1M): then the clients' count is used, and said.
-	n := m["server_established"]
-	if ce := m["connections_established"]; ce != nil && *ce > 0 && (n == nil || *n < *ce) {
-		if n != nil && *n > 0 && *n < 0.99**ce {
-			note("ss listed %.0f ESTABLISHED sockets on the server port, the clients hold %.0f: its dump was cut short; memory per connection is per the clients' %.0f", *n, *ce, *ce)
-		}
-		n = ce
-	}
-	if m["server_rss_held_mb"] != nil && m["server_rss_baseline_mb"] != nil && n != nil && *n > 0 {
-		m["server_rss_per_conn_kb"] = summary.F(round((held-base) / *n, 1))
-		if st := streams(rc); st > 1 {
-			// HTTP/2: every connection carries st requests in flight.
-			m["server_rss_per_stream_kb"] = summary.F(round((held-base)/(*n*float64(st)), 2))
-		}
-	}
-	lab := r.Get("lab")
-	for _, p := range measureMemory(c10k, clients, labels, n, lab == "netns" || lab == "local", m, details) {
-		note("%s", p)
-	}
-	return notes
+	return base, held
 }
 
 // ClientHostsBasis says, in details "client_hosts_basis", how a run with
@@ -293,38 +287,6 @@ func sumHosts(labels []string, get func(string) *float64) *float64 {
 		t += *v
 	}
 	return summary.F(t)
-}
-
-// aggregateHosts sets each client_<x> that the client hosts' client<k>_<x>
-// give and the cell does not have yet: the busiest host's for CPU figures,
-// else the sum over the hosts (nil when one host has none).
-func aggregateHosts(labels []string, m map[string]*float64) {
-	prefix := labels[0] + "_"
-	var suffixes []string
-	for k := range m {
-		if x, ok := strings.CutPrefix(k, prefix); ok {
-			suffixes = append(suffixes, x)
-		}
-	}
-	for _, x := range suffixes {
-		if _, have := m["client_"+x]; have {
-			continue
-		}
-		if strings.Contains(x, "cpu") {
-			var best *float64
-			for _, l := range labels {
-				if v := m[l+"_"+x]; v != nil && (best == nil || *v > *best) {
-					best = v
-				}
-			}
-			m["client_"+x] = best
-			continue
-		}
-		m["client_"+x] = sumHosts(labels, func(l string) *float64 { return m[l+"_"+x] })
-		if v := m["client_"+x]; v != nil {
-			m["client_"+x] = summary.F(round(*v, 1))
-		}
-	}
 }
 
 // established counts a host's connections on the server port with every
@@ -388,8 +350,7 @@ func streams(rc rundir.Cell) int {
 // figures are its own). Neither tool reports a connection count: the
 // connections established are those `ss` saw on the clients half way
 // through the run.
-func measureActive(r *rundir.Run, rc rundir.Cell, c *summary.Cell, labels []string, note func(string, ...any)) {
-	m := c.Metrics
+func measureActive(r *rundir.Run, rc rundir.Cell, c *summary.Cell, f *Figures, labels []string, note func(string, ...any)) {
 	var loads []*httpphase.Load
 	tool := activeTool(rc)
 	for _, l := range labels {
@@ -419,20 +380,23 @@ func measureActive(r *rundir.Run, rc rundir.Cell, c *summary.Cell, labels []stri
 		loads = append(loads, ld)
 	}
 	l := httpphase.MergeLoads(loads)
-	m["connections_established"] = m["client_established"]
-	held := m["connections_established"]
+	f.ConnectionsEstablished = f.ClientEstablished
+	held := f.ConnectionsEstablished
 	if held == nil && l.Errors["connect"] == 0 {
 		// No count (LAB=local), but wrk opened every connection it was
 		// told to without a connect error.
-		held = m["connections_target"]
+		held = f.ConnectionsTarget
 	}
-	m["requests_completed"] = summary.F(l.OK)
-	m["requests_failed"] = summary.F(l.ErrorsTotal)
-	m["rps_achieved"] = summary.F(round(l.RPS(), 1))
-	for _, k := range []string{"p50", "p90", "p99", "p99_9", "max"} {
-		m["latency_"+k+"_ms"] = rounded(l.Latency[k], 3)
+	f.RequestsCompleted = summary.F(l.OK)
+	f.RequestsFailed = summary.F(l.ErrorsTotal)
+	f.RPSAchieved = summary.F(round(l.RPS(), 1))
+	for _, p := range []struct {
+		k   string
+		dst **float64
+	}{{"p50", &f.LatencyP50Ms}, {"p90", &f.LatencyP90Ms}, {"p99", &f.LatencyP99Ms}, {"p99_9", &f.LatencyP999Ms}, {"max", &f.LatencyMaxMs}} {
+		*p.dst = rounded(l.Latency[p.k], 3)
 	}
-	m["errors_total"] = summary.F(l.ErrorsTotal)
+	f.ErrorsTotal = summary.F(l.ErrorsTotal)
 	c.Details["errors"] = l.Errors
 	c.Details["latency_mean_ms"] = rounded(l.Latency["mean"], 3)
 	if len(loads) > 1 {
@@ -441,11 +405,11 @@ func measureActive(r *rundir.Run, rc rundir.Cell, c *summary.Cell, labels []stri
 			c.Details["latency_merge"] = summary.LatencyMergeNone
 		}
 	}
-	if n, rps := held, m["rps_achieved"]; n != nil && rps != nil && *rps > 0 {
+	if n, rps := held, f.RPSAchieved; n != nil && rps != nil && *rps > 0 {
 		// A closed loop of n connections of st streams each, served at rps
 		// requests/s: each request waits n × st / rps on average (Little's
 		// law).
-		m["littles_law_latency_ms"] = summary.F(round(*n*float64(streams(rc)) / *rps * 1000, 1))
+		f.LittlesLawLatencyMs = summary.F(round(*n*float64(streams(rc)) / *rps * 1000, 1))
 	}
 	// The runner's verdict (csb check wrk) is this one.
 	if why := httpphase.CellVerdict(r.Settings, rc, loads, labels); why != "" {

@@ -111,13 +111,13 @@ func TestPlanEnvAndJSONAgree(t *testing.T) {
 		if pe.ClientProcsByFD != pj.ClientProcsByFD {
 			t.Errorf("%s: client_procs_by_fd %d from plan.env, %d from plan.json", in.Kind, pe.ClientProcsByFD, pj.ClientProcsByFD)
 		}
-		m := map[string]*float64{"connections_target": summary.F(float64(in.Conns)), "server_procs": summary.F(float64(want.ServerProcs)),
-			"client_procs": summary.F(float64(max(len(want.Sources), 1)))}
+		fig := &Figures{ConnectFigures: ConnectFigures{ConnectionsTarget: summary.F(float64(in.Conns)), ServerProcs: summary.F(float64(want.ServerProcs)),
+			ClientProcs: summary.F(float64(max(len(want.Sources), 1)))}}
 		for name, f := range map[string]func(*c10kplan.Plan) string{
-			"splitText": func(p *c10kplan.Plan) string { return splitText(p, m) },
-			"headroom":  func(p *c10kplan.Plan) string { return headroom(p, m) },
+			"splitText": func(p *c10kplan.Plan) string { return splitText(p, fig) },
+			"headroom":  func(p *c10kplan.Plan) string { return headroom(p, fig) },
 			"ports":     portsEvidence, "fd": fdLimits, "tw": twAtStart, "note": planNote, "range": portRange,
-			"fdEvidence": func(p *c10kplan.Plan) string { return fdEvidence(p, m) },
+			"fdEvidence": func(p *c10kplan.Plan) string { return fdEvidence(p, fig) },
 		} {
 			if a, b := f(pj), f(pe); a != b {
 				t.Errorf("%s: %s %q from plan.json, %q from plan.env", in.Kind, name, a, b)
@@ -125,7 +125,7 @@ func TestPlanEnvAndJSONAgree(t *testing.T) {
 		}
 	}
 	// Without a plan the sentences say so, as they always did.
-	if twAtStart(nil) != "—" || planNote(nil) != "—" || headroom(nil, map[string]*float64{}) != "no plan recorded" || fdLimits(nil) != "" {
+	if twAtStart(nil) != "—" || planNote(nil) != "—" || headroom(nil, &Figures{}) != "no plan recorded" || fdLimits(nil) != "" {
 		t.Error("the sentences of a cell without a plan changed")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"csbench/internal/hostdata"
 	"csbench/internal/summary"
 )
 
@@ -11,6 +12,14 @@ func rampCell(metrics map[string]float64) *summary.Cell {
 	c := &summary.Cell{Name: "idle", Params: map[string]string{"scenario": "idle"}, Metrics: map[string]*float64{}, Details: map[string]any{}}
 	for k, v := range metrics {
 		c.Metrics[k] = summary.F(v)
+	}
+	// A summary has every host's counters, null where not measured.
+	for _, h := range []string{"server", "client"} {
+		for _, k := range summary.FigureNames(hostdata.CounterFigures{}) {
+			if _, ok := c.Metrics[h+"_"+k]; !ok {
+				c.Metrics[h+"_"+k] = nil
+			}
+		}
 	}
 	return c
 }
@@ -41,7 +50,7 @@ func TestRampWall(t *testing.T) {
 			"short_ramp", RampUnknown, "short ramp: 20000 of 1000000 connects/s (2%) (neither the client's CPU, SYN retransmits nor listen overflows explain it)"},
 	} {
 		c := rampCell(tc.m)
-		v := rampWall(c, "", "")
+		v := rampWall(c, figuresOf(c), "", "")
 		if tc.wall == "" {
 			if v != nil {
 				t.Errorf("%s: a wall: %+v", tc.name, v)
@@ -68,7 +77,7 @@ func TestRampWall(t *testing.T) {
 func TestRampWallWithSplit(t *testing.T) {
 	c := rampCell(map[string]float64{"connect_rate_target_per_s": 5000, "connect_rate_achieved_per_s": 3034, "connect_latency_p99_ms": 2500,
 		"client_cpu_peak_pct": 95, "client_procs": 6})
-	v := rampWall(c, "fd limit per process (1024) → split across 6 client processes, one per source address", "server RSS …")
+	v := rampWall(c, figuresOf(c), "fd limit per process (1024) → split across 6 client processes, one per source address", "server RSS …")
 	want := "short ramp: 3034 of 5000 connects/s (61%); slow connects: connect p99 2500 ms (the client's CPU was busy); fd limit per process (1024) → split across 6 client processes, one per source address"
 	if v == nil || v.Bound != want {
 		t.Fatalf("bound %+v, want %q", v, want)

@@ -23,24 +23,25 @@ import (
 // directory (readPlans), as Summarize did.
 func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	plans := readPlans(r)
+	figs := allFigures(s)
 	var d report.Doc
 	report.Header(&d, s, "Phase 3 — C10K and beyond: idle, low-rate and active connections")
 
 	d.H(2, "What the server held")
-	d.P("%s", headline(s))
+	d.P("%s", headline(s, figs))
 
 	d.H(2, "Scenarios")
 	var rows [][]string
 	for i := range s.Cells {
-		c := &s.Cells[i]
-		m := c.Metrics
+		c, f := &s.Cells[i], figs[i]
+		srv, cli := f.host("server"), f.host("client")
 		rows = append(rows, trust.MarkRow([]string{
 			label(c), "`" + c.Name + "`",
-			decimal.Format(m["connections_established"], 0) + " / " + decimal.Format(m["connections_target"], 0),
-			rpsCell(c), decimal.Format(m["latency_p50_ms"], 2) + " / " + decimal.Format(m["latency_p99_ms"], 2),
-			decimal.Format(m["server_rss_held_mb"], 1), decimal.Format(m["server_rss_per_conn_kb"], 1),
-			decimal.Format(m["server_proc_cpu_pct"], 1), decimal.Format(m["server_time_wait"], 0) + " / " + decimal.Format(m["client_time_wait"], 0),
-			decimal.Format(m["server_listen_overflows"], 0), c.Status,
+			decimal.Format(f.ConnectionsEstablished, 0) + " / " + decimal.Format(f.ConnectionsTarget, 0),
+			rpsCell(c, f), decimal.Format(f.LatencyP50Ms, 2) + " / " + decimal.Format(f.LatencyP99Ms, 2),
+			decimal.Format(f.ServerRSSHeldMB, 1), decimal.Format(f.ServerRSSPerConnKB, 1),
+			decimal.Format(srv.Procs.CPUPct, 1), decimal.Format(srv.Counters.TimeWait, 0) + " / " + decimal.Format(cli.Counters.TimeWait, 0),
+			decimal.Format(srv.Counters.ListenOverflows, 0), c.Status,
 		}, c, 2))
 	}
 	d.Table([]string{"scenario", "cell", "connections established / target", "RPS", "p50 / p99 ms", "server RSS MB",
@@ -70,7 +71,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		c := &s.Cells[i]
 		plan := plans[c.Name].Plan
 		prows = append(prows, []string{label(c), c.Params["server_procs"], c.Params["client_procs"], "`" + sourcesText(c, plan) + "`",
-			fdLimits(plan), portRange(plan), twAtStart(plan), decimal.Format(c.Metrics["tw_wait_s"], 0), planNote(plan)})
+			fdLimits(plan), portRange(plan), twAtStart(plan), decimal.Format(figs[i].TWWaitS, 0), planNote(plan)})
 	}
 	d.Table([]string{"scenario", "server processes", "client processes", "client sources", "hard fd limit", "port range",
 		"TIME_WAIT toward the server at the start", "waited for TIME_WAIT s", "what the runner did"}, prows)
@@ -85,22 +86,22 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	d.H(2, "Connections")
 	var crows [][]string
 	for i := range s.Cells {
-		c := &s.Cells[i]
-		m := c.Metrics
-		crows = append(crows, []string{label(c), decimal.Format(m["setup_s"], 2), decimal.Format(m["connect_rate_achieved_per_s"], 0),
-			decimal.Format(m["connect_latency_p50_ms"], 2) + " / " + decimal.Format(m["connect_latency_p99_ms"], 2),
-			decimal.Format(m["server_established"], 0) + " / " + decimal.Format(m["client_established"], 0),
-			decimal.Format(m["connections_alive_end"], 0), decimal.Format(m["connections_failed"], 0), errorsText(c),
-			decimal.Format(m["client_proc_cpu_pct"], 1), decimal.Format(m["client_rss_mb"], 1)})
+		c, f := &s.Cells[i], figs[i]
+		cli := f.host("client")
+		crows = append(crows, []string{label(c), decimal.Format(f.SetupS, 2), decimal.Format(f.ConnectRateAchievedPerS, 0),
+			decimal.Format(f.ConnectLatencyP50Ms, 2) + " / " + decimal.Format(f.ConnectLatencyP99Ms, 2),
+			decimal.Format(f.ServerEstablished, 0) + " / " + decimal.Format(f.ClientEstablished, 0),
+			decimal.Format(f.ConnectionsAliveEnd, 0), decimal.Format(f.ConnectionsFailed, 0), errorsText(c, f),
+			decimal.Format(cli.Procs.CPUPct, 1), decimal.Format(cli.Procs.RSSMB, 1)})
 	}
 	d.Table([]string{"scenario", "setup s", "connects/s", "connect p50 / p99 ms", "ESTABLISHED server / client (held)",
 		"alive at the end", "connections failed", "errors by cause", "client CPU %", "client RSS MB"}, crows)
 	d.P("Setup is the first connect to the last connection opened (with its first response), the slowest client process. ESTABLISHED is counted once every client held its connections (idle: `ss` of the server port on each host), half way through the schedule (low-rate) or through wrk's run (active): there the growth of `/proc/net/sockstat`'s TCP inuse since before the clients started, because `ss` walks the kernel's socket table, shared by every namespace, and stalled a running 2000 req/s schedule by 20 ms. Client CPU and RSS are the client processes' (pidstat, %% of one core).")
-	if rows := rampRows(s); len(rows) > 0 {
+	if rows := rampRows(s, figs); len(rows) > 0 {
 		d.Table(rampHead, rows)
 		d.P("%s", rampTableText(s))
 	}
-	if rows := holdRows(s); len(rows) > 0 {
+	if rows := holdRows(s, figs); len(rows) > 0 {
 		d.Table(holdHead, rows)
 		d.P("%s", holdTableText)
 	}
@@ -108,15 +109,14 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	d.H(2, "Latency")
 	var lrows [][]string
 	for i := range s.Cells {
-		c := &s.Cells[i]
-		m := c.Metrics
+		c, f := &s.Cells[i], figs[i]
 		if kind(c) == "idle" {
 			continue
 		}
-		lrows = append(lrows, []string{label(c), decimal.Format(m["rps_achieved"], 1), decimal.Pct(m["rps_achieved_ratio"]),
-			decimal.Format(m["latency_p50_ms"], 2), decimal.Format(m["latency_p90_ms"], 2), decimal.Format(m["latency_p99_ms"], 2), decimal.Format(m["latency_p99_9_ms"], 2), decimal.Format(m["latency_max_ms"], 2),
-			decimal.Format(m["service_latency_p50_ms"], 2) + " / " + decimal.Format(m["service_latency_p99_ms"], 2), decimal.Format(m["sender_lag_p99_ms"], 2),
-			decimal.Format(m["littles_law_latency_ms"], 1)})
+		lrows = append(lrows, []string{label(c), decimal.Format(f.RPSAchieved, 1), decimal.Pct(f.RPSAchievedRatio),
+			decimal.Format(f.LatencyP50Ms, 2), decimal.Format(f.LatencyP90Ms, 2), decimal.Format(f.LatencyP99Ms, 2), decimal.Format(f.LatencyP999Ms, 2), decimal.Format(f.LatencyMaxMs, 2),
+			decimal.Format(f.ServiceLatencyP50Ms, 2) + " / " + decimal.Format(f.ServiceLatencyP99Ms, 2), decimal.Format(f.SenderLagP99Ms, 2),
+			decimal.Format(f.LittlesLawLatencyMs, 1)})
 	}
 	if len(lrows) > 0 {
 		d.Table([]string{"scenario", "RPS", "of target", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms",
@@ -133,17 +133,16 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	d.H(2, "Memory per connection")
 	var mrows [][]string
 	for i := range s.Cells {
-		c := &s.Cells[i]
-		m := c.Metrics
+		c, f := &s.Cells[i], figs[i]
 		if c.Status == "refused" {
 			continue
 		}
-		mrows = append(mrows, []string{label(c), decimal.Format(heldConns(m), 0),
-			decimal.Format(m["server_rss_baseline_mb"], 1) + " → " + decimal.Format(m["server_rss_held_mb"], 1), decimal.Format(m["server_rss_per_conn_kb"], 1),
-			decimal.Format(m["client_vmrss_mb"], 1), decimal.Format(m["client_rss_per_conn_kb"], 1),
-			decimal.Format(m["tcp_slab_objs_before"], 0) + " → " + decimal.Format(m["tcp_slab_objs_held"], 0) + " × " + decimal.Format(m["tcp_slab_obj_bytes"], 0) + " B",
-			decimal.Format(m["tcp_mem_pages_before"], 0) + " → " + decimal.Format(m["tcp_mem_pages_held"], 0),
-			kernelCell(m)})
+		mrows = append(mrows, []string{label(c), decimal.Format(heldConns(f), 0),
+			decimal.Format(f.ServerRSSBaselineMB, 1) + " → " + decimal.Format(f.ServerRSSHeldMB, 1), decimal.Format(f.ServerRSSPerConnKB, 1),
+			decimal.Format(f.ClientVmRSSMB, 1), decimal.Format(f.ClientRSSPerConnKB, 1),
+			decimal.Format(f.TCPSlabObjsBefore, 0) + " → " + decimal.Format(f.TCPSlabObjsHeld, 0) + " × " + decimal.Format(f.TCPSlabObjBytes, 0) + " B",
+			decimal.Format(f.TCPMemPagesBefore, 0) + " → " + decimal.Format(f.TCPMemPagesHeld, 0),
+			kernelCell(f)})
 	}
 	if len(mrows) > 0 {
 		d.Table([]string{"scenario", "connections held", "server RSS MB before → held", "server KiB / conn",
@@ -155,24 +154,24 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	d.H(2, "Network health (nstat over each scenario)")
 	var hrows [][]string
 	for i := range s.Cells {
-		c := &s.Cells[i]
-		m := c.Metrics
-		hrows = append(hrows, []string{label(c), decimal.Format(m["server_listen_overflows"], 0), decimal.Format(m["server_listen_drops"], 0),
-			decimal.Format(m["server_retrans_segs"], 0) + " / " + decimal.Format(m["client_retrans_segs"], 0),
-			decimal.Format(m["server_estab_resets"], 0) + " / " + decimal.Format(m["client_estab_resets"], 0),
-			decimal.Format(m["server_out_rsts"], 0) + " / " + decimal.Format(m["client_out_rsts"], 0),
-			decimal.Format(m["client_attempt_fails"], 0),
-			decimal.Format(m["client_time_wait_before"], 0) + " → " + decimal.Format(m["client_time_wait"], 0), decimal.Format(m["server_time_wait"], 0)})
+		c, f := &s.Cells[i], figs[i]
+		srv, cli := f.host("server").Counters, f.host("client").Counters
+		hrows = append(hrows, []string{label(c), decimal.Format(srv.ListenOverflows, 0), decimal.Format(srv.ListenDrops, 0),
+			decimal.Format(srv.RetransSegs, 0) + " / " + decimal.Format(cli.RetransSegs, 0),
+			decimal.Format(srv.EstabResets, 0) + " / " + decimal.Format(cli.EstabResets, 0),
+			decimal.Format(srv.OutRsts, 0) + " / " + decimal.Format(cli.OutRsts, 0),
+			decimal.Format(cli.AttemptFails, 0),
+			decimal.Format(f.ClientTimeWaitBefore, 0) + " → " + decimal.Format(cli.TimeWait, 0), decimal.Format(srv.TimeWait, 0)})
 	}
 	d.Table([]string{"scenario", "ListenOverflows", "ListenDrops", "retransmits server / client", "EstabResets server / client",
 		"OutRsts server / client", "client AttemptFails", "client TIME_WAIT before → after", "server TIME_WAIT after"}, hrows)
 	d.P("TIME_WAIT counts are `/proc/net/sockstat` of each host's network namespace; the side that closes first keeps it for 60 s (the client here: connclient closes its connections at the end).")
 
 	d.H(2, "Charts")
-	svg, skipped := rssChart(s).Render(r.Dir, s.GeneratedBy)
+	svg, skipped := rssChart(s, figs).Render(r.Dir, s.GeneratedBy)
 	report.Chart(&d, "Memory against connections held", svg, skipped)
-	d.P("%s", rssChartText(s))
-	svg, skipped = p99Chart(s).Render(r.Dir, s.GeneratedBy)
+	d.P("%s", rssChartText(s, figs))
+	svg, skipped = p99Chart(s, figs).Render(r.Dir, s.GeneratedBy)
 	report.Chart(&d, "p99 latency against offered rate", svg, skipped)
 	d.P("Low-rate scenarios at their offered rate (open model): p99 from the due time and of the service time. The active scenario at the rate its closed loop reached: there the rate is an outcome, and the p99 is the queue.")
 
@@ -200,15 +199,14 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 // both ends and with anything else running on it.
 const SeedFigures = "For comparison, the seed's two mini PCs (separate hosts, 1 GbE): 10k idle ≈ 209 MB of server RSS (≈ 20 KB per connection) with the CPU near idle; 10k at ≈ 1k req/s p99 ≈ 1 ms, server CPU 13-15%; at ≈ 2k req/s p99 ≈ 1.5 ms, CPU ≈ 26%; 10k active on /payload/1k ≈ 100k req/s with p99 ≈ 0.77-0.79 s; 20k idle held; 20k low-rate on /healthz (≈ 2k req/s) worked once TIME_WAIT had cooled down."
 
-func rpsCell(c *summary.Cell) string {
-	m := c.Metrics
+func rpsCell(c *summary.Cell, f *Figures) string {
 	switch kind(c) {
 	case "idle":
 		return "— (idle)"
 	case "lowrate":
-		return decimal.Format(m["rps_achieved"], 1) + " of " + decimal.Format(m["rps_target"], 0)
+		return decimal.Format(f.RPSAchieved, 1) + " of " + decimal.Format(f.RPSTarget, 0)
 	}
-	return decimal.Format(m["rps_achieved"], 0)
+	return decimal.Format(f.RPSAchieved, 0)
 }
 
 func tableNotes(s *summary.Summary) string {
@@ -225,7 +223,7 @@ func cpuScope(s *summary.Summary) string {
 	return "the server host's CPU is server_cpu_pct in summary.json"
 }
 
-func errorsText(c *summary.Cell) string {
+func errorsText(c *summary.Cell, f *Figures) string {
 	errs, _ := c.Details["errors"].(map[string]float64)
 	var parts []string
 	for _, k := range kv.SortedKeys(errs) {
@@ -234,7 +232,7 @@ func errorsText(c *summary.Cell) string {
 		}
 	}
 	if len(parts) == 0 {
-		if c.Metrics["errors_total"] == nil {
+		if f.ErrorsTotal == nil {
 			return "—"
 		}
 		return "none"
@@ -282,27 +280,27 @@ func planNote(plan *c10kplan.Plan) string {
 // socket buffers growth), from 0 through each step. The idle scenarios are
 // the steps (their connections only held); a run without any uses every
 // scenario that held connections.
-func rssChart(s *summary.Summary) *chart.Chart {
+func rssChart(s *summary.Summary, figs []*Figures) *chart.Chart {
 	ch := &chart.Chart{Name: "server-rss", Title: "Memory against connections held", XLabel: "connections held (server ESTABLISHED)",
 		YLabel: "memory (MB)", HLine: math.NaN()}
 	cells := chartCells(s)
 	kinds := []struct {
 		title string
-		mb    func(m map[string]*float64, n float64) float64
+		mb    func(f *Figures, n float64) float64
 	}{
-		{"server user space (RSS growth)", func(m map[string]*float64, _ float64) float64 {
-			return summary.Val(m["server_rss_held_mb"]) - summary.Val(m["server_rss_baseline_mb"])
+		{"server user space (RSS growth)", func(f *Figures, _ float64) float64 {
+			return summary.Val(f.ServerRSSHeldMB) - summary.Val(f.ServerRSSBaselineMB)
 		}},
-		{"client user space (RSS)", func(m map[string]*float64, _ float64) float64 { return summary.Val(m["client_vmrss_mb"]) }},
-		{"kernel (TCP slab + socket buffers)", func(m map[string]*float64, n float64) float64 {
-			return round(summary.Val(m["kernel_kb_per_conn"])*n/1024, 1)
+		{"client user space (RSS)", func(f *Figures, _ float64) float64 { return summary.Val(f.ClientVmRSSMB) }},
+		{"kernel (TCP slab + socket buffers)", func(f *Figures, n float64) float64 {
+			return round(summary.Val(f.KernelKBPerConn)*n/1024, 1)
 		}},
 	}
 	for _, k := range kinds {
 		ser := chart.Series{Title: k.title, Points: []chart.Point{{X: 0, Y: 0}}}
-		for _, c := range cells {
-			n := summary.Val(heldConns(c.Metrics))
-			if y := k.mb(c.Metrics, n); !math.IsNaN(n) && !math.IsNaN(y) {
+		for _, i := range cells {
+			n := summary.Val(heldConns(figs[i]))
+			if y := k.mb(figs[i], n); !math.IsNaN(n) && !math.IsNaN(y) {
 				ser.Points = append(ser.Points, chart.Point{X: n, Y: round(y, 1)})
 			}
 		}
@@ -314,18 +312,18 @@ func rssChart(s *summary.Summary) *chart.Chart {
 	return ch
 }
 
-// chartCells are the memory chart's steps: the idle scenarios, or every
-// scenario when the run has no idle one.
-func chartCells(s *summary.Summary) []*summary.Cell {
-	var idle, all []*summary.Cell
+// chartCells are the memory chart's steps, by index in s.Cells: the idle
+// scenarios, or every scenario when the run has no idle one.
+func chartCells(s *summary.Summary) []int {
+	var idle, all []int
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		if c.Status == "refused" || kind(c) == "active" {
 			continue
 		}
-		all = append(all, c)
+		all = append(all, i)
 		if kind(c) == "idle" {
-			idle = append(idle, c)
+			idle = append(idle, i)
 		}
 	}
 	if len(idle) > 0 {
@@ -336,16 +334,16 @@ func chartCells(s *summary.Summary) []*summary.Cell {
 
 // heldConns is the connections a cell held: the server's ESTABLISHED, else
 // the clients' count.
-func heldConns(m map[string]*float64) *float64 {
-	if n := m["server_established"]; n != nil && *n > 0 {
+func heldConns(f *Figures) *float64 {
+	if n := f.ServerEstablished; n != nil && *n > 0 {
 		return n
 	}
-	return m["connections_established"]
+	return f.ConnectionsEstablished
 }
 
-func rssChartText(s *summary.Summary) string {
+func rssChartText(s *summary.Summary, figs []*Figures) string {
 	what := "the idle scenarios"
-	if cells := chartCells(s); len(cells) > 0 && kind(cells[0]) != "idle" {
+	if cells := chartCells(s); len(cells) > 0 && kind(&s.Cells[cells[0]]) != "idle" {
 		what = "the scenarios"
 	}
 	return "One line per kind of memory, through 0 and " + what + " (connections held, on the server): the server processes' RSS growth since before the clients started, the client processes' RSS, and the kernel's TCP socket slab and socket buffer growth (see Memory per connection). A line's slope is that kind's memory per connection."
@@ -353,12 +351,12 @@ func rssChartText(s *summary.Summary) string {
 
 // kernelCell: slab + buffers = kernel memory per connection, or what of
 // it was measured.
-func kernelCell(m map[string]*float64) string {
-	if m["kernel_kb_per_conn"] != nil {
-		return decimal.Format(m["kernel_tcp_slab_kb_per_conn"], 2) + " + " + decimal.Format(m["kernel_tcp_mem_kb_per_conn"], 2) + " = " + decimal.Format(m["kernel_kb_per_conn"], 2)
+func kernelCell(f *Figures) string {
+	if f.KernelKBPerConn != nil {
+		return decimal.Format(f.KernelTCPSlabKBPerConn, 2) + " + " + decimal.Format(f.KernelTCPMemKBPerConn, 2) + " = " + decimal.Format(f.KernelKBPerConn, 2)
 	}
-	if m["kernel_tcp_mem_kb_per_conn"] != nil {
-		return "slab unreadable + " + decimal.Format(m["kernel_tcp_mem_kb_per_conn"], 2)
+	if f.KernelTCPMemKBPerConn != nil {
+		return "slab unreadable + " + decimal.Format(f.KernelTCPMemKBPerConn, 2)
 	}
 	return "—"
 }
@@ -397,22 +395,21 @@ func basisText(s *summary.Summary) string {
 
 // p99Chart: p99 against the offered rate (low-rate: the target; active: the
 // rate wrk's closed loop reached), log-log.
-func p99Chart(s *summary.Summary) *chart.Chart {
+func p99Chart(s *summary.Summary, figs []*Figures) *chart.Chart {
 	ch := &chart.Chart{Name: "p99-rate", Title: "p99 latency against offered rate", XLabel: "offered rate (req/s; active: achieved)",
 		YLabel: "p99 latency (ms)", LogX: true, LogY: true, HLine: math.NaN()}
 	co := chart.Series{Title: "low-rate p99 from the due time"}
 	svc := chart.Series{Title: "low-rate p99 service time"}
 	act := chart.Series{Title: "active p99 (wrk, closed loop)"}
 	for i := range s.Cells {
-		c := &s.Cells[i]
-		m := c.Metrics
-		switch kind(c) {
+		f := figs[i]
+		switch kind(&s.Cells[i]) {
 		case "lowrate":
-			x := summary.Val(m["rps_target"])
-			co.Points = append(co.Points, chart.Point{X: x, Y: summary.Val(m["latency_p99_ms"])})
-			svc.Points = append(svc.Points, chart.Point{X: x, Y: summary.Val(m["service_latency_p99_ms"])})
+			x := summary.Val(f.RPSTarget)
+			co.Points = append(co.Points, chart.Point{X: x, Y: summary.Val(f.LatencyP99Ms)})
+			svc.Points = append(svc.Points, chart.Point{X: x, Y: summary.Val(f.ServiceLatencyP99Ms)})
 		case "active":
-			act.Points = append(act.Points, chart.Point{X: summary.Val(m["rps_achieved"]), Y: summary.Val(m["latency_p99_ms"])})
+			act.Points = append(act.Points, chart.Point{X: summary.Val(f.RPSAchieved), Y: summary.Val(f.LatencyP99Ms)})
 		}
 	}
 	for _, ser := range []chart.Series{co, svc, act} {
@@ -425,31 +422,31 @@ func p99Chart(s *summary.Summary) *chart.Chart {
 }
 
 // headline is the phase's finding in one paragraph, from the cells.
-func headline(s *summary.Summary) string {
+func headline(s *summary.Summary, figs []*Figures) string {
 	if len(s.Cells) == 0 {
 		return "No scenario ran: see the status above and `logs/console.log`."
 	}
 	var parts []string
 	for i := range s.Cells {
-		c := &s.Cells[i]
-		m := c.Metrics
+		c, f := &s.Cells[i], figs[i]
+		srvCPU := f.host("server").Procs.CPUPct
 		switch {
 		case c.Status == "refused":
 			parts = append(parts, fmt.Sprintf("%s was refused (%s)", label(c), wallOf(c)))
-		case c.Status != "ok" && m["connections_established"] == nil:
+		case c.Status != "ok" && f.ConnectionsEstablished == nil:
 			parts = append(parts, fmt.Sprintf("%s failed", label(c)))
 		case kind(c) == "idle":
 			parts = append(parts, fmt.Sprintf("%s: %s of %s connections held (opened at %s/s), %s KiB of server RSS each%s, server CPU %s%% of one core%s",
-				label(c), decimal.Format(m["connections_established"], 0), decimal.Format(m["connections_target"], 0),
-				decimal.Format(m["connect_rate_achieved_per_s"], 0), decimal.Format(m["server_rss_per_conn_kb"], 1), otherMemory(m),
-				decimal.Format(m["server_proc_cpu_pct"], 1), procsText(c)))
+				label(c), decimal.Format(f.ConnectionsEstablished, 0), decimal.Format(f.ConnectionsTarget, 0),
+				decimal.Format(f.ConnectRateAchievedPerS, 0), decimal.Format(f.ServerRSSPerConnKB, 1), otherMemory(f),
+				decimal.Format(srvCPU, 1), procsText(f)))
 		case kind(c) == "lowrate":
 			parts = append(parts, fmt.Sprintf("%s: %s req/s delivered (%s), p99 %s ms (service %s ms), server CPU %s%%%s",
-				label(c), decimal.Format(m["rps_achieved"], 1), decimal.Pct(m["rps_achieved_ratio"]), decimal.Format(m["latency_p99_ms"], 2),
-				decimal.Format(m["service_latency_p99_ms"], 2), decimal.Format(m["server_proc_cpu_pct"], 1), procsText(c)))
+				label(c), decimal.Format(f.RPSAchieved, 1), decimal.Pct(f.RPSAchievedRatio), decimal.Format(f.LatencyP99Ms, 2),
+				decimal.Format(f.ServiceLatencyP99Ms, 2), decimal.Format(srvCPU, 1), procsText(f)))
 		case kind(c) == "active":
-			parts = append(parts, fmt.Sprintf("%s: %s req/s with p99 %s ms — %s", label(c), decimal.Format(m["rps_achieved"], 0),
-				decimal.Format(m["latency_p99_ms"], 1), wallOf(c)))
+			parts = append(parts, fmt.Sprintf("%s: %s req/s with p99 %s ms — %s", label(c), decimal.Format(f.RPSAchieved, 0),
+				decimal.Format(f.LatencyP99Ms, 1), wallOf(c)))
 		}
 	}
 	return strings.Join(parts, ". ") + ". The wall each scenario met, with its evidence, is below."
@@ -457,19 +454,19 @@ func headline(s *summary.Summary) string {
 
 // otherMemory: the client's and the kernel's memory per connection, when
 // measured.
-func otherMemory(m map[string]*float64) string {
+func otherMemory(f *Figures) string {
 	t := ""
-	if m["client_rss_per_conn_kb"] != nil {
-		t += ", client " + decimal.Format(m["client_rss_per_conn_kb"], 1) + " KiB"
+	if f.ClientRSSPerConnKB != nil {
+		t += ", client " + decimal.Format(f.ClientRSSPerConnKB, 1) + " KiB"
 	}
-	if m["kernel_kb_per_conn"] != nil {
-		t += ", kernel " + decimal.Format(m["kernel_kb_per_conn"], 1) + " KiB"
+	if f.KernelKBPerConn != nil {
+		t += ", kernel " + decimal.Format(f.KernelKBPerConn, 1) + " KiB"
 	}
 	return t
 }
 
-func procsText(c *summary.Cell) string {
-	sp, cp := summary.Val(c.Metrics["server_procs"]), summary.Val(c.Metrics["client_procs"])
+func procsText(f *Figures) string {
+	sp, cp := summary.Val(f.ServerProcs), summary.Val(f.ClientProcs)
 	if sp > 1 || cp > 1 {
 		return fmt.Sprintf(" (split across %.0f server and %.0f client processes)", sp, cp)
 	}

@@ -33,7 +33,7 @@ var rampHead = []string{"scenario", "paced connects/s (cuts)", "first attempts e
 	"final connect p50 / p99 ms", "ramp bound reached"}
 
 // rampRows is one row per cell with its ramp recorded.
-func rampRows(s *summary.Summary) [][]string {
+func rampRows(s *summary.Summary, figs []*Figures) [][]string {
 	var rows [][]string
 	for i := range s.Cells {
 		c := &s.Cells[i]
@@ -41,11 +41,9 @@ func rampRows(s *summary.Summary) [][]string {
 		if r == nil {
 			continue
 		}
-		m := c.Metrics
-		paced := decimal.Format(m["connect_rate_paced_min_per_s"], 0)
-		if hi := decimal.Format(m["connect_rate_paced_max_per_s"], 0); hi != paced {
-			paced += "–" + hi
-		}
+		f := figs[i]
+		g := f.ramp()
+		paced := pacedText(g)
 		bound := "no"
 		if len(r.BoundReached) > 0 {
 			var ps []string
@@ -55,14 +53,14 @@ func rampRows(s *summary.Summary) [][]string {
 			bound = fmt.Sprintf("yes (%g s; process %s)", r.RampMaxS, strings.Join(ps, ", "))
 		}
 		rows = append(rows, []string{label(c), fmt.Sprintf("%s (%d)", paced, r.PaceCuts),
-			decimal.Format(m["connections_first_attempt_established"], 0) + " / " + decimal.Format(m["connections_first_attempt_failed"], 0),
-			decimal.Format(m["connections_first_attempt_connect_timeouts"], 0) + " / " + decimal.Format(m["connections_first_attempt_response_timeouts"], 0),
-			decimal.Format(m["connections_first_attempt_slow"], 0),
-			decimal.Format(m["connect_latency_first_attempt_p50_ms"], 2) + " / " + decimal.Format(m["connect_latency_first_attempt_p99_ms"], 2),
-			decimal.Format(m["connections_retried"], 0) + " (" + decimal.Format(m["connections_established_after_retry"], 0) + ")",
-			decimal.Format(m["connections_retry_attempts"], 0),
-			decimal.Format(m["connections_established"], 0) + " / " + decimal.Format(m["connections_failed"], 0),
-			decimal.Format(m["connect_latency_p50_ms"], 2) + " / " + decimal.Format(m["connect_latency_p99_ms"], 2), bound})
+			decimal.Format(g.ConnectionsFirstAttemptEstablished, 0) + " / " + decimal.Format(g.ConnectionsFirstAttemptFailed, 0),
+			decimal.Format(g.ConnectionsFirstAttemptConnectTimeouts, 0) + " / " + decimal.Format(g.ConnectionsFirstAttemptRespTimeouts, 0),
+			decimal.Format(g.ConnectionsFirstAttemptSlow, 0),
+			decimal.Format(g.ConnectLatencyFirstAttemptP50Ms, 2) + " / " + decimal.Format(g.ConnectLatencyFirstAttemptP99Ms, 2),
+			decimal.Format(g.ConnectionsRetried, 0) + " (" + decimal.Format(g.ConnectionsEstablishedAfterRetry, 0) + ")",
+			decimal.Format(g.ConnectionsRetryAttempts, 0),
+			decimal.Format(f.ConnectionsEstablished, 0) + " / " + decimal.Format(f.ConnectionsFailed, 0),
+			decimal.Format(f.ConnectLatencyP50Ms, 2) + " / " + decimal.Format(f.ConnectLatencyP99Ms, 2), bound})
 	}
 	return rows
 }
@@ -84,7 +82,7 @@ var holdHead = []string{"scenario", "processes held over the agreed end", "agree
 	"hold ended, first → last (s from the end)", "every process holding s", "ramps' spread s"}
 
 // holdRows is one row per idle cell with its hold recorded.
-func holdRows(s *summary.Summary) [][]string {
+func holdRows(s *summary.Summary, figs []*Figures) [][]string {
 	var rows [][]string
 	for i := range s.Cells {
 		c := &s.Cells[i]
@@ -92,7 +90,7 @@ func holdRows(s *summary.Summary) [][]string {
 		if h == nil {
 			continue
 		}
-		m := c.Metrics
+		g := figs[i].hold()
 		end := "none agreed"
 		rel := func(a, b *int64) string {
 			if a == nil || b == nil || h.AgreedEndMs == nil {
@@ -106,7 +104,7 @@ func holdRows(s *summary.Summary) [][]string {
 		}
 		rows = append(rows, []string{label(c), fmt.Sprintf("%d of %d", h.Processes-len(h.Missed), h.Processes), end,
 			rel(h.BeganFirstMs, h.BeganLastMs), rel(h.EndedFirstMs, h.EndedLastMs),
-			decimal.Format(m["hold_shared_s"], 3), decimal.Format(m["hold_began_spread_s"], 3)})
+			decimal.Format(g.HoldSharedS, 3), decimal.Format(g.HoldBeganSpreadS, 3)})
 	}
 	return rows
 }

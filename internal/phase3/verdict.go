@@ -62,9 +62,9 @@ const ClientCPUBusy = 90.0
 // (code short_ramp) or its connects were slow (slow_connects), as walls
 // for the bound, and what explains it: the cause code and its sentence.
 // code is "" when neither.
-func rampShortfall(m map[string]*float64) (walls []string, code, cause, why string) {
-	target, got := val(m, "connect_rate_target_per_s"), val(m, "connect_rate_achieved_per_s")
-	p99 := val(m, "connect_latency_p99_ms")
+func rampShortfall(f *Figures) (walls []string, code, cause, why string) {
+	target, got := summary.Val(f.ConnectRateTargetPerS), summary.Val(f.ConnectRateAchievedPerS)
+	p99 := summary.Val(f.ConnectLatencyP99Ms)
 	if !math.IsNaN(target) && !math.IsNaN(got) && target > 0 && got < target*(1-ShortRampShare) {
 		walls = append(walls, fmt.Sprintf("%s: %.0f of %.0f connects/s (%.0f%%)", WallShortRamp, got, target, got/target*100))
 		code = "short_ramp"
@@ -78,15 +78,16 @@ func rampShortfall(m map[string]*float64) (walls []string, code, cause, why stri
 	if code == "" {
 		return nil, "", "", ""
 	}
-	lo, syn := val(m, "server_listen_overflows"), val(m, "client_syn_retrans")
-	cpuHost, cpuProc, procs := val(m, "client_cpu_peak_pct"), val(m, "client_proc_cpu_peak_pct"), math.Max(val(m, "client_procs"), 1)
+	srv, cli := f.host("server"), f.host("client")
+	lo, syn := summary.Val(srv.Counters.ListenOverflows), summary.Val(cli.Counters.SynRetrans)
+	cpuHost, cpuProc, procs := summary.Val(cli.PeakCPU.Pct), summary.Val(cli.PeakProcs.CPUPeakPct), math.Max(summary.Val(f.ClientProcs), 1)
 	cause = RampUnknown
 	switch {
 	case lo > 0:
 		cause = RampBacklog
 	case syn > 0:
 		cause = RampSynRetr
-	case val(m, "server_syn_retrans") > 0:
+	case summary.Val(srv.Counters.SynRetrans) > 0:
 		cause = RampSynAckRetr
 	case cpuHost >= ClientCPUBusy || cpuProc >= ClientCPUBusy*procs:
 		cause = RampClientCPU
@@ -104,22 +105,22 @@ func rampShortfall(m map[string]*float64) (walls []string, code, cause, why stri
 // rampWall names a connect ramp that fell short of its target or connects
 // that were slow, with its evidence and cause, or returns nil. It also
 // records details.ramp {wall, cause} for decisions.
-func rampWall(c *summary.Cell, split, rest string) *summary.Verdict {
-	m := c.Metrics
-	walls, code, cause, why := rampShortfall(m)
+func rampWall(c *summary.Cell, f *Figures, split, rest string) *summary.Verdict {
+	walls, code, cause, why := rampShortfall(f)
 	if code == "" {
 		return nil
 	}
-	procs := math.Max(val(m, "client_procs"), 1)
+	srv, cli := f.host("server"), f.host("client")
+	procs := math.Max(summary.Val(f.ClientProcs), 1)
 	c.Details["ramp"] = map[string]string{"wall": code, "cause": cause}
 	ev := fmt.Sprintf("%s: client CPU at its busiest second %s%% of the host, connection clients %s%% of one core (%.0f process(es)); client SYN retransmits %s; server ListenOverflows %s; connect p50 / p99 %s / %s ms",
-		why, decimal.Format(m["client_cpu_peak_pct"], 0), decimal.Format(m["client_proc_cpu_peak_pct"], 0), procs,
-		decimal.Format(m["client_syn_retrans"], 0), decimal.Format(m["server_listen_overflows"], 0),
-		decimal.Format(m["connect_latency_p50_ms"], 1), decimal.Format(m["connect_latency_p99_ms"], 1))
+		why, decimal.Format(cli.PeakCPU.Pct, 0), decimal.Format(cli.PeakProcs.CPUPeakPct, 0), procs,
+		decimal.Format(cli.Counters.SynRetrans, 0), decimal.Format(srv.Counters.ListenOverflows, 0),
+		decimal.Format(f.ConnectLatencyP50Ms, 1), decimal.Format(f.ConnectLatencyP99Ms, 1))
 	if cause == RampSynAckRetr {
-		ev += fmt.Sprintf("; server SYN-ACK retransmits %s", decimal.Format(m["server_syn_retrans"], 0))
+		ev += fmt.Sprintf("; server SYN-ACK retransmits %s", decimal.Format(srv.Counters.SynRetrans, 0))
 	}
-	if setup := val(m, "setup_s"); !math.IsNaN(setup) && setup < 2 {
+	if setup := summary.Val(f.SetupS); !math.IsNaN(setup) && setup < 2 {
 		ev += fmt.Sprintf(" (the ramp took %.2f s: one-second monitors see only part of a burst that short)", setup)
 	}
 	if rest != "" {
@@ -133,12 +134,10 @@ func rampWall(c *summary.Cell, split, rest string) *summary.Verdict {
 	return &summary.Verdict{Bound: bound, Evidence: ev}
 }
 
-func val(m map[string]*float64, k string) float64 { return summary.Val(m[k]) }
-
 // verdict names the wall a scenario met (or the nearest limit when it met
 // none), with the evidence; plan is the cell's plan (nil: none).
 func verdict(s *summary.Summary, c *summary.Cell, plan *c10kplan.Plan) *summary.Verdict {
-	m := c.Metrics
+	f := figuresOf(c)
 	errText := ""
 	if c.Error != nil {
 		errText = *c.Error
@@ -151,69 +150,69 @@ func verdict(s *summary.Summary, c *summary.Cell, plan *c10kplan.Plan) *summary.
 		}
 		return &summary.Verdict{Bound: refusalWall(code) + " (refused before it started)", Evidence: errText}
 	case "failed":
-		if m["connections_established"] == nil && m["rps_achieved"] == nil {
+		if f.ConnectionsEstablished == nil && f.RPSAchieved == nil {
 			return &summary.Verdict{Bound: "none (failed)", Evidence: errText}
 		}
 	}
 	errs, _ := c.Details["errors"].(map[string]float64)
-	target, est := val(m, "connections_target"), val(m, "connections_established")
+	target, est := summary.Val(f.ConnectionsTarget), summary.Val(f.ConnectionsEstablished)
 	if n := errs["eaddrnotavail"] + errs["eaddrinuse"]; n > 0 {
 		return &summary.Verdict{Bound: WallPorts, Evidence: fmt.Sprintf("%.0f connects failed with EADDRNOTAVAIL/EADDRINUSE (no free local port toward the server); %s", n, portsEvidence(plan))}
 	}
 	if n := errs["emfile"] + errs["enfile"]; n > 0 {
-		return &summary.Verdict{Bound: WallFD, Evidence: fmt.Sprintf("%.0f connects failed with EMFILE/ENFILE; %s", n, fdEvidence(plan, m))}
+		return &summary.Verdict{Bound: WallFD, Evidence: fmt.Sprintf("%.0f connects failed with EMFILE/ENFILE; %s", n, fdEvidence(plan, f))}
 	}
 	if !math.IsNaN(target) && !math.IsNaN(est) && est < target {
 		ev := fmt.Sprintf("%.0f of %.0f connections established; errors: %s", est, target, causes(errs))
-		if lo := val(m, "server_listen_overflows"); lo > 0 {
+		if lo := summary.Val(f.host("server").Counters.ListenOverflows); lo > 0 {
 			ev += fmt.Sprintf("; the server's listen queue overflowed %.0f times (somaxconn %s)", lo, numText(plan, func(p *c10kplan.Plan) c10kplan.Num { return p.Facts.Server.Somaxconn }))
 			if r := rampOf(c); r != nil {
-				ev += "; the ramp: " + retryText(c, r)
+				ev += "; the ramp: " + retryText(f, r)
 			}
 			return &summary.Verdict{Bound: WallBacklog, Evidence: ev}
 		}
 		// The kernel under TCP memory pressure trims buffers and refuses
 		// allocations past tcp_mem's max: nstat and sockstat say so.
 		mp := 0.0
-		for _, k := range []string{"server_tcp_memory_pressures", "client_tcp_memory_pressures"} {
-			if v := val(m, k); !math.IsNaN(v) {
+		for _, h := range []string{"server", "client"} {
+			if v := summary.Val(f.host(h).Counters.TCPMemoryPressures); !math.IsNaN(v) {
 				mp += v
 			}
 		}
 		if mp > 0 {
 			return &summary.Verdict{Bound: WallTCPMem, Evidence: fmt.Sprintf("%s; TCPMemoryPressures %.0f; sockstat TCP mem %s → %s pages (tcp_mem max %s)", ev, mp,
-				decimal.Format(m["tcp_mem_pages_before"], 0), decimal.Format(m["tcp_mem_pages_held"], 0),
+				decimal.Format(f.TCPMemPagesBefore, 0), decimal.Format(f.TCPMemPagesHeld, 0),
 				numText(plan, func(p *c10kplan.Plan) c10kplan.Num { return p.Facts.Server.TCPMemMax }))}
 		}
 		if r := rampOf(c); r != nil {
-			return lostAfterRetries(c, r, ev)
+			return lostAfterRetries(c, f, r, ev)
 		}
 		v := &summary.Verdict{Bound: "connections lost: " + topCause(errs), Evidence: ev}
 		if k := kind(c); k == "idle" || k == "lowrate" {
 			// A connect that timed out is often a ramp that could not keep
 			// up: its evidence (CPU, SYN retransmits, connect times) too.
-			if r := rampWall(c, "", ""); r != nil {
+			if r := rampWall(c, f, "", ""); r != nil {
 				v.Evidence += "; the ramp: " + r.Bound + ": " + r.Evidence
 			}
 		}
 		return v
 	}
-	split := splitText(plan, m)
-	cost := costText(m)
+	split := splitText(plan, f)
+	cost := costText(f)
 	// The ramp's retries and first attempts, when connclient recorded them
 	// (none in runs made before it paced its ramp).
 	retries, backoff := "", ""
 	if r := rampOf(c); r != nil {
-		retries = "; the ramp: " + retryText(c, r)
-		if backoff = backoffText(c, r); backoff != "" {
-			retries += backoffWhy(c)
+		retries = "; the ramp: " + retryText(f, r)
+		if backoff = backoffText(f, r); backoff != "" {
+			retries += backoffWhy(c, f)
 		}
 	}
-	if v := idleClosed(c, est, target, cost+holdText(c)+retries); v != nil {
+	if v := idleClosed(c, f, est, target, cost+holdText(c, f)+retries); v != nil {
 		// Every connection was established and the server then closed
 		// them: that bounds the scenario whatever its ramp was (a ramp that
 		// fell short is said in the evidence).
-		if r := rampWall(c, "", ""); r != nil && backoff == "" {
+		if r := rampWall(c, f, "", ""); r != nil && backoff == "" {
 			v.Evidence += "; the ramp: " + r.Bound + ": " + r.Evidence
 		}
 		return v
@@ -222,29 +221,29 @@ func verdict(s *summary.Summary, c *summary.Cell, plan *c10kplan.Plan) *summary.
 		// A ramp that backed off or retried and reached its count is not
 		// a wall: the server accepted every connection, more slowly than
 		// asked (said in the bound and the evidence below).
-		if v := rampWall(c, split, cost+holdText(c)+retries); v != nil {
+		if v := rampWall(c, f, split, cost+holdText(c, f)+retries); v != nil {
 			return v
 		}
 	}
 	switch kind(c) {
 	case "idle":
-		ev := idleEvidence(c, est, target, cost+holdText(c)+retries)
+		ev := idleEvidence(c, f, est, target, cost+holdText(c, f)+retries)
 		if split != "" {
-			return &summary.Verdict{Bound: split + backoff, Evidence: ev + "; " + headroom(plan, m)}
+			return &summary.Verdict{Bound: split + backoff, Evidence: ev + "; " + headroom(plan, f)}
 		}
-		return &summary.Verdict{Bound: WallNone + backoff, Evidence: ev + "; nearest limit: " + headroom(plan, m)}
+		return &summary.Verdict{Bound: WallNone + backoff, Evidence: ev + "; nearest limit: " + headroom(plan, f)}
 	case "lowrate":
-		ratio := val(m, "rps_achieved_ratio")
+		ratio := summary.Val(f.RPSAchievedRatio)
 		ev := fmt.Sprintf("%s of %s req/s (%s); p99 %s ms from the due time, %s ms service time; %s",
-			decimal.Format(m["rps_achieved"], 1), decimal.Format(m["rps_target"], 0), decimal.Pct(m["rps_achieved_ratio"]),
-			decimal.Format(m["latency_p99_ms"], 2), decimal.Format(m["service_latency_p99_ms"], 2), cost) + retries
+			decimal.Format(f.RPSAchieved, 1), decimal.Format(f.RPSTarget, 0), decimal.Pct(f.RPSAchievedRatio),
+			decimal.Format(f.LatencyP99Ms, 2), decimal.Format(f.ServiceLatencyP99Ms, 2), cost) + retries
 		switch {
 		case math.IsNaN(ratio):
 			return &summary.Verdict{Bound: "none (no rate measured)", Evidence: ev}
 		case ratio < 1-RateTolerance:
-			return &summary.Verdict{Bound: "offered rate not delivered" + cpuBound(s, m), Evidence: ev}
-		case val(m, "latency_p99_ms") > QueueingFactor*val(m, "service_latency_p99_ms"):
-			return &summary.Verdict{Bound: "client schedule lag", Evidence: ev + fmt.Sprintf("; requests were sent late (sender lag p99 %s ms): the client, not the server, fell behind", decimal.Format(m["sender_lag_p99_ms"], 2))}
+			return &summary.Verdict{Bound: "offered rate not delivered" + cpuBound(s, f), Evidence: ev}
+		case summary.Val(f.LatencyP99Ms) > QueueingFactor*summary.Val(f.ServiceLatencyP99Ms):
+			return &summary.Verdict{Bound: "client schedule lag", Evidence: ev + fmt.Sprintf("; requests were sent late (sender lag p99 %s ms): the client, not the server, fell behind", decimal.Format(f.SenderLagP99Ms, 2))}
 		}
 		b := "none: rate delivered, p99 ≈ service time"
 		if split != "" {
@@ -253,35 +252,35 @@ func verdict(s *summary.Summary, c *summary.Cell, plan *c10kplan.Plan) *summary.
 		return &summary.Verdict{Bound: b + backoff, Evidence: ev}
 	case "active":
 		svc := serviceP99(s)
-		loop, law, tool := decimal.Format(m["connections_established"], 0)+" connections", "connections / rate", "wrk"
+		loop, law, tool := decimal.Format(f.ConnectionsEstablished, 0)+" connections", "connections / rate", "wrk"
 		if st := c.Params["streams"]; st != "" {
 			loop, law, tool = loop+" × "+st+" streams", "connections × streams / rate", "h2load"
 		}
 		ev := fmt.Sprintf("a closed loop of %s at %s req/s: each request waits %s ms on average by Little's law (%s), %s measured p50 %s ms and p99 %s ms",
-			loop, decimal.Format(m["rps_achieved"], 0), decimal.Format(m["littles_law_latency_ms"], 0), law, tool,
-			decimal.Format(m["latency_p50_ms"], 1), decimal.Format(m["latency_p99_ms"], 1))
-		if v := m["server_rss_per_stream_kb"]; v != nil {
+			loop, decimal.Format(f.RPSAchieved, 0), decimal.Format(f.LittlesLawLatencyMs, 0), law, tool,
+			decimal.Format(f.LatencyP50Ms, 1), decimal.Format(f.LatencyP99Ms, 1))
+		if v := f.ServerRSSPerStreamKB; v != nil {
 			ev += fmt.Sprintf("; server RSS %s KiB per stream in flight", decimal.Format(v, 2))
 		}
 		if !math.IsNaN(svc) {
 			ev += fmt.Sprintf(" against a service time of %.2f ms (p99 of the low-rate scenarios)", svc)
 		}
 		ev += "; " + cost
-		return &summary.Verdict{Bound: WallQueueing + cpuBound(s, m), Evidence: ev}
+		return &summary.Verdict{Bound: WallQueueing + cpuBound(s, f), Evidence: ev}
 	}
 	return &summary.Verdict{Bound: "unknown scenario", Evidence: c.Params["scenario"]}
 }
 
 // cpuBound says what saturated when the throughput plateaued.
-func cpuBound(s *summary.Summary, m map[string]*float64) string {
-	host := val(m, "server_cpu_pct")
+func cpuBound(s *summary.Summary, f *Figures) string {
+	host := summary.Val(f.host("server").CPU.Pct)
 	if host >= 90 {
 		if s.SharedCPUs() {
 			return " behind CPU (both ends share this machine's cores)"
 		}
 		return " behind the server's CPU"
 	}
-	if val(m, "client_cpu_pct") >= 90 {
+	if summary.Val(f.host("client").CPU.Pct) >= 90 {
 		return " behind the client's CPU"
 	}
 	return ""
@@ -292,7 +291,7 @@ func serviceP99(s *summary.Summary) float64 {
 	best := math.NaN()
 	for _, c := range s.Cells {
 		if kind(&c) == "lowrate" {
-			if v := val(c.Metrics, "service_latency_p99_ms"); !math.IsNaN(v) && (math.IsNaN(best) || v > best) {
+			if v := summary.Val(figuresOf(&c).ServiceLatencyP99Ms); !math.IsNaN(v) && (math.IsNaN(best) || v > best) {
 				best = v
 			}
 		}
@@ -324,8 +323,8 @@ func refusalWall(code string) string {
 // With several client hosts each runs at least one process of its own
 // share: only processes beyond one per host are a split, and the fd
 // limit split them when it did on one host (the plan's per-host count).
-func splitText(plan *c10kplan.Plan, m map[string]*float64) string {
-	sp, cp := val(m, "server_procs"), val(m, "client_procs")
+func splitText(plan *c10kplan.Plan, f *Figures) string {
+	sp, cp := summary.Val(f.ServerProcs), summary.Val(f.ClientProcs)
 	cliFD, hosts := int64(0), 1
 	if plan != nil {
 		cliFD = plan.ClientProcsByFD
@@ -371,22 +370,22 @@ func portsPerSource(plan *c10kplan.Plan) string {
 	return numText(plan, func(p *c10kplan.Plan) c10kplan.Num { return p.PortsPerSource })
 }
 
-func fdEvidence(plan *c10kplan.Plan, m map[string]*float64) string {
-	return fmt.Sprintf("hard fd limit %s; %s server and %s client processes", fdLimits(plan), decimal.Format(m["server_procs"], 0), decimal.Format(m["client_procs"], 0))
+func fdEvidence(plan *c10kplan.Plan, f *Figures) string {
+	return fmt.Sprintf("hard fd limit %s; %s server and %s client processes", fdLimits(plan), decimal.Format(f.ServerProcs, 0), decimal.Format(f.ClientProcs, 0))
 }
 
 // costText is what holding the connections cost the server.
-func costText(m map[string]*float64) string {
+func costText(f *Figures) string {
 	return fmt.Sprintf("server RSS %s → %s MB = %s KiB per connection, server processes' CPU %s%% of one core",
-		decimal.Format(m["server_rss_baseline_mb"], 1), decimal.Format(m["server_rss_held_mb"], 1), decimal.Format(m["server_rss_per_conn_kb"], 1),
-		decimal.Format(m["server_proc_cpu_pct"], 1))
+		decimal.Format(f.ServerRSSBaselineMB, 1), decimal.Format(f.ServerRSSHeldMB, 1), decimal.Format(f.ServerRSSPerConnKB, 1),
+		decimal.Format(f.host("server").Procs.CPUPct, 1))
 }
 
 // headroom compares the connections with the limits that were not met.
-func headroom(plan *c10kplan.Plan, m map[string]*float64) string {
-	conns := val(m, "connections_target")
-	sp := math.Max(val(m, "server_procs"), 1)
-	cp := math.Max(val(m, "client_procs"), 1)
+func headroom(plan *c10kplan.Plan, f *Figures) string {
+	conns := summary.Val(f.ConnectionsTarget)
+	sp := math.Max(summary.Val(f.ServerProcs), 1)
+	cp := math.Max(summary.Val(f.ClientProcs), 1)
 	var parts []string
 	if plan != nil && !math.IsNaN(conns) {
 		parts = append(parts, fmt.Sprintf("fds: about %.0f connections per server process of at most %d (hard limit %s less %d, %d%% for SO_REUSEPORT's uneven hash)", math.Ceil(conns/sp), plan.ServerConnsPerProc, plan.ServerFDHard, c10kplan.FDMargin, c10kplan.ReusePortSlackPct))
@@ -438,21 +437,19 @@ func topCause(errs map[string]float64) string {
 
 // idleEvidence is an idle scenario's counts: established, the server's
 // ESTABLISHED, alive at the end of the hold, then rest.
-func idleEvidence(c *summary.Cell, est, target float64, rest string) string {
-	m := c.Metrics
+func idleEvidence(c *summary.Cell, f *Figures, est, target float64, rest string) string {
 	alive := ""
-	if a := m["connections_alive_end"]; a != nil {
+	if a := f.ConnectionsAliveEnd; a != nil {
 		alive = fmt.Sprintf(", %.0f alive at the end of the %s s hold", *a, c.Params["hold_s"])
 	}
-	return fmt.Sprintf("%.0f of %.0f established (server ESTABLISHED %s)%s; %s", est, target, decimal.Format(m["server_established"], 0), alive, rest)
+	return fmt.Sprintf("%.0f of %.0f established (server ESTABLISHED %s)%s; %s", est, target, decimal.Format(f.ServerEstablished, 0), alive, rest)
 }
 
 // idleClosed is the verdict of an idle scenario whose held connections the
 // server under test closed (a FIN, or data unasked then a close) before the
 // hold ended, or nil.
-func idleClosed(c *summary.Cell, est, target float64, rest string) *summary.Verdict {
-	m := c.Metrics
-	a := m["connections_alive_end"]
+func idleClosed(c *summary.Cell, f *Figures, est, target float64, rest string) *summary.Verdict {
+	a := f.ConnectionsAliveEnd
 	if kind(c) != "idle" || a == nil || *a >= est {
 		return nil
 	}
@@ -461,10 +458,6 @@ func idleClosed(c *summary.Cell, est, target float64, rest string) *summary.Verd
 	if n == 0 {
 		return nil
 	}
-	first := ""
-	if f := m["first_drop_s"]; f != nil {
-		first = fmt.Sprintf(", the first %.1f s into the hold", *f)
-	}
-	return &summary.Verdict{Bound: WallIdleClose, Evidence: fmt.Sprintf("%.0f of %.0f held connections were closed by the server under test before the %s s hold ended%s (a FIN, or data unasked such as a 408, then a close): its keep-alive timeout is shorter than the hold; not a drop of the lab; %s",
-		n, est, c.Params["hold_s"], first, idleEvidence(c, est, target, rest))}
+	return &summary.Verdict{Bound: WallIdleClose, Evidence: fmt.Sprintf("%.0f of %.0f held connections were closed by the server under test before the %s s hold ended (a FIN, or data unasked such as a 408, then a close): its keep-alive timeout is shorter than the hold; not a drop of the lab; %s",
+		n, est, c.Params["hold_s"], idleEvidence(c, f, est, target, rest))}
 }
