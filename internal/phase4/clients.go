@@ -1,9 +1,9 @@
 package phase4
 
 import (
+	"reflect"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"csbench/internal/clienthosts"
@@ -12,52 +12,37 @@ import (
 	"csbench/internal/summary"
 )
 
-// ClientMetricKeys are the figures kept per client host of a cell
-// (c.Clients, by the cell's metric names; with one client host the cell's
-// own, and summary.json leaves them out). client_proc_cpu_pct and
-// client_rss_mb are the host's connclient (pidstat), host_cpu_pct its
-// host's CPU (mpstat), client_cpu_us_per_conn its connclient's CPU per
-// connection it completed.
-var ClientMetricKeys = []string{
-	"rate_target_per_s", "rate_achieved_per_s", "rate_achieved_ratio",
-	"connections_target", "connections_completed", "connections_failed", "connections_never_up", "error_pct",
-	"errors_eaddrnotavail", "errors_econnreset", "errors_econnrefused", "errors_etimedout", "first_eaddrnotavail_s",
-	"connect_latency_p50_ms", "connect_latency_p99_ms", "latency_p50_ms", "latency_p99_ms", "latency_max_ms", "schedule_lag_p99_ms",
-	"latency_under_1s", "latency_1s_to_3s", "latency_3s_to_7s", "latency_7s_and_more",
-	"tls_handshakes_full", "tls_handshakes_resumed",
-	"predicted_sustainable_rate_per_s", "predicted_cell_rate_per_s", "predicted_exhaust_s", "predicted_eaddrnotavail",
-	"predicted_client_time_wait", "ports", "ports_left", "client_time_wait_before", "client_time_wait_peak",
-	"client_proc_cpu_pct", "client_rss_mb", "client_cpu_us_per_conn", "host_cpu_pct", "host_cpu_max_core_pct",
-}
-
-// metricOf is metric key of every share.
-func metricOf(shares []*share, key string) []*float64 {
-	out := make([]*float64, len(shares))
-	for i, h := range shares {
-		out[i] = h.m[key]
-	}
-	return out
-}
-
 // sumClientCounters: with several client hosts, every counter hostdata
 // gives per host (client<k>_syn_retrans, client<k>_time_wait, ...) also as
-// the client side's sum (client_syn_retrans, client_time_wait, ...: null
-// when a host's is), the names a one-client run has. Nothing with one.
-func sumClientCounters(set *clienthosts.Set, counters, m map[string]*float64) {
+// the client side's sum, counters "client" (client_syn_retrans,
+// client_time_wait, ...: null when a host's is), the names a one-client
+// run has. Nothing with one, or when the first client host has none.
+func sumClientCounters(set *clienthosts.Set, counters map[string]hostdata.CounterFigures) {
 	if set.N() < 2 {
 		return
 	}
-	prefix := set.Clients[0].Label + "_"
-	for k := range counters {
-		suffix, ok := strings.CutPrefix(k, prefix)
-		if !ok {
-			continue
+	if _, ok := counters[set.Clients[0].Label]; !ok {
+		return
+	}
+	each := make([]hostdata.CounterFigures, set.N())
+	for i, cl := range set.Clients {
+		each[i] = counters[cl.Label]
+	}
+	var sum hostdata.CounterFigures
+	sumFigures(&sum, each)
+	counters["client"] = sum
+}
+
+// sumFigures sets every figure of *dst (a flat figures struct: *float64
+// fields only) to that figure of every one of each added up (sumOf).
+func sumFigures[T any](dst *T, each []T) {
+	d := reflect.ValueOf(dst).Elem()
+	for i := 0; i < d.NumField(); i++ {
+		vs := make([]*float64, len(each))
+		for j := range each {
+			vs[j] = reflect.ValueOf(&each[j]).Elem().Field(i).Interface().(*float64)
 		}
-		vs := make([]*float64, set.N())
-		for i, cl := range set.Clients {
-			vs[i] = counters[cl.Label+"_"+suffix]
-		}
-		m["client_"+suffix] = sumOf(vs)
+		d.Field(i).Set(reflect.ValueOf(sumOf(vs)))
 	}
 }
 
@@ -68,9 +53,7 @@ func fillClients(c *summary.Cell, shares []*share) {
 		if i >= len(c.Clients) {
 			return
 		}
-		for _, k := range ClientMetricKeys {
-			c.Clients[i].Metrics[k] = h.m[k]
-		}
+		summary.PutFigures(c.Clients[i].Metrics, &h.fig)
 	}
 }
 
@@ -127,10 +110,10 @@ type TWPoint struct {
 // timeWait adds the TIME_WAIT peaks over the cell and its per-second
 // series (details "time_wait") from sar's net-sock samples of each host:
 // each client host's own peak (its ports are its own) into its share, the
-// server's into server_time_wait_peak; client_time_wait_peak is the one
+// server's into f.ServerTimeWaitPeak; f.ClientTimeWaitPeak is the one
 // client host's peak, or with several the peak of their per-second sum
 // (the client side's TIME_WAIT altogether, as the predicted figure is).
-func timeWait(h *hostdata.Hosts, rc rundir.Cell, m map[string]*float64, details map[string]any, shares []*share) {
+func timeWait(h *hostdata.Hosts, rc rundir.Cell, f *Figures, details map[string]any, shares []*share) {
 	series := map[float64]map[string]int{}
 	labels := make([]string, 0, len(shares)+1)
 	for _, s := range shares {
@@ -157,9 +140,9 @@ func timeWait(h *hostdata.Hosts, rc rundir.Cell, m map[string]*float64, details 
 			continue
 		}
 		if host == "server" {
-			m["server_time_wait_peak"] = summary.F(float64(peak))
+			f.ServerTimeWaitPeak = summary.F(float64(peak))
 		} else {
-			shares[i].m["client_time_wait_peak"] = summary.F(float64(peak))
+			shares[i].fig.ClientTimeWaitPeak = summary.F(float64(peak))
 		}
 	}
 	pts := make([]TWPoint, 0, len(series))
@@ -198,8 +181,8 @@ func timeWait(h *hostdata.Hosts, rc rundir.Cell, m map[string]*float64, details 
 	details["time_wait"] = pts
 	switch {
 	case len(labels) == 1:
-		m["client_time_wait_peak"] = shares[0].m["client_time_wait_peak"]
+		f.ClientTimeWaitPeak = shares[0].fig.ClientTimeWaitPeak
 	case sumPeak >= 0:
-		m["client_time_wait_peak"] = summary.F(float64(sumPeak))
+		f.ClientTimeWaitPeak = summary.F(float64(sumPeak))
 	}
 }

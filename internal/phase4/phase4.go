@@ -37,31 +37,6 @@ const (
 	BoundNoResult = "no result"
 )
 
-// MetricKeys are the metrics every cell has, measured or null, besides
-// those of hostdata (CPU, nstat deltas, socket states).
-var MetricKeys = []string{
-	"rate_target_per_s", "rate_achieved_per_s", "rate_achieved_ratio",
-	"connections_target", "connections_completed", "connections_failed", "connections_never_up", "error_pct",
-	"errors_eaddrnotavail", "errors_econnreset", "errors_econnrefused", "errors_etimedout", "first_eaddrnotavail_s",
-	"connect_latency_p50_ms", "connect_latency_p99_ms", "connect_latency_max_ms",
-	"latency_p50_ms", "latency_p99_ms", "latency_max_ms", "schedule_lag_p99_ms",
-	"latency_under_1s", "latency_1s_to_3s", "latency_3s_to_7s", "latency_7s_and_more",
-	"predicted_sustainable_rate_per_s", "predicted_cell_rate_per_s", "predicted_exhaust_s", "predicted_eaddrnotavail",
-	"predicted_client_time_wait", "predicted_server_time_wait",
-	"ports", "ports_left", "client_time_wait_before", "client_time_wait_peak", "server_time_wait_peak",
-	"backlog", "server_somaxconn", "server_abort_on_overflow", "server_cpu_us_per_conn", "accept_p99_bound_ms",
-	// A burst: how long its connects took to issue (the slowest host's),
-	// and with a paced accept (BURST_ACCEPT_EVERY) its interval and
-	// whether the burst must overflow (1), cannot (0) or may (null).
-	"burst_issue_s", "accept_every_ms", "predicted_listen_overflow",
-	// SCHEME=https (null in cleartext): the TLS handshakes of the churn and
-	// accept cells, full and resumed apart, and the server's CPU per
-	// handshake (one per connection).
-	"tls_handshakes_full", "tls_handshakes_resumed",
-	"tls_handshake_full_p50_ms", "tls_handshake_full_p99_ms", "tls_handshake_resumed_p50_ms", "tls_handshake_resumed_p99_ms",
-	"server_cpu_us_per_handshake",
-}
-
 func num(s string) float64 {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
@@ -91,67 +66,63 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	set := s.ClientSet()
 	for _, rc := range r.Cells {
 		c := summary.NewCell(rc)
-		s.Notes = append(s.Notes, measure(r, set, hosts, rc, &c)...)
+		var f Figures
+		s.Notes = append(s.Notes, measure(r, set, hosts, rc, &c, &f)...)
+		summary.PutFigures(c.Metrics, &f)
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
-		c.Verdict = verdict(&c)
+		c.Verdict = verdict(&c, &f)
 		s.Cells = append(s.Cells, c)
 	}
 	return nil
 }
 
 // share is one client host's part of a cell: its settings read before the
-// cell, its connclient result, its prediction and its own figures, by the
-// cell's metric names.
+// cell, its connclient result, its prediction and its own figures.
 type share struct {
 	label    string
 	facts    Facts
 	factsErr error
 	pred     *Prediction
-	m        map[string]*float64
+	fig      ClientFigures
+	// timeWait is its host's sockets in TIME_WAIT after the cell
+	// (sockstat), a count: what its ports left are counted from.
+	timeWait *float64
 }
 
-// measure fills a cell from every client host's connclient result, merged
-// (mergeChurn, mergeBurst: one host's result is the cell's, unchanged),
-// each host's own figures in c.Clients; the port prediction per host and
-// combined (Combine); the monitors of every host.
-func measure(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell) []string {
-	m := c.Metrics
-	for _, k := range MetricKeys {
-		m[k] = nil
-	}
+// measure fills a cell's figures f from every client host's connclient
+// result, merged (mergeChurn, mergeBurst: one host's result is the cell's,
+// unchanged), each host's own figures in c.Clients; the port prediction
+// per host and combined (Combine); the monitors of every host.
+func measure(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell, f *Figures) []string {
 	var notes []string
 	note := func(format string, a ...any) { notes = append(notes, "cell "+rc.Name+": "+fmt.Sprintf(format, a...)) }
 	details := map[string]any{}
 	c.Details = details
-	summary.PutFigures(m, hosts.CPU(rc))
-	counters := map[string]*float64{}
-	cf, problems := hosts.Counters(rc)
-	summary.PutFigures(counters, cf)
+	f.CPU = hosts.CPU(rc)
+	var problems []string
+	f.Counters, problems = hosts.Counters(rc)
 	for _, p := range problems {
 		note("%s", p)
 	}
-	for k, v := range counters {
-		m[k] = v
-	}
-	sumClientCounters(set, counters, m)
+	sumClientCounters(set, f.Counters)
 	srvName := rc.Params["server"]
 	if srvName == "" {
 		srvName = "csb-server-" + rc.Name
 	}
-	summary.PutPrefixed(m, "server", hosts.Procs(rc, "server/"+srvName))
-	shares, errC := readShares(r, set, hosts, rc, m)
+	f.Procs = map[string]hostdata.ProcFigures{"server": hosts.Procs(rc, "server/"+srvName)}
+	shares, errC := readShares(r, set, hosts, rc, f)
 	defer fillClients(c, shares)
-	timeWait(hosts, rc, m, details, shares)
+	timeWait(hosts, rc, f, details, shares)
 
 	srv, errS := ReadFacts(filepath.Join(r.Dir, "raw", rc.Name+".facts.server.env"))
 	if errC == nil && errS == nil {
 		if v, err := strconv.Atoi(srv["net.core.somaxconn"]); err == nil {
-			m["server_somaxconn"] = summary.F(float64(v))
+			f.ServerSomaxconn = summary.F(float64(v))
 		}
 		if v, err := strconv.Atoi(srv["net.ipv4.tcp_abort_on_overflow"]); err == nil {
-			m["server_abort_on_overflow"] = summary.F(float64(v))
+			f.ServerAbortOnOverflow = summary.F(float64(v))
 		}
-		m["client_time_wait_before"] = sumOf(metricOf(shares, "client_time_wait_before"))
+		f.ClientTimeWaitBefore = sumOf(each(shares, func(h *share) *float64 { return h.fig.ClientTimeWaitBefore }))
 	} else if rc.Status != "refused" {
 		note("no settings read before the cell: %v", firstErr(errC, errS))
 	}
@@ -169,25 +140,25 @@ func measure(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rund
 	case len(churns) > 0:
 		var res *connresult.ChurnResult
 		res, mr = mergeChurn(churns)
-		churn(res, m, details)
+		churn(res, &f.ResultFigures, &f.CellResultFigures, details)
 		if errC == nil && errS == nil {
-			for _, n := range predictCell(r, shares, churns, srv, m, details) {
+			for _, n := range predictCell(r, shares, churns, srv, f, details) {
 				note("%s", n)
 			}
 		}
-		cpuPerConn(m, shares, res.TLS != nil)
+		cpuPerConn(f, shares, res.TLS != nil)
 		if Kind(c) == "accept" {
-			m["accept_p99_bound_ms"] = summary.F(num(rc.Params["p99_bound_ms"]))
+			f.AcceptP99BoundMs = summary.F(num(rc.Params["p99_bound_ms"]))
 		}
 	case len(bursts) > 0:
 		var res *connresult.BurstResult
 		res, mr = mergeBurst(bursts)
-		burst(res, m, details)
-		m["backlog"] = summary.F(num(rc.Params["backlog"]))
+		burst(res, &f.ResultFigures, &f.CellResultFigures, details)
+		f.Backlog = summary.F(num(rc.Params["backlog"]))
 		if d, err := time.ParseDuration(rc.Params["accept_every"]); err == nil && d > 0 {
 			every := float64(d) / 1e6
-			m["accept_every_ms"] = summary.F(every)
-			m["predicted_listen_overflow"] = PredictOverflow(float64(res.ConnsTarget), num(rc.Params["backlog"]), res.IssueS, every)
+			f.AcceptEveryMs = summary.F(every)
+			f.PredictedListenOverflow = PredictOverflow(float64(res.ConnsTarget), num(rc.Params["backlog"]), res.IssueS, every)
 		}
 	}
 	if mr != nil && set.N() > 1 {
@@ -207,31 +178,31 @@ func measure(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rund
 
 // readShares starts each client host's share of a cell: its connclient's
 // CPU and memory (pidstat), its host's CPU and TIME_WAIT after the cell
-// (from m), its settings before the cell (raw/<cell>.facts.<client>.env);
-// the cell's client_proc_cpu_pct and client_rss_mb are the hosts' added up.
-// It returns the first settings file that could not be read.
-func readShares(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rundir.Cell, m map[string]*float64) ([]*share, error) {
+// (from f), its settings before the cell (raw/<cell>.facts.<client>.env);
+// the cell's client processes (f.Procs "client": client_proc_cpu_pct,
+// client_rss_mb) are the hosts' added up. It returns the first settings
+// file that could not be read.
+func readShares(r *rundir.Run, set *clienthosts.Set, hosts *hostdata.Hosts, rc rundir.Cell, f *Figures) ([]*share, error) {
 	shares := make([]*share, set.N())
 	var errC error
 	for i, cl := range set.Clients {
-		h := &share{label: cl.Label, m: map[string]*float64{}}
-		for _, k := range ClientMetricKeys {
-			h.m[k] = nil
-		}
+		h := &share{label: cl.Label}
 		cp := hosts.Procs(rc, cl.Label+"/connclient-"+rc.Name)
-		h.m["client_proc_cpu_pct"], h.m["client_rss_mb"] = cp.CPUPct, cp.RSSMB
-		h.m["client_time_wait"] = m[cl.Label+"_time_wait"]
-		h.m["host_cpu_pct"], h.m["host_cpu_max_core_pct"] = m[cl.Label+"_cpu_pct"], m[cl.Label+"_cpu_max_core_pct"]
+		h.fig.ClientProcCPUPct, h.fig.ClientRSSMB = cp.CPUPct, cp.RSSMB
+		h.timeWait = f.Counters[cl.Label].TimeWait
+		h.fig.HostCPUPct, h.fig.HostCPUMaxCorePct = f.CPU[cl.Label].Pct, f.CPU[cl.Label].MaxCorePct
 		h.facts, h.factsErr = ReadFacts(filepath.Join(r.Dir, "raw", rc.Name+".facts."+cl.Label+".env"))
 		if h.factsErr != nil {
 			errC = firstErr(errC, h.factsErr)
 		} else if tw := h.facts.TimeWait(); tw >= 0 {
-			h.m["client_time_wait_before"] = summary.F(float64(tw))
+			h.fig.ClientTimeWaitBefore = summary.F(float64(tw))
 		}
 		shares[i] = h
 	}
-	m["client_proc_cpu_pct"] = sumOf(metricOf(shares, "client_proc_cpu_pct"))
-	m["client_rss_mb"] = sumOf(metricOf(shares, "client_rss_mb"))
+	f.Procs["client"] = hostdata.ProcFigures{
+		CPUPct: sumOf(each(shares, func(h *share) *float64 { return h.fig.ClientProcCPUPct })),
+		RSSMB:  sumOf(each(shares, func(h *share) *float64 { return h.fig.ClientRSSMB })),
+	}
 	return shares, errC
 }
 
@@ -256,13 +227,14 @@ func readResults(r *rundir.Run, set *clienthosts.Set, rc rundir.Cell, c *summary
 			c.SetRawError(r.Dir, path, err)
 			return nil, nil, false
 		}
+		// A share keeps none of the cell's own result figures.
 		switch {
 		case res.Churn != nil:
 			churns = append(churns, res.Churn)
-			churn(res.Churn, h.m, map[string]any{})
+			churn(res.Churn, &h.fig.ResultFigures, &CellResultFigures{}, map[string]any{})
 		case res.Burst != nil:
 			bursts = append(bursts, res.Burst)
-			burst(res.Burst, h.m, map[string]any{})
+			burst(res.Burst, &h.fig.ResultFigures, &CellResultFigures{}, map[string]any{})
 		default:
 			c.SetRawError(r.Dir, path, fmt.Errorf("connclient mode %q is not one of Phase 4", res.Common.Mode))
 			return nil, nil, false
@@ -277,10 +249,10 @@ func readResults(r *rundir.Run, set *clienthosts.Set, rc rundir.Cell, c *summary
 
 // predictCell predicts each client host's share of a churn cell from its
 // own settings and its share of the rate (churns, one per host), then the
-// cell (Combine) into m and details "prediction" (with several hosts each
+// cell (Combine) into f and details "prediction" (with several hosts each
 // one's in "predictions"). It returns why a host has none (then the cell
 // has none either).
-func predictCell(r *rundir.Run, shares []*share, churns []*connresult.ChurnResult, srv Facts, m map[string]*float64, details map[string]any) []string {
+func predictCell(r *rundir.Run, shares []*share, churns []*connresult.ChurnResult, srv Facts, f *Figures, details map[string]any) []string {
 	var notes []string
 	preds := make([]*Prediction, 0, len(shares))
 	labels := make([]string, len(shares))
@@ -298,7 +270,7 @@ func predictCell(r *rundir.Run, shares []*share, churns []*connresult.ChurnResul
 			continue
 		}
 		h.pred = p
-		setPrediction(h.m, p)
+		setPrediction(&h.fig.PredictionFigures, p, h.timeWait)
 		preds = append(preds, p)
 	}
 	if len(preds) < len(shares) {
@@ -306,7 +278,8 @@ func predictCell(r *rundir.Run, shares []*share, churns []*connresult.ChurnResul
 	}
 	p := Combine(labels, preds, srv)
 	details["prediction"] = p
-	setPrediction(m, p)
+	setPrediction(&f.PredictionFigures, p, f.Counters["client"].TimeWait)
+	f.PredictedServerTimeWait = summary.F(float64(p.ServerTimeWait))
 	if len(shares) > 1 {
 		per := map[string]*Prediction{}
 		for _, h := range shares {
@@ -320,32 +293,31 @@ func predictCell(r *rundir.Run, shares []*share, churns []*connresult.ChurnResul
 // cpuPerConn: the processes' CPU over the connections completed per
 // second, the server's over the cell's merged rate (every host's
 // connections), each client host's connclient over its own.
-func cpuPerConn(m map[string]*float64, shares []*share, tls bool) {
-	if v := m["server_proc_cpu_pct"]; v != nil && m["rate_achieved_per_s"] != nil && *m["rate_achieved_per_s"] > 0 {
-		m["server_cpu_us_per_conn"] = summary.F(round(*v/100*1e6 / *m["rate_achieved_per_s"], 1))
+func cpuPerConn(f *Figures, shares []*share, tls bool) {
+	if v, rate := f.Procs["server"].CPUPct, f.RateAchievedPerS; v != nil && rate != nil && *rate > 0 {
+		f.ServerCPUUsPerConn = summary.F(round(*v/100*1e6 / *rate, 1))
 		if tls {
-			m["server_cpu_us_per_handshake"] = m["server_cpu_us_per_conn"]
+			f.ServerCPUUsPerHandshake = f.ServerCPUUsPerConn
 		}
 	}
 	for _, h := range shares {
-		if v, rate := h.m["client_proc_cpu_pct"], h.m["rate_achieved_per_s"]; v != nil && rate != nil && *rate > 0 {
-			h.m["client_cpu_us_per_conn"] = summary.F(round(*v/100*1e6 / *rate, 1))
+		if v, rate := h.fig.ClientProcCPUPct, h.fig.RateAchievedPerS; v != nil && rate != nil && *rate > 0 {
+			h.fig.ClientCPUUsPerConn = summary.F(round(*v/100*1e6 / *rate, 1))
 		}
 	}
 }
 
-// setPrediction sets a prediction's metrics; ports left is the ports less
-// the client TIME_WAIT after the cell (m's client_time_wait).
-func setPrediction(m map[string]*float64, p *Prediction) {
-	m["predicted_sustainable_rate_per_s"] = p.SustainableRatePerS
-	m["predicted_cell_rate_per_s"] = summary.F(p.CellRatePerS)
-	m["predicted_exhaust_s"] = p.ExhaustS
-	m["predicted_eaddrnotavail"] = summary.F(b2f(p.EAddrNotAvail))
-	m["predicted_client_time_wait"] = summary.F(float64(p.ClientTimeWait))
-	m["predicted_server_time_wait"] = summary.F(float64(p.ServerTimeWait))
-	m["ports"] = summary.F(float64(p.Ports))
-	if tw := m["client_time_wait"]; tw != nil {
-		m["ports_left"] = summary.F(math.Max(0, float64(p.Ports)-*tw))
+// setPrediction sets a prediction's figures; ports left is the ports less
+// the client TIME_WAIT after the cell (timeWait, a count; none without it).
+func setPrediction(f *PredictionFigures, p *Prediction, timeWait *float64) {
+	f.PredictedSustainableRatePerS = p.SustainableRatePerS
+	f.PredictedCellRatePerS = summary.F(p.CellRatePerS)
+	f.PredictedExhaustS = p.ExhaustS
+	f.PredictedEAddrNotAvail = summary.F(b2f(p.EAddrNotAvail))
+	f.PredictedClientTimeWait = summary.F(float64(p.ClientTimeWait))
+	f.Ports = summary.F(float64(p.Ports))
+	if timeWait != nil {
+		f.PortsLeft = summary.F(math.Max(0, float64(p.Ports)-*timeWait))
 	}
 }
 
@@ -365,67 +337,68 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-func errorsDetail(errs map[string]uint64, m map[string]*float64, details map[string]any) {
+// errorsDetail puts a result's failures by cause (connclient's errors,
+// by cause) into details "errors" and the causes the figures name into f.
+func errorsDetail(errs map[string]uint64, f *ResultFigures, details map[string]any) {
 	e := map[string]float64{}
 	for k, v := range errs {
 		e[k] = float64(v)
 	}
 	details["errors"] = e
-	for _, k := range []string{"eaddrnotavail", "econnreset", "econnrefused", "etimedout"} {
-		m["errors_"+k] = summary.F(e[k])
-	}
+	f.ErrorsEAddrNotAvail = summary.F(e["eaddrnotavail"])
+	f.ErrorsEConnReset = summary.F(e["econnreset"])
+	f.ErrorsEConnRefused = summary.F(e["econnrefused"])
+	f.ErrorsETimedOut = summary.F(e["etimedout"])
 }
 
-func churn(res *connresult.ChurnResult, m map[string]*float64, details map[string]any) {
-	m["rate_target_per_s"] = summary.F(float64(res.RateTargetPerS))
-	m["rate_achieved_per_s"] = res.RateAchievedPerS
+// churn sets a churn result's figures: those a share has too into f, the
+// cell's own into x.
+func churn(res *connresult.ChurnResult, f *ResultFigures, x *CellResultFigures, details map[string]any) {
+	f.RateTargetPerS = summary.F(float64(res.RateTargetPerS))
+	f.RateAchievedPerS = res.RateAchievedPerS
 	if res.RateAchievedPerS != nil {
-		m["rate_achieved_ratio"] = summary.F(round(*res.RateAchievedPerS/float64(res.RateTargetPerS), 4))
+		f.RateAchievedRatio = summary.F(round(*res.RateAchievedPerS/float64(res.RateTargetPerS), 4))
 	}
-	m["connections_target"] = summary.F(float64(res.ConnsScheduled))
-	m["connections_completed"] = summary.F(float64(res.ConnsCompleted))
-	m["connections_failed"] = summary.F(float64(res.ConnsFailed))
+	f.ConnectionsTarget = summary.F(float64(res.ConnsScheduled))
+	f.ConnectionsCompleted = summary.F(float64(res.ConnsCompleted))
+	f.ConnectionsFailed = summary.F(float64(res.ConnsFailed))
 	if res.ConnsScheduled > 0 {
-		m["error_pct"] = summary.F(round(100*float64(res.ConnsFailed)/float64(res.ConnsScheduled), 2))
+		f.ErrorPct = summary.F(round(100*float64(res.ConnsFailed)/float64(res.ConnsScheduled), 2))
 	}
-	m["first_eaddrnotavail_s"] = res.FirstAddrNotAvail
-	latencies(m, res.ConnectLatencyP50Ms, res.ConnectLatencyP99Ms, res.ConnectLatencyMaxMs, res.LatencyP50Ms, res.LatencyP99Ms, res.LatencyMaxMs)
-	m["schedule_lag_p99_ms"] = res.ScheduleLagP99Ms
-	errorsDetail(res.Errors, m, details)
+	f.FirstEAddrNotAvailS = res.FirstAddrNotAvail
+	f.ConnectLatencyP50Ms, f.ConnectLatencyP99Ms, x.ConnectLatencyMaxMs = res.ConnectLatencyP50Ms, res.ConnectLatencyP99Ms, res.ConnectLatencyMaxMs
+	f.LatencyP50Ms, f.LatencyP99Ms, f.LatencyMaxMs = res.LatencyP50Ms, res.LatencyP99Ms, res.LatencyMaxMs
+	f.ScheduleLagP99Ms = res.ScheduleLagP99Ms
+	errorsDetail(res.Errors, f, details)
 	details["close"] = res.Close
 	details["per_second"] = res.PerSecond
 	if t := res.TLS; t != nil {
-		m["tls_handshakes_full"] = summary.F(float64(t.HandshakesFull))
-		m["tls_handshakes_resumed"] = summary.F(float64(t.HandshakesResumed))
-		m["tls_handshake_full_p50_ms"], m["tls_handshake_full_p99_ms"] = t.HandshakeFullP50Ms, t.HandshakeFullP99Ms
-		m["tls_handshake_resumed_p50_ms"], m["tls_handshake_resumed_p99_ms"] = t.HandshakeResumeP50, t.HandshakeResumeP99
+		f.TLSHandshakesFull = summary.F(float64(t.HandshakesFull))
+		f.TLSHandshakesResumed = summary.F(float64(t.HandshakesResumed))
+		x.TLSHandshakeFullP50Ms, x.TLSHandshakeFullP99Ms = t.HandshakeFullP50Ms, t.HandshakeFullP99Ms
+		x.TLSHandshakeResumedP50Ms, x.TLSHandshakeResumedP99Ms = t.HandshakeResumeP50, t.HandshakeResumeP99
 		if t.First != nil {
 			details["tls"] = t.First
 		}
 	}
 }
 
-// latencies sets the connect and request latency percentiles of a cell.
-func latencies(m map[string]*float64, v ...*float64) {
-	for i, k := range []string{"connect_latency_p50_ms", "connect_latency_p99_ms", "connect_latency_max_ms",
-		"latency_p50_ms", "latency_p99_ms", "latency_max_ms"} {
-		m[k] = v[i]
-	}
-}
-
-func burst(res *connresult.BurstResult, m map[string]*float64, details map[string]any) {
-	m["connections_target"] = summary.F(float64(res.ConnsTarget))
-	m["connections_completed"] = summary.F(float64(res.ConnsCompleted))
-	m["connections_failed"] = summary.F(float64(res.ConnsFailed))
-	m["connections_never_up"] = summary.F(float64(res.ConnsNeverUp))
-	m["burst_issue_s"] = summary.F(res.IssueS)
+// burst sets a burst result's figures: those a share has too into f, the
+// cell's own into x.
+func burst(res *connresult.BurstResult, f *ResultFigures, x *CellResultFigures, details map[string]any) {
+	f.ConnectionsTarget = summary.F(float64(res.ConnsTarget))
+	f.ConnectionsCompleted = summary.F(float64(res.ConnsCompleted))
+	f.ConnectionsFailed = summary.F(float64(res.ConnsFailed))
+	f.ConnectionsNeverUp = summary.F(float64(res.ConnsNeverUp))
+	x.BurstIssueS = summary.F(res.IssueS)
 	if res.ConnsTarget > 0 {
-		m["error_pct"] = summary.F(round(100*float64(res.ConnsFailed)/float64(res.ConnsTarget), 2))
+		f.ErrorPct = summary.F(round(100*float64(res.ConnsFailed)/float64(res.ConnsTarget), 2))
 	}
-	latencies(m, res.ConnectLatencyP50, res.ConnectLatencyP99, res.ConnectLatencyMax, res.LatencyP50Ms, res.LatencyP99Ms, res.LatencyMaxMs)
-	m["latency_under_1s"] = summary.F(float64(res.Steps.Under1s))
-	m["latency_1s_to_3s"] = summary.F(float64(res.Steps.From1s))
-	m["latency_3s_to_7s"] = summary.F(float64(res.Steps.From3s))
-	m["latency_7s_and_more"] = summary.F(float64(res.Steps.From7sUp))
-	errorsDetail(res.Errors, m, details)
+	f.ConnectLatencyP50Ms, f.ConnectLatencyP99Ms, x.ConnectLatencyMaxMs = res.ConnectLatencyP50, res.ConnectLatencyP99, res.ConnectLatencyMax
+	f.LatencyP50Ms, f.LatencyP99Ms, f.LatencyMaxMs = res.LatencyP50Ms, res.LatencyP99Ms, res.LatencyMaxMs
+	f.LatencyUnder1s = summary.F(float64(res.Steps.Under1s))
+	f.LatencyFrom1s = summary.F(float64(res.Steps.From1s))
+	f.LatencyFrom3s = summary.F(float64(res.Steps.From3s))
+	f.LatencyFrom7s = summary.F(float64(res.Steps.From7sUp))
+	errorsDetail(res.Errors, f, details)
 }
