@@ -156,11 +156,12 @@ type ClientFigures struct {
 }
 
 // Cell is a cell of a Phase 4 summary with its figures and its client
-// hosts' (in the order of Cell.Clients), read back once (figured).
+// hosts' (ClientFigs, in the order of Cell.Clients), read back once
+// (figured).
 type Cell struct {
 	*summary.Cell
-	Fig     Figures
-	Clients []ClientFigures
+	Fig        Figures
+	ClientFigs []ClientFigures
 }
 
 // figured reads every cell's figures, in the order of s.Cells.
@@ -173,7 +174,7 @@ func figured(s *summary.Summary) []Cell {
 		for _, cc := range c.Clients {
 			var g ClientFigures
 			summary.Figures(cc.Metrics, &g)
-			out[i].Clients = append(out[i].Clients, g)
+			out[i].ClientFigs = append(out[i].ClientFigs, g)
 		}
 	}
 	return out

@@ -18,11 +18,12 @@ import (
 // SeedLessons are the seeds this phase measures.
 const SeedLessons = "The seeds: `003_*`, a listen backlog of 128 (somaxconn) turning a burst of ab connections into \"Connection reset by peer\"; `004_*`, thousands of probers opening a connection every few seconds with TIME_WAIT piling up until SO_LINGER=0; the seed's own Phase 3, \"cannot assign requested address\" until TIME_WAIT cooled down: 28,232 ports / 60 s ≈ 470 new connections/s per source address and server port."
 
-func cellsOf(s *summary.Summary, kind string) []*summary.Cell {
-	var out []*summary.Cell
-	for i := range s.Cells {
-		if Kind(&s.Cells[i]) == kind {
-			out = append(out, &s.Cells[i])
+// cellsOf is the cells of a scenario (Kind), in run order.
+func cellsOf(cells []Cell, kind string) []*Cell {
+	var out []*Cell
+	for i := range cells {
+		if Kind(cells[i].Cell) == kind {
+			out = append(out, &cells[i])
 		}
 	}
 	return out
@@ -30,34 +31,37 @@ func cellsOf(s *summary.Summary, kind string) []*summary.Cell {
 
 // Headline is the phase's findings in a few sentences (the report's and
 // the cross-phase report's).
-func Headline(s *summary.Summary) string {
+func Headline(s *summary.Summary) string { return headline(s, figured(s)) }
+
+// headline is Headline of s's cells with their figures.
+func headline(s *summary.Summary, cells []Cell) string {
 	var parts []string
-	byClose := map[string][]*summary.Cell{}
-	for _, c := range cellsOf(s, "churn") {
+	byClose := map[string][]*Cell{}
+	for _, c := range cellsOf(cells, "churn") {
 		byClose[c.Params["close"]] = append(byClose[c.Params["close"]], c)
 	}
 	for _, v := range kv.SortedKeys(byClose) {
 		best, wall := bestSustained(byClose[v])
 		p := "churn, " + closeLabel(v) + ": "
 		if best != nil {
-			p += "sustained " + report.N(best.Metrics["rate_achieved_per_s"], 0) + "/s"
+			p += "sustained " + report.N(best.Fig.RateAchievedPerS, 0) + "/s"
 		} else {
 			p += "no rate sustained"
 		}
 		if wall != nil {
-			p += fmt.Sprintf(", %s at %s/s", wall.Verdict.Bound, report.N(wall.Metrics["rate_target_per_s"], 0))
-			if w := wall.Metrics["predicted_sustainable_rate_per_s"]; w != nil && wall.Verdict.Bound == BoundPorts {
+			p += fmt.Sprintf(", %s at %s/s", wall.Verdict.Bound, report.N(wall.Fig.RateTargetPerS, 0))
+			if w := wall.Fig.PredictedSustainableRatePerS; w != nil && wall.Verdict.Bound == BoundPorts {
 				p += " (predicted wall " + report.N(w, 1) + "/s)"
 			}
 		}
 		parts = append(parts, p)
 	}
-	for _, c := range cellsOf(s, "backlog") {
+	for _, c := range cellsOf(cells, "backlog") {
 		parts = append(parts, fmt.Sprintf("backlog %s, burst of %s: ListenOverflows %s, %s never up, p99 %s ms",
-			report.N(c.Metrics["backlog"], 0), report.N(c.Metrics["connections_target"], 0),
-			report.N(c.Metrics["server_listen_overflows"], 0), report.N(c.Metrics["connections_never_up"], 0), report.N(c.Metrics["latency_p99_ms"], 1)))
+			report.N(c.Fig.Backlog, 0), report.N(c.Fig.ConnectionsTarget, 0),
+			report.N(c.Fig.Counters["server"].ListenOverflows, 0), report.N(c.Fig.ConnectionsNeverUp, 0), report.N(c.Fig.LatencyP99Ms, 1)))
 	}
-	for _, acc := range acceptGroups(s) {
+	for _, acc := range acceptGroups(cells) {
 		if len(acc) == 0 {
 			continue
 		}
@@ -65,8 +69,8 @@ func Headline(s *summary.Summary) string {
 			best, _ := bestSustained(acc)
 			if best != nil {
 				parts = append(parts, fmt.Sprintf("%s TLS handshakes (%s key): %s/s sustained (p99 %s ms, server CPU %s µs per handshake)",
-					h, keyType(s, acc), report.N(best.Metrics["rate_achieved_per_s"], 0), report.N(best.Metrics["latency_p99_ms"], 2),
-					report.N(best.Metrics["server_cpu_us_per_handshake"], 1)))
+					h, keyType(s, acc), report.N(best.Fig.RateAchievedPerS, 0), report.N(best.Fig.LatencyP99Ms, 2),
+					report.N(best.Fig.ServerCPUUsPerHandshake, 1)))
 			} else {
 				parts = append(parts, fmt.Sprintf("%s TLS handshakes (%s key): no step sustained", h, keyType(s, acc)))
 			}
@@ -75,16 +79,16 @@ func Headline(s *summary.Summary) string {
 		best, _ := bestSustained(acc)
 		if best != nil {
 			parts = append(parts, fmt.Sprintf("accept rate %s/s sustained (p99 %s ms, server CPU %s µs per connection)",
-				report.N(best.Metrics["rate_achieved_per_s"], 0), report.N(best.Metrics["latency_p99_ms"], 2), report.N(best.Metrics["server_cpu_us_per_conn"], 1)))
+				report.N(best.Fig.RateAchievedPerS, 0), report.N(best.Fig.LatencyP99Ms, 2), report.N(best.Fig.ServerCPUUsPerConn, 1)))
 		} else {
 			most := acc[0]
 			for _, c := range acc {
-				if intp(c.Metrics["rate_achieved_per_s"]) > intp(most.Metrics["rate_achieved_per_s"]) {
+				if intp(c.Fig.RateAchievedPerS) > intp(most.Fig.RateAchievedPerS) {
 					most = c
 				}
 			}
 			parts = append(parts, fmt.Sprintf("no accept step sustained (the most: %s/s of %s/s, p99 %s ms)",
-				report.N(most.Metrics["rate_achieved_per_s"], 0), report.N(most.Metrics["rate_target_per_s"], 0), report.N(most.Metrics["latency_p99_ms"], 1)))
+				report.N(most.Fig.RateAchievedPerS, 0), report.N(most.Fig.RateTargetPerS, 0), report.N(most.Fig.LatencyP99Ms, 1)))
 		}
 	}
 	if len(parts) == 0 {
@@ -95,14 +99,14 @@ func Headline(s *summary.Summary) string {
 
 // bestSustained returns the sustained cell of the highest target and the
 // first cell (by target) that was not.
-func bestSustained(cells []*summary.Cell) (best, wall *summary.Cell) {
+func bestSustained(cells []*Cell) (best, wall *Cell) {
 	for _, c := range cells {
-		t := intp(c.Metrics["rate_target_per_s"])
-		if Sustained(c) {
-			if best == nil || t > intp(best.Metrics["rate_target_per_s"]) {
+		t := intp(c.Fig.RateTargetPerS)
+		if Sustained(c.Cell) {
+			if best == nil || t > intp(best.Fig.RateTargetPerS) {
 				best = c
 			}
-		} else if c.Verdict != nil && (wall == nil || t < intp(wall.Metrics["rate_target_per_s"])) {
+		} else if c.Verdict != nil && (wall == nil || t < intp(wall.Fig.RateTargetPerS)) {
 			wall = c
 		}
 	}
@@ -125,23 +129,24 @@ func closeLabel(v string) string {
 func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	var d report.Doc
 	report.Header(&d, s, "Phase 4 — connection setup: new connections per second, the listen backlog, TIME_WAIT and SO_LINGER")
+	all := figured(s)
 	d.H(2, "Findings")
-	d.P("%s", Headline(s))
+	d.P("%s", headline(s, all))
 	d.P("%s", SeedLessons)
 
 	d.H(2, "Churn: new connections per second, by who closes")
 	var rows [][]string
-	for _, c := range cellsOf(s, "churn") {
-		m := c.Metrics
+	for _, c := range cellsOf(all, "churn") {
+		f := &c.Fig
 		rows = append(rows, trust.MarkRow([]string{closeLabel(c.Params["close"]), "`" + c.Name + "`",
-			report.N(m["rate_target_per_s"], 0), report.N(m["rate_achieved_per_s"], 1), report.N(m["predicted_cell_rate_per_s"], 1),
-			report.N(m["predicted_sustainable_rate_per_s"], 1),
-			report.N(m["errors_eaddrnotavail"], 0) + " / " + eaddrPred(m),
-			report.N(m["connect_latency_p50_ms"], 2) + " / " + report.N(m["connect_latency_p99_ms"], 2),
-			report.N(m["latency_p50_ms"], 2) + " / " + report.N(m["latency_p99_ms"], 2) + " / " + report.N(m["latency_max_ms"], 1),
-			report.N(m["client_time_wait_peak"], 0) + " / " + report.N(m["server_time_wait_peak"], 0) +
-				" (" + report.N(m["predicted_client_time_wait"], 0) + " / " + report.N(m["predicted_server_time_wait"], 0) + ")",
-			report.N(m["ports_left"], 0), errorsText(c), c.Status}, c, 2))
+			report.N(f.RateTargetPerS, 0), report.N(f.RateAchievedPerS, 1), report.N(f.PredictedCellRatePerS, 1),
+			report.N(f.PredictedSustainableRatePerS, 1),
+			report.N(f.ErrorsEAddrNotAvail, 0) + " / " + eaddrPred(&f.PredictionFigures),
+			report.N(f.ConnectLatencyP50Ms, 2) + " / " + report.N(f.ConnectLatencyP99Ms, 2),
+			report.N(f.LatencyP50Ms, 2) + " / " + report.N(f.LatencyP99Ms, 2) + " / " + report.N(f.LatencyMaxMs, 1),
+			report.N(f.ClientTimeWaitPeak, 0) + " / " + report.N(f.ServerTimeWaitPeak, 0) +
+				" (" + report.N(f.PredictedClientTimeWait, 0) + " / " + report.N(f.PredictedServerTimeWait, 0) + ")",
+			report.N(f.PortsLeft, 0), errorsText(c.Cell), c.Status}, c.Cell, 2))
 	}
 	if len(rows) > 0 {
 		d.Table([]string{"variant", "cell", "target /s", "achieved /s", "predicted /s", "wall /s (predicted)",
@@ -154,20 +159,20 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	d.H(2, "Backlog: a burst of simultaneous connects")
 	rows = nil
-	for _, c := range cellsOf(s, "backlog") {
-		m := c.Metrics
-		rows = append(rows, trust.MarkRow([]string{report.N(m["backlog"], 0), "`" + c.Name + "`", report.N(m["connections_target"], 0),
-			report.N(m["server_listen_overflows"], 0), report.N(m["server_listen_drops"], 0),
-			report.N(m["server_syn_retrans"], 0) + " / " + report.N(m["client_syn_retrans"], 0),
-			report.N(m["latency_under_1s"], 0) + " / " + report.N(m["latency_1s_to_3s"], 0) + " / " + report.N(m["latency_3s_to_7s"], 0) + " / " + report.N(m["latency_7s_and_more"], 0),
-			report.N(m["latency_p50_ms"], 1) + " / " + report.N(m["latency_p99_ms"], 1) + " / " + report.N(m["latency_max_ms"], 1),
-			report.N(m["errors_econnreset"], 0), report.N(m["connections_never_up"], 0), c.Status}, c, 2))
+	for _, c := range cellsOf(all, "backlog") {
+		f := &c.Fig
+		rows = append(rows, trust.MarkRow([]string{report.N(f.Backlog, 0), "`" + c.Name + "`", report.N(f.ConnectionsTarget, 0),
+			report.N(f.Counters["server"].ListenOverflows, 0), report.N(f.Counters["server"].ListenDrops, 0),
+			report.N(f.Counters["server"].SynRetrans, 0) + " / " + report.N(f.Counters["client"].SynRetrans, 0),
+			report.N(f.LatencyUnder1s, 0) + " / " + report.N(f.LatencyFrom1s, 0) + " / " + report.N(f.LatencyFrom3s, 0) + " / " + report.N(f.LatencyFrom7s, 0),
+			report.N(f.LatencyP50Ms, 1) + " / " + report.N(f.LatencyP99Ms, 1) + " / " + report.N(f.LatencyMaxMs, 1),
+			report.N(f.ErrorsEConnReset, 0), report.N(f.ConnectionsNeverUp, 0), c.Status}, c.Cell, 2))
 	}
 	if len(rows) > 0 {
 		d.Table([]string{"backlog", "cell", "connects", "ListenOverflows", "ListenDrops", "SYN retransmits server / client",
 			"answered < 1 s / 1-3 s / 3-7 s / ≥ 7 s", "response p50 / p99 / max ms", "resets", "never up", "status"}, rows)
-		d.P("%s", Absorbed(cellsOf(s, "backlog")))
-		if p := PacedBursts(cellsOf(s, "backlog")); p != "" {
+		d.P("%s", Absorbed(cellsOf(all, "backlog")))
+		if p := PacedBursts(cellsOf(all, "backlog")); p != "" {
 			d.P("%s", p)
 		}
 		d.P("The server host's net.core.somaxconn is set to the backlog before a fresh server starts (Go's listener takes somaxconn as its backlog). connclient burst calls connect() back to back on non-blocking sockets and sends one request on each once connected. When the accept queue is full the server drops what would add to it (ListenOverflows, ListenDrops): a SYN, which the client sends again after 1 s, then 3 s, 7 s … (client SYN retransmits), or the client's final ACK, after which the client believes the connection is up and its request waits for the server's SYN-ACK retransmission (server SYN retransmits) on the same 1 s, 3 s … steps. Either way the response latency falls in those steps, each its own mode in the columns above. With tcp_abort_on_overflow=1 the server resets such a connection instead (resets). Never up: no response within the burst's timeout. The seed 003 lesson as measured: a backlog absorbed the burst when its row shows no overflow.")
@@ -177,20 +182,20 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 
 	d.H(2, "Accept rate: the highest new-connection rate the server sustains")
 	rows = nil
-	acc := cellsOf(s, "accept")
+	acc := cellsOf(all, "accept")
 	for _, c := range acc {
-		m := c.Metrics
-		rows = append(rows, trust.MarkRow([]string{report.N(m["rate_target_per_s"], 0), "`" + c.Name + "`", report.N(m["rate_achieved_per_s"], 1),
-			report.N(m["error_pct"], 2), report.N(m["latency_p99_ms"], 2), report.N(m["server_proc_cpu_pct"], 1),
-			report.N(m["server_cpu_us_per_conn"], 1), report.N(m["client_proc_cpu_pct"], 1), verdictText(c)}, c, 2))
+		f := &c.Fig
+		rows = append(rows, trust.MarkRow([]string{report.N(f.RateTargetPerS, 0), "`" + c.Name + "`", report.N(f.RateAchievedPerS, 1),
+			report.N(f.ErrorPct, 2), report.N(f.LatencyP99Ms, 2), report.N(f.Procs["server"].CPUPct, 1),
+			report.N(f.ServerCPUUsPerConn, 1), report.N(f.Procs["client"].CPUPct, 1), verdictText(c.Cell)}, c.Cell, 2))
 	}
 	if len(rows) > 0 {
 		d.Table([]string{"target /s", "cell", "achieved /s", "errors %", "p99 ms", "server CPU % of a core", "server CPU µs per connection", "client CPU %", "verdict"}, rows)
 		bound := "—"
 		if len(acc) > 0 {
-			bound = report.N(acc[0].Metrics["accept_p99_bound_ms"], 0)
+			bound = report.N(acc[0].Fig.AcceptP99BoundMs, 0)
 		}
-		for _, g := range acceptGroups(s) {
+		for _, g := range acceptGroups(all) {
 			what := ""
 			if h := g[0].Params["handshake"]; h != "" {
 				what = " (" + h + " TLS handshakes)"
@@ -198,7 +203,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 			best, _ := bestSustained(g)
 			if best != nil {
 				d.P("**Sustained%s: %s new connections/s** (step %s/s), errors under %.0f %% and p99 under %s ms. Each step is one churn cell closed with SO_LINGER=0, so TIME_WAIT limits neither end; the steps are a fixed ladder (ACCEPT_RATES), the report takes the highest that held.",
-					what, report.N(best.Metrics["rate_achieved_per_s"], 1), report.N(best.Metrics["rate_target_per_s"], 0), ErrorPctMax, bound)
+					what, report.N(best.Fig.RateAchievedPerS, 1), report.N(best.Fig.RateTargetPerS, 0), ErrorPctMax, bound)
 			} else {
 				d.P("No step%s held errors under %.0f %% and p99 under %s ms.", what, ErrorPctMax, bound)
 			}
@@ -207,8 +212,8 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		d.P("No accept cell in this run.")
 	}
 
-	tlsSection(&d, s)
-	clientsSection(&d, s)
+	tlsSection(&d, s, all)
+	clientsSection(&d, s, all)
 
 	d.H(2, "The wall each cell met")
 	rows = nil
@@ -222,7 +227,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	trust.Section(&d, s.Cells)
 
 	d.H(2, "TIME_WAIT against time")
-	svg, skipped := twChart(s).Render(r.Dir, s.GeneratedBy)
+	svg, skipped := twChart(s, all).Render(r.Dir, s.GeneratedBy)
 	report.Chart(&d, "TIME_WAIT on each host during the churn cells", svg, skipped)
 	d.P("Sockets in TIME_WAIT on each host (sar -n SOCK, once a second), against the seconds since the cell began, one line per churn cell and host. The side that closes first holds TIME_WAIT for %d s; SO_LINGER=0 leaves none.", TimeWaitS)
 
@@ -258,15 +263,15 @@ func filesRows(s *summary.Summary) [][]string {
 // clientsSection writes an N-client run's per-client-host table: each
 // host's share of every cell, its own figures and its own prediction, and
 // how the cell's figures combine them. Nothing for a one-client run.
-func clientsSection(d *report.Doc, s *summary.Summary) {
+func clientsSection(d *report.Doc, s *summary.Summary, all []Cell) {
 	if s.Clients == nil {
 		return
 	}
 	d.H(2, fmt.Sprintf("Per client host (%d client hosts)", s.Clients.N))
 	var rows [][]string
 	upper, inexact := false, false
-	for i := range s.Cells {
-		c := &s.Cells[i]
+	for i := range all {
+		c := all[i].Cell
 		if c.LatencyMerge == summary.LatencyMergeNone {
 			inexact = true
 		}
@@ -281,23 +286,23 @@ func clientsSection(d *report.Doc, s *summary.Summary) {
 		if Kind(c) == "backlog" {
 			unit = " connects"
 		}
-		for _, cc := range c.Clients {
-			m := cc.Metrics
+		for j, cc := range c.Clients {
+			g := &all[i].ClientFigs[j]
 			share := "—"
 			if cc.Connections != nil {
 				share = report.N(cc.Connections, 0) + unit
 			}
 			pred := "—"
 			if Kind(c) != "backlog" {
-				pred = report.N(m["predicted_cell_rate_per_s"], 1) + " /s, EADDRNOTAVAIL " + eaddrPred(m)
+				pred = report.N(g.PredictedCellRatePerS, 1) + " /s, EADDRNOTAVAIL " + eaddrPred(&g.PredictionFigures)
 			}
-			rows = append(rows, []string{"`" + c.Name + "`", cc.Label, share, report.N(m["rate_achieved_per_s"], 1),
-				report.N(m["connections_completed"], 0) + " / " + report.N(m["connections_failed"], 0),
-				report.N(m["errors_eaddrnotavail"], 0) + " / " + report.N(m["errors_econnreset"], 0) + " / " + report.N(m["errors_etimedout"], 0),
-				report.N(m["connect_latency_p99_ms"], 2), report.N(m["latency_p50_ms"], 2) + " / " + report.N(m["latency_p99_ms"], 2),
-				pred, report.N(m["client_time_wait_peak"], 0) + " (" + report.N(m["predicted_client_time_wait"], 0) + ")",
-				report.N(m["ports_left"], 0), report.N(m["client_proc_cpu_pct"], 1) + " / " + report.N(m["client_cpu_us_per_conn"], 1),
-				report.N(m["host_cpu_pct"], 0), report.N(cc.StartLagMs, 0), spread})
+			rows = append(rows, []string{"`" + c.Name + "`", cc.Label, share, report.N(g.RateAchievedPerS, 1),
+				report.N(g.ConnectionsCompleted, 0) + " / " + report.N(g.ConnectionsFailed, 0),
+				report.N(g.ErrorsEAddrNotAvail, 0) + " / " + report.N(g.ErrorsEConnReset, 0) + " / " + report.N(g.ErrorsETimedOut, 0),
+				report.N(g.ConnectLatencyP99Ms, 2), report.N(g.LatencyP50Ms, 2) + " / " + report.N(g.LatencyP99Ms, 2),
+				pred, report.N(g.ClientTimeWaitPeak, 0) + " (" + report.N(g.PredictedClientTimeWait, 0) + ")",
+				report.N(g.PortsLeft, 0), report.N(g.ClientProcCPUPct, 1) + " / " + report.N(g.ClientCPUUsPerConn, 1),
+				report.N(g.HostCPUPct, 0), report.N(cc.StartLagMs, 0), spread})
 		}
 	}
 	d.Table([]string{"cell", "client", "share", "achieved /s", "completed / failed", "EADDRNOTAVAIL / resets / timeouts",
@@ -332,12 +337,12 @@ func upperBounds(c *summary.Cell) []string {
 
 // Absorbed says, for each backlog, the largest burst it took without an
 // overflow and the smallest it did not: the seed 003 lesson as measured.
-func Absorbed(cells []*summary.Cell) string {
+func Absorbed(cells []*Cell) string {
 	type span struct{ took, lost float64 }
 	by := map[float64]*span{}
 	var order []float64
 	for _, c := range cells {
-		b, n, ov := intp(c.Metrics["backlog"]), intp(c.Metrics["connections_target"]), c.Metrics["server_listen_overflows"]
+		b, n, ov := intp(c.Fig.Backlog), intp(c.Fig.ConnectionsTarget), c.Fig.Counters["server"].ListenOverflows
 		if math.IsNaN(b) || math.IsNaN(n) || ov == nil {
 			continue
 		}
@@ -380,13 +385,14 @@ func nanZero(v float64) float64 {
 	return v
 }
 
-func eaddrPred(m map[string]*float64) string {
-	p := m["predicted_eaddrnotavail"]
+// eaddrPred says whether and when a prediction f runs out of ports.
+func eaddrPred(f *PredictionFigures) string {
+	p := f.PredictedEAddrNotAvail
 	switch {
 	case p == nil:
 		return "—"
 	case *p == 1:
-		return "yes, at " + report.N(m["predicted_exhaust_s"], 2) + " s"
+		return "yes, at " + report.N(f.PredictedExhaustS, 2) + " s"
 	}
 	return "no"
 }
@@ -427,10 +433,10 @@ func errorsText(c *summary.Cell) string {
 	return b.String()
 }
 
-func twChart(s *summary.Summary) *chart.Chart {
+func twChart(s *summary.Summary, all []Cell) *chart.Chart {
 	ch := &chart.Chart{Name: "time-wait", Title: "TIME_WAIT during the churn cells", XLabel: "seconds since the cell began",
 		YLabel: "sockets in TIME_WAIT", HLine: math.NaN()}
-	for _, c := range cellsOf(s, "churn") {
+	for _, c := range cellsOf(all, "churn") {
 		pts, _ := c.Details["time_wait"].([]TWPoint)
 		if pts == nil {
 			pts = twFromAny(c.Details["time_wait"])
@@ -495,17 +501,17 @@ func twFromAny(v any) []TWPoint {
 
 // acceptGroups are the accept cells by TLS handshake (params handshake:
 // full, resumed; one group without it in cleartext), in run order.
-func acceptGroups(s *summary.Summary) [][]*summary.Cell {
+func acceptGroups(cells []Cell) [][]*Cell {
 	var order []string
-	by := map[string][]*summary.Cell{}
-	for _, c := range cellsOf(s, "accept") {
+	by := map[string][]*Cell{}
+	for _, c := range cellsOf(cells, "accept") {
 		h := c.Params["handshake"]
 		if _, ok := by[h]; !ok {
 			order = append(order, h)
 		}
 		by[h] = append(by[h], c)
 	}
-	out := make([][]*summary.Cell, 0, len(order))
+	out := make([][]*Cell, 0, len(order))
 	for _, h := range order {
 		out = append(out, by[h])
 	}
@@ -514,7 +520,7 @@ func acceptGroups(s *summary.Summary) [][]*summary.Cell {
 
 // keyType is the server key's type of a TLS run: what the probe saw (or
 // TLS_KEY_TYPE), else what a cell's first handshake saw.
-func keyType(s *summary.Summary, cells []*summary.Cell) string {
+func keyType(s *summary.Summary, cells []*Cell) string {
 	if s.TLS != nil && s.TLS.KeyType != "" {
 		return s.TLS.KeyType
 	}
@@ -534,10 +540,10 @@ func keyType(s *summary.Summary, cells []*summary.Cell) string {
 // tlsSection: with SCHEME=https, the handshakes of every rate cell, the
 // handshakes per second sustained (full and resumed) with the server's CPU
 // per handshake, and whether the port prediction held over TLS.
-func tlsSection(d *report.Doc, s *summary.Summary) {
-	var cells []*summary.Cell
-	for i := range s.Cells {
-		if c := &s.Cells[i]; c.Metrics["tls_handshakes_full"] != nil {
+func tlsSection(d *report.Doc, s *summary.Summary, all []Cell) {
+	var cells []*Cell
+	for i := range all {
+		if c := &all[i]; c.Fig.TLSHandshakesFull != nil {
 			cells = append(cells, c)
 		}
 	}
@@ -548,22 +554,22 @@ func tlsSection(d *report.Doc, s *summary.Summary) {
 	kt := keyType(s, cells)
 	var rows [][]string
 	for _, c := range cells {
-		m := c.Metrics
+		f := &c.Fig
 		h := c.Params["handshake"]
 		if h == "" {
 			h = "full"
 		}
-		rows = append(rows, trust.MarkRow([]string{"`" + c.Name + "`", h, report.N(m["rate_target_per_s"], 0), report.N(m["rate_achieved_per_s"], 1),
-			report.N(m["tls_handshakes_full"], 0) + " / " + report.N(m["tls_handshakes_resumed"], 0),
-			report.N(m["tls_handshake_full_p50_ms"], 2) + " / " + report.N(m["tls_handshake_full_p99_ms"], 2),
-			report.N(m["tls_handshake_resumed_p50_ms"], 2) + " / " + report.N(m["tls_handshake_resumed_p99_ms"], 2),
-			report.N(m["connect_latency_p50_ms"], 2) + " / " + report.N(m["connect_latency_p99_ms"], 2),
-			report.N(m["server_proc_cpu_pct"], 1), report.N(m["server_cpu_us_per_handshake"], 1), verdictText(c)}, c, 1))
+		rows = append(rows, trust.MarkRow([]string{"`" + c.Name + "`", h, report.N(f.RateTargetPerS, 0), report.N(f.RateAchievedPerS, 1),
+			report.N(f.TLSHandshakesFull, 0) + " / " + report.N(f.TLSHandshakesResumed, 0),
+			report.N(f.TLSHandshakeFullP50Ms, 2) + " / " + report.N(f.TLSHandshakeFullP99Ms, 2),
+			report.N(f.TLSHandshakeResumedP50Ms, 2) + " / " + report.N(f.TLSHandshakeResumedP99Ms, 2),
+			report.N(f.ConnectLatencyP50Ms, 2) + " / " + report.N(f.ConnectLatencyP99Ms, 2),
+			report.N(f.Procs["server"].CPUPct, 1), report.N(f.ServerCPUUsPerHandshake, 1), verdictText(c.Cell)}, c.Cell, 1))
 	}
 	d.Table([]string{"cell", "handshakes asked", "target /s", "achieved /s", "handshakes full / resumed", "full handshake p50 / p99 ms",
 		"resumed handshake p50 / p99 ms", "TCP connect p50 / p99 ms", "server CPU % of a core", "server CPU µs per handshake", "verdict"}, rows)
 	var parts []string
-	for _, g := range acceptGroups(s) {
+	for _, g := range acceptGroups(all) {
 		h := g[0].Params["handshake"]
 		if h == "" {
 			continue
@@ -571,7 +577,7 @@ func tlsSection(d *report.Doc, s *summary.Summary) {
 		best, _ := bestSustained(g)
 		if best != nil {
 			parts = append(parts, fmt.Sprintf("%s handshakes %s/s (step %s/s, server CPU %s µs per handshake)", h,
-				report.N(best.Metrics["rate_achieved_per_s"], 1), report.N(best.Metrics["rate_target_per_s"], 0), report.N(best.Metrics["server_cpu_us_per_handshake"], 1)))
+				report.N(best.Fig.RateAchievedPerS, 1), report.N(best.Fig.RateTargetPerS, 0), report.N(best.Fig.ServerCPUUsPerHandshake, 1)))
 		} else {
 			parts = append(parts, h+" handshakes: no step sustained")
 		}
@@ -581,18 +587,18 @@ func tlsSection(d *report.Doc, s *summary.Summary) {
 	}
 	d.P("Key type: %s (TLS_KEY_TYPE, or the user's certificate). Every connection does one TLS handshake after its TCP connect, timed apart from it (from the established connection to the handshake's end, client side); the full and resumed counts are what the handshakes did, whatever was asked (a resumed step's first connections, before a session ticket came back, are full; with TLS_TICKETS=0 none resume). The server's CPU per handshake is its processes' CPU over the cell (pidstat) over the connections completed per second: each connection is one handshake, one request and the close, so it bounds the handshake's own cost from above. Latencies from the due time include the handshake.", kt)
 	var held, missed, aborted []string
-	for _, c := range cellsOf(s, "churn") {
-		p := c.Metrics["predicted_eaddrnotavail"]
-		if p == nil || c.Metrics["tls_handshakes_full"] == nil || c.Metrics["errors_eaddrnotavail"] == nil {
+	for _, c := range cellsOf(all, "churn") {
+		p := c.Fig.PredictedEAddrNotAvail
+		if p == nil || c.Fig.TLSHandshakesFull == nil || c.Fig.ErrorsEAddrNotAvail == nil {
 			continue
 		}
-		if (*p == 1) == (*c.Metrics["errors_eaddrnotavail"] > 0) {
+		if (*p == 1) == (*c.Fig.ErrorsEAddrNotAvail > 0) {
 			held = append(held, "`"+c.Name+"`")
 		} else {
 			missed = append(missed, "`"+c.Name+"`")
-			if a := c.Metrics["client_abort_on_data"]; a != nil && *a > 0 && *p == 1 {
+			if a := c.Fig.Counters["client"].AbortOnData; a != nil && *a > 0 && *p == 1 {
 				aborted = append(aborted, fmt.Sprintf("`%s` %s of %s connections (client TIME_WAIT peak %s)", c.Name,
-					report.N(a, 0), report.N(c.Metrics["connections_completed"], 0), report.N(c.Metrics["client_time_wait_peak"], 0)))
+					report.N(a, 0), report.N(c.Fig.ConnectionsCompleted, 0), report.N(c.Fig.ClientTimeWaitPeak, 0)))
 			}
 		}
 	}
@@ -613,22 +619,22 @@ func tlsSection(d *report.Doc, s *summary.Summary) {
 // PacedBursts sets each burst against its known answer when the server's
 // accept was paced (BURST_ACCEPT_EVERY): what PredictOverflow said and
 // what ListenOverflows shows. Empty when no burst was paced.
-func PacedBursts(cells []*summary.Cell) string {
+func PacedBursts(cells []*Cell) string {
 	var parts []string
 	var every *float64
 	for _, c := range cells {
-		m := c.Metrics
-		if m["accept_every_ms"] == nil {
+		f := &c.Fig
+		if f.AcceptEveryMs == nil {
 			continue
 		}
-		every = m["accept_every_ms"]
+		every = f.AcceptEveryMs
 		want := "may overflow"
-		if p := m["predicted_listen_overflow"]; p != nil {
+		if p := f.PredictedListenOverflow; p != nil {
 			want = map[bool]string{true: "must overflow", false: "cannot overflow"}[*p == 1]
 		}
 		parts = append(parts, fmt.Sprintf("`%s` (%s connects issued in %s s into %s) %s: ListenOverflows %s",
-			c.Name, report.N(m["connections_target"], 0), report.N(m["burst_issue_s"], 3), report.N(m["backlog"], 0),
-			want, report.N(m["server_listen_overflows"], 0)))
+			c.Name, report.N(f.ConnectionsTarget, 0), report.N(f.BurstIssueS, 3), report.N(f.Backlog, 0),
+			want, report.N(f.Counters["server"].ListenOverflows, 0)))
 	}
 	if len(parts) == 0 {
 		return ""
