@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"csbench/internal/decimal"
+	"csbench/internal/phase0"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )
@@ -78,8 +79,7 @@ func FindBaseline(r *rundir.Run, s *summary.Summary) Basis {
 		}
 	}
 	if best != nil {
-		c := best.Cell(BaselineCell)
-		v := *c.Metrics["throughput_mbps"]
+		v := *baselineMbps(best.Cell(BaselineCell))
 		s.Link.BaselineMbps = summary.F(v)
 		s.Link.BaselineRun = relPath(r.Dir, bestDir)
 		s.Link.BaselineComment = fmt.Sprintf("Phase 0 cell %s (one stream, server → client: the direction HTTP responses travel) of run %s, the latest of this lab (LINK_RATE=%s) before this run",
@@ -123,7 +123,15 @@ func comparable(s, p *summary.Summary) bool {
 		return false
 	}
 	c := p.Cell(BaselineCell)
-	return c != nil && c.Status == "ok" && c.Metrics["throughput_mbps"] != nil
+	return c != nil && c.Status == "ok" && baselineMbps(c) != nil
+}
+
+// baselineMbps is a Phase 0 cell's throughput, Mbit/s; nil when not
+// measured.
+func baselineMbps(c *summary.Cell) *float64 {
+	var f phase0.Figures
+	summary.Figures(c.Metrics, &f)
+	return f.ThroughputMbps
 }
 
 func clientCount(s *summary.Summary) int {

@@ -18,13 +18,6 @@ import (
 	"csbench/internal/summary"
 )
 
-// ClientMetricKeys are the figures kept per client of a cell.
-var ClientMetricKeys = []string{
-	"rps", "requests", "duration_s", "throughput_mbps", "goodput_mbps",
-	"latency_mean_ms", "latency_max_ms", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "latency_p99_9_ms",
-	"errors_total", "loadgen_cpu_pct", "loadgen_rss_mb", "host_cpu_pct", "host_cpu_max_core_pct",
-}
-
 // RawName is the file name of a cell's load generator output on each
 // client host: <cell>.txt (wrk), <cell>.json (oha) or <cell>.h2load.txt
 // (h2load, its log beside it: H2loadLogName).
@@ -58,11 +51,11 @@ func threadBound(tool string) bool { return tool == "wrk" || tool == "h2load" }
 // host CPU, and when it ran (the timing `csb start-at` wrote beside the
 // output, on a run that has one), into c.Clients; the window in which
 // every client was loading into c.Overlap; the clients' CPU into the
-// cell's client_proc_cpu_pct and client_rss_mb (summed). It returns each
-// client's load (nil when the cell was not ok or an output could not be
-// read: the cell then failed, naming the file) and notes.
-func readClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell) ([]*Load, []string) {
-	m := c.Metrics
+// cell's client_proc_cpu_pct and client_rss_mb (summed: f.Procs["client"]);
+// each client's figures into clients, aligned with c.Clients. It returns
+// each client's load (nil when the cell was not ok or an output could not
+// be read: the cell then failed, naming the file) and notes.
+func readClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc rundir.Cell, c *summary.Cell, f *Figures, clients *[]ClientFigures) ([]*Load, []string) {
 	set := s.ClientSet()
 	var notes []string
 	// pidstat-loadgen-<cell>.txt watched this cell's load generator only,
@@ -77,19 +70,16 @@ func readClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc ru
 	var cpu, rss float64
 	for i, cl := range set.Clients {
 		cc := summary.ClientCell{Label: cl.Label, Metrics: map[string]*float64{}}
-		for _, k := range ClientMetricKeys {
-			cc.Metrics[k] = nil
-		}
 		if n, err := strconv.ParseFloat(rc.Params[cl.Label+".connections"], 64); err == nil {
 			cc.Connections = &n
 		} else if n, err := strconv.ParseFloat(rc.Params["connections"], 64); err == nil && set.N() == 1 {
 			cc.Connections = &n
 		}
 		lgp := hosts.Procs(lg, cl.Label+"/loadgen-"+rc.Name)
-		cc.Metrics["loadgen_cpu_pct"], cc.Metrics["loadgen_rss_mb"] = lgp.CPUPct, lgp.RSSMB
-		cpu += summary.Val(cc.Metrics["loadgen_cpu_pct"])
-		rss += summary.Val(cc.Metrics["loadgen_rss_mb"])
-		cc.Metrics["host_cpu_pct"], cc.Metrics["host_cpu_max_core_pct"] = m[cl.Label+"_cpu_pct"], m[cl.Label+"_cpu_max_core_pct"]
+		cpu += summary.Val(lgp.CPUPct)
+		rss += summary.Val(lgp.RSSMB)
+		host := f.CPU[cl.Label]
+		cf := ClientFigures{LoadgenCPUPct: lgp.CPUPct, LoadgenRSSMB: lgp.RSSMB, HostCPUPct: host.Pct, HostCPUMaxCorePct: host.MaxCorePct}
 		path := set.RawPath(r.Dir, "", cl.Label, RawName(rc))
 		t, more := summary.ClientTiming(set, rc, path, "the load generator", &cc)
 		notes = append(notes, more...)
@@ -99,6 +89,7 @@ func readClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc ru
 			timings = append(timings, *t)
 		}
 		c.Clients = append(c.Clients, cc)
+		*clients = append(*clients, cf)
 		if !rc.Measured() {
 			continue
 		}
@@ -123,13 +114,14 @@ func readClients(r *rundir.Run, s *summary.Summary, hosts *hostdata.Hosts, rc ru
 		}
 		loads[i] = l
 	}
-	m["client_proc_cpu_pct"], m["client_rss_mb"] = nil, nil
+	var procs hostdata.ProcFigures
 	if !math.IsNaN(cpu) {
-		m["client_proc_cpu_pct"] = summary.F(decimal.Round(cpu, 1))
+		procs.CPUPct = summary.F(decimal.Round(cpu, 1))
 	}
 	if !math.IsNaN(rss) {
-		m["client_rss_mb"] = summary.F(decimal.Round(rss, 1))
+		procs.RSSMB = summary.F(decimal.Round(rss, 1))
 	}
+	f.Procs["client"] = procs
 	if timed {
 		if w, err := clienthosts.Overlap(set.Clients, timings, 0); err != nil {
 			notes = append(notes, "cell "+rc.Name+": "+err.Error())
@@ -216,12 +208,15 @@ func ClientVerdicts(s *summary.Summary, c *summary.Cell) []string {
 	if len(c.Clients) == 0 {
 		// A cell read without its per-client table (one client: the file
 		// leaves it out) is its one client's.
-		m := c.Metrics
-		c.Clients = []summary.ClientCell{{Label: set.Clients[0].Label, Metrics: map[string]*float64{
-			"loadgen_cpu_pct": m["client_proc_cpu_pct"], "host_cpu_pct": m[set.Clients[0].Label+"_cpu_pct"]}}}
+		f := FiguresOf(c)
+		label := set.Clients[0].Label
+		one := summary.ClientCell{Label: label, Metrics: map[string]*float64{}}
+		summary.PutFigures(one.Metrics, &ClientFigures{LoadgenCPUPct: f.Procs["client"].CPUPct, HostCPUPct: f.CPU[label].Pct})
+		c.Clients = []summary.ClientCell{one}
 	}
 	for i := range c.Clients {
 		cc := &c.Clients[i]
+		cf := ClientFiguresOf(cc)
 		cc.CPUBound, cc.CPUBoundEvidence = false, ""
 		cpus := summary.Val(s.Hosts[cc.Label].CPUs)
 		if i < set.N() {
@@ -238,8 +233,8 @@ func ClientVerdicts(s *summary.Summary, c *summary.Cell) []string {
 		if th, err := strconv.ParseFloat(threads, 64); err == nil && threadBound(c.Params["loadgen"]) && (math.IsNaN(limit) || th <= limit) {
 			limit, what = th, threads+" thread(s)"
 		}
-		proc := summary.Val(cc.Metrics["loadgen_cpu_pct"])
-		host := summary.Val(cc.Metrics["host_cpu_pct"])
+		proc := summary.Val(cf.LoadgenCPUPct)
+		host := summary.Val(cf.HostCPUPct)
 		var ev []string
 		if ge(proc, CPUSaturated*limit) {
 			ev = append(ev, fmt.Sprintf("%s %.0f%% of one CPU, limit %s", c.Params["loadgen"], proc, what))
@@ -274,15 +269,15 @@ func ClientsSection(d *report.Doc, s *summary.Summary) {
 			spread = fmt.Sprintf("start %s ms, end %s ms apart; overlap %s s", report.N(&o.StartSpreadMs, 0), report.N(&o.EndSpreadMs, 0), report.N(&o.S, 3))
 		}
 		for _, cc := range c.Clients {
-			m := cc.Metrics
+			m := ClientFiguresOf(&cc)
 			bound := "—"
 			if cc.CPUBound {
 				bound = "**CPU-bound**: " + cc.CPUBoundEvidence
 			}
-			rows = append(rows, []string{"`" + c.Name + "`", cc.Label, report.N(cc.Connections, 0), report.N(m["rps"], 0),
-				report.N(m["throughput_mbps"], 1), report.N(m["latency_p50_ms"], 2), report.N(m["latency_p99_ms"], 2),
-				report.N(m["latency_max_ms"], 2), report.N(m["errors_total"], 0), report.N(m["loadgen_cpu_pct"], 0),
-				report.N(m["host_cpu_pct"], 0), bound, report.N(cc.StartLagMs, 0), spread})
+			rows = append(rows, []string{"`" + c.Name + "`", cc.Label, report.N(cc.Connections, 0), report.N(m.RPS, 0),
+				report.N(m.ThroughputMbps, 1), report.N(m.LatencyP50Ms, 2), report.N(m.LatencyP99Ms, 2),
+				report.N(m.LatencyMaxMs, 2), report.N(m.ErrorsTotal, 0), report.N(m.LoadgenCPUPct, 0),
+				report.N(m.HostCPUPct, 0), bound, report.N(cc.StartLagMs, 0), spread})
 		}
 	}
 	d.Table([]string{"cell", "client", "connections", "RPS", "throughput Mbit/s", "p50 ms", "p99 ms", "max ms", "errors",

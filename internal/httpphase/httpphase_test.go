@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"csbench/internal/hostdata"
 	"csbench/internal/summary"
 )
 
@@ -37,6 +38,9 @@ func TestVerdict(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &summary.Summary{Lab: tc.lab, Hosts: hosts}
 			c := &summary.Cell{Status: "ok", Params: map[string]string{"loadgen": tc.tool, "threads": tc.threads}, Metrics: map[string]*float64{}}
+			// Every figure of a cell is there, null unless the case sets it.
+			summary.PutFigures(c.Metrics, &Figures{CPU: map[string]hostdata.CPUFigures{"server": {}, "client": {}},
+				Procs: map[string]hostdata.ProcFigures{"server": {}, "client": {}}})
 			for k, v := range tc.m {
 				c.Metrics[k] = summary.F(v)
 			}

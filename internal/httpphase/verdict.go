@@ -49,15 +49,13 @@ func Rules(s *summary.Summary) string {
 		BoundNetwork, AtLink*100, BoundServer, CPUSaturated, CPUSaturated, BoundClient, BoundUnclear, shared)
 }
 
-func val(m map[string]*float64, k string) float64 { return summary.Val(m[k]) }
-
 // ge is a >= b, false when a is NaN (not measured).
 func ge(a, b float64) bool { return !math.IsNaN(a) && a >= b }
 
 // Verdict names what bound a cell, with the evidence beside it.
 func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict {
-	m := c.Metrics
-	if c.Status != "ok" || m["throughput_mbps"] == nil {
+	f := FiguresOf(c)
+	if c.Status != "ok" || f.ThroughputMbps == nil {
 		ev := c.Status
 		if c.Error != nil {
 			ev += ": " + *c.Error
@@ -80,29 +78,28 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 	shared := s.SharedCPUs()
 
 	var ev []string
-	tp := decimal.Format(m["throughput_mbps"], 1) + " Mbit/s"
-	if u := m["link_utilization"]; u != nil {
+	srvCPU, cliCPU := f.CPU["server"].Pct, f.CPU["client"].Pct
+	srvProc, cliProc := f.Procs["server"].CPUPct, f.Procs["client"].CPUPct
+	tp := decimal.Format(f.ThroughputMbps, 1) + " Mbit/s"
+	if u := f.LinkUtilization; u != nil {
 		ev = append(ev, fmt.Sprintf("%s = %.1f%% of %s", tp, *u*100, basis.What))
 	} else {
 		ev = append(ev, tp+" (no link to compare with)")
 	}
-	noCPU := true
-	for _, k := range []string{"server_cpu_pct", "client_cpu_pct", "server_proc_cpu_pct", "client_proc_cpu_pct"} {
-		noCPU = noCPU && m[k] == nil
-	}
+	noCPU := srvCPU == nil && cliCPU == nil && srvProc == nil && cliProc == nil
 	switch {
 	case noCPU:
 		ev = append(ev, "CPU not measured (no mpstat or pidstat data for the cell)")
 	case shared:
-		ev = append(ev, fmt.Sprintf("CPUs %s%% busy (%s shared by server and client)", decimal.Format(m["server_cpu_pct"], 0), decimal.Format(s.Hosts["server"].CPUs, 0)))
+		ev = append(ev, fmt.Sprintf("CPUs %s%% busy (%s shared by server and client)", decimal.Format(srvCPU, 0), decimal.Format(s.Hosts["server"].CPUs, 0)))
 	case len(c.Clients) > 1:
-		ev = append(ev, fmt.Sprintf("server host %s%% busy of %s CPUs (each client's host: per client)", decimal.Format(m["server_cpu_pct"], 0), decimal.Format(summary.F(srvCPUs), 0)))
+		ev = append(ev, fmt.Sprintf("server host %s%% busy of %s CPUs (each client's host: per client)", decimal.Format(srvCPU, 0), decimal.Format(summary.F(srvCPUs), 0)))
 	case s.Pin != nil:
 		ev = append(ev, fmt.Sprintf("server host %s%% busy of its CPU(s) %s, client host %s%% of its CPU(s) %s (pinned)",
-			decimal.Format(m["server_cpu_pct"], 0), s.Pin.Server, decimal.Format(m["client_cpu_pct"], 0), s.Pin.Client))
+			decimal.Format(srvCPU, 0), s.Pin.Server, decimal.Format(cliCPU, 0), s.Pin.Client))
 	default:
 		ev = append(ev, fmt.Sprintf("server host %s%% busy of %s CPUs, client host %s%% of %s",
-			decimal.Format(m["server_cpu_pct"], 0), decimal.Format(s.Hosts["server"].CPUs, 0), decimal.Format(m["client_cpu_pct"], 0), decimal.Format(s.Hosts["client"].CPUs, 0)))
+			decimal.Format(srvCPU, 0), decimal.Format(s.Hosts["server"].CPUs, 0), decimal.Format(cliCPU, 0), decimal.Format(s.Hosts["client"].CPUs, 0)))
 	}
 	limit := ""
 	if threadBound(tool) {
@@ -115,7 +112,7 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 		limit = fmt.Sprintf(" summed over %d clients", len(c.Clients))
 	}
 	if !noCPU {
-		ev = append(ev, fmt.Sprintf("the server under test %s%%, %s %s%% of one CPU%s", decimal.Format(m["server_proc_cpu_pct"], 0), tool, decimal.Format(m["client_proc_cpu_pct"], 0), limit))
+		ev = append(ev, fmt.Sprintf("the server under test %s%%, %s %s%% of one CPU%s", decimal.Format(srvProc, 0), tool, decimal.Format(cliProc, 0), limit))
 	}
 	for _, cc := range c.Clients {
 		if cc.CPUBound && len(c.Clients) > 1 {
@@ -125,25 +122,25 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 	if shared {
 		// What the host was busy with beyond the two processes: the
 		// kernel's network work outside their context, or other load.
-		other := val(m, "server_cpu_pct")*srvCPUs - val(m, "server_proc_cpu_pct") - val(m, "client_proc_cpu_pct")
+		other := summary.Val(srvCPU)*srvCPUs - summary.Val(srvProc) - summary.Val(cliProc)
 		if ge(other, 20) {
 			ev = append(ev, fmt.Sprintf("%.0f%% of one CPU busy outside both (softirq, other load)", other))
 		}
 	}
-	if m["server_retrans_segs"] != nil {
-		ev = append(ev, fmt.Sprintf("%s retransmits (server)", decimal.Format(m["server_retrans_segs"], 0)))
+	if rt := f.Counters["server"].RetransSegs; rt != nil {
+		ev = append(ev, fmt.Sprintf("%s retransmits (server)", decimal.Format(rt, 0)))
 	}
-	if e := m["errors_total"]; e != nil && *e > 0 {
+	if e := f.ErrorsTotal; e != nil && *e > 0 {
 		ev = append(ev, fmt.Sprintf("%s errors", decimal.Format(e, 0)))
 	}
 	evidence := strings.Join(ev, "; ")
 
-	if ge(val(m, "link_utilization"), AtLink) {
+	if ge(summary.Val(f.LinkUtilization), AtLink) {
 		return &summary.Verdict{Bound: BoundNetwork, Evidence: evidence}
 	}
-	srvSat := ge(val(m, "server_proc_cpu_pct"), CPUSaturated*srvCPUs)
+	srvSat := ge(summary.Val(srvProc), CPUSaturated*srvCPUs)
 	if !shared {
-		srvSat = srvSat || ge(val(m, "server_cpu_pct"), CPUSaturated)
+		srvSat = srvSat || ge(summary.Val(srvCPU), CPUSaturated)
 	}
 	cliSat := len(boundClients) > 0
 	bound := BoundUnclear
@@ -154,7 +151,7 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 		bound = BoundServer
 	case cliSat:
 		bound = BoundClient
-	case shared && ge(val(m, "server_cpu_pct"), CPUSaturated):
+	case shared && ge(summary.Val(srvCPU), CPUSaturated):
 		bound = BoundShared
 	case noCPU:
 		evidence += "; below the basis, and without CPU figures nothing more can be said"
