@@ -60,7 +60,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	var rows [][]string
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		m := c.Metrics
+		m := httpphase.FiguresOf(c)
 		load := "-t " + c.Params["threads"] + " -c " + c.Params["connections"]
 		if h2 {
 			load = c.Params["loadgen"] + " " + load
@@ -70,9 +70,9 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		}
 		rows = append(rows, trust.MarkRow([]string{
 			"`" + c.Name + "`", load, c.Params["duration_s"] + " s",
-			report.N(m["rps"], 0), report.N(m["throughput_mbps"], 1), report.N(m["goodput_mbps"], 1), report.Pct(m["link_utilization"]),
-			report.N(m["latency_p50_ms"], 2), report.N(m["latency_p90_ms"], 2), report.N(m["latency_p99_ms"], 2),
-			report.N(m["latency_p99_9_ms"], 2), report.N(m["latency_max_ms"], 2), report.N(m["errors_total"], 0), c.Status,
+			report.N(m.RPS, 0), report.N(m.ThroughputMbps, 1), report.N(m.GoodputMbps, 1), report.Pct(m.LinkUtilization),
+			report.N(m.LatencyP50Ms, 2), report.N(m.LatencyP90Ms, 2), report.N(m.LatencyP99Ms, 2),
+			report.N(m.LatencyP999Ms, 2), report.N(m.LatencyMaxMs, 2), report.N(m.ErrorsTotal, 0), c.Status,
 		}, c, 3))
 	}
 	loadCol, procCol := "wrk", "wrk % of one CPU"
@@ -100,12 +100,13 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	var crows [][]string
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		m := c.Metrics
+		m := httpphase.FiguresOf(c)
+		srv, cli := m.CPU["server"], m.CPU["client"]
 		crows = append(crows, trust.MarkRow([]string{"`" + c.Name + "`",
-			report.N(m["server_cpu_pct"], 0), report.N(m["client_cpu_pct"], 0),
-			report.N(m["server_cpu_max_core_pct"], 0), report.N(m["client_cpu_max_core_pct"], 0),
-			report.N(m["server_proc_cpu_pct"], 0), report.N(m["client_proc_cpu_pct"], 0),
-			report.N(m["server_rss_mb"], 1)}, c, 1))
+			report.N(srv.Pct, 0), report.N(cli.Pct, 0),
+			report.N(srv.MaxCorePct, 0), report.N(cli.MaxCorePct, 0),
+			report.N(m.Procs["server"].CPUPct, 0), report.N(m.Procs["client"].CPUPct, 0),
+			report.N(m.Procs["server"].RSSMB, 1)}, c, 1))
 	}
 	d.Table([]string{"payload", "server host %", "client host %", "server busiest core %", "client busiest core %",
 		"csb-server % of one CPU", procCol, "csb-server RSS MB"}, crows)
@@ -115,9 +116,9 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	var erows [][]string
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		m := c.Metrics
-		erows = append(erows, trust.MarkRow([]string{"`" + c.Name + "`", report.N(m["requests"], 0), report.N(m["errors_connect"], 0),
-			report.N(m["errors_read"], 0), report.N(m["errors_write"], 0), report.N(m["errors_timeout"], 0), report.N(m["errors_status"], 0)}, c, 1))
+		m := httpphase.FiguresOf(c)
+		erows = append(erows, trust.MarkRow([]string{"`" + c.Name + "`", report.N(m.Requests, 0), report.N(m.ErrorsConnect, 0),
+			report.N(m.ErrorsRead, 0), report.N(m.ErrorsWrite, 0), report.N(m.ErrorsTimeout, 0), report.N(m.ErrorsStatus, 0)}, c, 1))
 	}
 	d.Table([]string{"payload", "responses", "connect", "read", "write", "timeout", "non-2xx/3xx"}, erows)
 
@@ -125,11 +126,12 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	var hrows [][]string
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		m := c.Metrics
-		hrows = append(hrows, trust.MarkRow([]string{"`" + c.Name + "`", report.N(m["server_nic_tx_mbps"], 0), report.N(m["server_nic_tx_pps"], 0),
-			report.N(m["server_retrans_segs"], 0), report.N(m["client_retrans_segs"], 0),
-			report.N(m["server_listen_overflows"], 0), report.N(m["server_listen_drops"], 0), report.N(m["server_estab_resets"], 0),
-			report.N(m["server_time_wait"], 0), report.N(m["client_time_wait"], 0)}, c, 1))
+		m := httpphase.FiguresOf(c)
+		srv, cli := m.Counters["server"], m.Counters["client"]
+		hrows = append(hrows, trust.MarkRow([]string{"`" + c.Name + "`", report.N(m.NIC["server"].TxMbps, 0), report.N(m.NIC["server"].TxPPS, 0),
+			report.N(srv.RetransSegs, 0), report.N(cli.RetransSegs, 0),
+			report.N(srv.ListenOverflows, 0), report.N(srv.ListenDrops, 0), report.N(srv.EstabResets, 0),
+			report.N(srv.TimeWait, 0), report.N(cli.TimeWait, 0)}, c, 1))
 	}
 	d.Table([]string{"payload", "server NIC tx Mbit/s (sar)", "server NIC tx packets/s", "server TcpRetransSegs", "client TcpRetransSegs",
 		"server ListenOverflows", "server ListenDrops", "server EstabResets", "server TIME_WAIT after", "client TIME_WAIT after"}, hrows)
@@ -140,9 +142,11 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		Bars: true, HLine: summary.Val(basis.Mbps), HLineLbl: basis.What}
 	tp := chart.Series{Title: "throughput"}
 	gp := chart.Series{Title: "goodput (bodies)"}
-	for _, c := range s.Cells {
-		tp.Points = append(tp.Points, chart.Point{Label: c.Name, Y: summary.Val(c.Metrics["throughput_mbps"])})
-		gp.Points = append(gp.Points, chart.Point{Label: c.Name, Y: summary.Val(c.Metrics["goodput_mbps"])})
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		m := httpphase.FiguresOf(c)
+		tp.Points = append(tp.Points, chart.Point{Label: c.Name, Y: summary.Val(m.ThroughputMbps)})
+		gp.Points = append(gp.Points, chart.Point{Label: c.Name, Y: summary.Val(m.GoodputMbps)})
 	}
 	ch.Series = []chart.Series{tp, gp}
 	svg, skipped := ch.Render(r.Dir, s.GeneratedBy)
@@ -174,7 +178,7 @@ func headline(s *summary.Summary, basis httpphase.Basis) string {
 			parts = append(parts, cellHeadline(g.Cells[0]))
 			continue
 		}
-		rps := g.spread("rps")
+		rps := g.spread(figRPS)
 		if rps.N == 0 {
 			parts = append(parts, fmt.Sprintf("%s: not measured (%s)", g.Payload, g.Cells[0].Status))
 			continue
@@ -183,7 +187,7 @@ func headline(s *summary.Summary, basis httpphase.Basis) string {
 		if x := trust.GroupMarks(g.Cells); x != "" {
 			mk = " " + x
 		}
-		tp, p99 := g.spread("throughput_mbps"), g.spread("latency_p99_ms")
+		tp, p99 := g.spread(figThroughput), g.spread(figP99)
 		bound := ""
 		if g.cpuBound() {
 			bound = ", CPU-bound"
@@ -263,11 +267,24 @@ func httpOf(c *summary.Cell) string {
 	return "1.1"
 }
 
-func (g *payloadGroup) spread(metric string) trust.Spread {
+// figure is one figure of a cell's.
+type figure func(*httpphase.Figures) *float64
+
+var (
+	figRPS         figure = func(f *httpphase.Figures) *float64 { return f.RPS }
+	figThroughput  figure = func(f *httpphase.Figures) *float64 { return f.ThroughputMbps }
+	figP99         figure = func(f *httpphase.Figures) *float64 { return f.LatencyP99Ms }
+	figServerProcs figure = func(f *httpphase.Figures) *float64 { return f.Procs["server"].CPUPct }
+	figClientProcs figure = func(f *httpphase.Figures) *float64 { return f.Procs["client"].CPUPct }
+)
+
+// spread is one figure over the repetitions that measured.
+func (g *payloadGroup) spread(get figure) trust.Spread {
 	var vals []*float64
 	for _, c := range g.Cells {
 		if c.Status == "ok" {
-			vals = append(vals, c.Metrics[metric])
+			f := httpphase.FiguresOf(c)
+			vals = append(vals, get(&f))
 		}
 	}
 	return trust.SpreadOf(vals)
@@ -299,7 +316,7 @@ func spreadSection(d *report.Doc, s *summary.Summary) {
 	var rows [][]string
 	var lines []string
 	for _, g := range groups(s) {
-		rps := g.spread("rps")
+		rps := g.spread(figRPS)
 		reps = max(reps, len(g.Cells))
 		bound := "—"
 		if g.cpuBound() {
@@ -310,7 +327,7 @@ func spreadSection(d *report.Doc, s *summary.Summary) {
 			marks = " " + marks
 		}
 		rows = append(rows, []string{"`" + g.Payload + "`" + marks, fmt.Sprintf("%d of %d", rps.N, len(g.Cells)), rps.Text(0),
-			g.spread("throughput_mbps").Text(1), g.spread("latency_p99_ms").Text(2), bound})
+			g.spread(figThroughput).Text(1), g.spread(figP99).Text(2), bound})
 		if g.cpuBound() && rps.N == 1 {
 			lines = append(lines, fmt.Sprintf("`%s` is a single sample of a CPU-bound cell: its RPS (%s) can move by several percent from one run to the next on the same machine; run with `-s REPEAT=5` to see how much.", g.Payload, rps.Text(0)))
 		} else if g.cpuBound() && rps.N >= trust.MinSpreadReps {
@@ -331,13 +348,13 @@ func spreadSection(d *report.Doc, s *summary.Summary) {
 
 // cellHeadline is one measured cell's part of the headline.
 func cellHeadline(c *summary.Cell) string {
-	m := c.Metrics
-	if m["rps"] == nil {
+	m := httpphase.FiguresOf(c)
+	if m.RPS == nil {
 		return fmt.Sprintf("%s: not measured (%s)", c.Name, c.Status)
 	}
 	of := ""
-	if m["link_utilization"] != nil {
-		of = " = " + report.Pct(m["link_utilization"]) + " of the basis"
+	if m.LinkUtilization != nil {
+		of = " = " + report.Pct(m.LinkUtilization) + " of the basis"
 	}
 	bound := ""
 	if c.Verdict != nil {
@@ -347,8 +364,8 @@ func cellHeadline(c *summary.Cell) string {
 	if x := trust.Marks(c); x != "" {
 		mk = " " + x
 	}
-	return fmt.Sprintf("**%s**%s: %s RPS, %s Mbit/s%s (p99 %s ms%s)", c.Name, mk, report.N(m["rps"], 0),
-		report.N(m["throughput_mbps"], 1), of, report.N(m["latency_p99_ms"], 2), bound)
+	return fmt.Sprintf("**%s**%s: %s RPS, %s Mbit/s%s (p99 %s ms%s)", c.Name, mk, report.N(m.RPS, 0),
+		report.N(m.ThroughputMbps, 1), of, report.N(m.LatencyP99Ms, 2), bound)
 }
 
 // protocolSection sets each payload's HTTP/1.1 and HTTP/2 figures side by
@@ -373,34 +390,34 @@ func protocolSection(d *report.Doc, s *summary.Summary) {
 		if h1 == nil || h2 == nil {
 			continue
 		}
-		med := func(g *payloadGroup, k string) *float64 {
+		med := func(g *payloadGroup, k figure) *float64 {
 			sp := g.spread(k)
 			if sp.N == 0 {
 				return nil
 			}
 			return summary.F(sp.Median)
 		}
-		perReq := func(g *payloadGroup, k string) *float64 {
-			cpu, rps := med(g, k), med(g, "rps")
+		perReq := func(g *payloadGroup, k figure) *float64 {
+			cpu, rps := med(g, k), med(g, figRPS)
 			if cpu == nil || rps == nil || *rps <= 0 {
 				return nil
 			}
 			return summary.F(*cpu / 100 * 1e6 / *rps)
 		}
-		pair := func(k string, dec int) string {
+		pair := func(k figure, dec int) string {
 			return report.N(med(h1, k), dec) + " → " + report.N(med(h2, k), dec)
 		}
 		change := "—"
-		if a, b := med(h1, "rps"), med(h2, "rps"); a != nil && b != nil && *a > 0 {
+		if a, b := med(h1, figRPS), med(h2, figRPS); a != nil && b != nil && *a > 0 {
 			change = fmt.Sprintf("%+.1f %%", (*b / *a - 1)*100)
 		}
 		marks := trust.GroupMarks(append(append([]*summary.Cell{}, h1.Cells...), h2.Cells...))
 		if marks != "" {
 			marks = " " + marks
 		}
-		rows = append(rows, []string{"`" + p + "`" + marks, pair("rps", 0), change, pair("throughput_mbps", 1), pair("latency_p99_ms", 2),
-			report.N(perReq(h1, "server_proc_cpu_pct"), 1) + " → " + report.N(perReq(h2, "server_proc_cpu_pct"), 1),
-			report.N(perReq(h1, "client_proc_cpu_pct"), 1) + " → " + report.N(perReq(h2, "client_proc_cpu_pct"), 1)})
+		rows = append(rows, []string{"`" + p + "`" + marks, pair(figRPS, 0), change, pair(figThroughput, 1), pair(figP99, 2),
+			report.N(perReq(h1, figServerProcs), 1) + " → " + report.N(perReq(h2, figServerProcs), 1),
+			report.N(perReq(h1, figClientProcs), 1) + " → " + report.N(perReq(h2, figClientProcs), 1)})
 	}
 	if len(rows) == 0 {
 		return
