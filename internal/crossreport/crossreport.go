@@ -154,8 +154,6 @@ func Find(root string, repo bool) (*Inputs, error) {
 	return in, nil
 }
 
-func metric(c *summary.Cell, k string) float64 { return summary.Val(c.Metrics[k]) }
-
 func fmtN(v float64, decimals int) string {
 	if math.IsNaN(v) {
 		return "—"
@@ -182,8 +180,8 @@ func fmtN(v float64, decimals int) string {
 
 func iperfBaseline(in *Inputs) (float64, string) {
 	for _, r := range in.Runs["00-iperf3"] {
-		if c := r.Summary.Cell("s2c-1"); c != nil && c.Metrics["throughput_mbps"] != nil {
-			return *c.Metrics["throughput_mbps"], r.Summary.RunID
+		if c := r.Summary.Cell("s2c-1"); c != nil && iperfMbps(c) != nil {
+			return *iperfMbps(c), r.Summary.RunID
 		}
 	}
 	return math.NaN(), ""
@@ -219,7 +217,7 @@ func Charts(in *Inputs) []*chart.Chart {
 		for _, c := range rs[len(rs)-1].Summary.Cells {
 			b, err := sizes.ParseSize(c.Params["payload"])
 			if err == nil {
-				ser.Points = append(ser.Points, chart.Point{X: float64(b), Y: metric(&c, "throughput_mbps")})
+				ser.Points = append(ser.Points, chart.Point{X: float64(b), Y: figVal(&c, httpMbps)})
 				xs = append(xs, float64(b))
 			}
 		}
@@ -232,7 +230,7 @@ func Charts(in *Inputs) []*chart.Chart {
 		best := map[int]float64{}
 		var order []int
 		for _, g := range groups {
-			v := summary.Val(g.Med["throughput_mbps"])
+			v := summary.Val(g.Med.ThroughputMbps)
 			if _, ok := best[g.Bytes]; !ok {
 				order = append(order, g.Bytes)
 				best[g.Bytes] = math.NaN()
@@ -270,8 +268,8 @@ func Charts(in *Inputs) []*chart.Chart {
 				rps.Series = append(rps.Series, chart.Series{Title: g.Payload})
 				p99.Series = append(p99.Series, chart.Series{Title: g.Payload})
 			}
-			rps.Series[i].Points = append(rps.Series[i].Points, chart.Point{X: float64(g.Conc), Y: summary.Val(g.Med["rps"])})
-			p99.Series[i].Points = append(p99.Series[i].Points, chart.Point{X: float64(g.Conc), Y: summary.Val(g.Med["latency_p99_ms"])})
+			rps.Series[i].Points = append(rps.Series[i].Points, chart.Point{X: float64(g.Conc), Y: summary.Val(g.Med.RPS)})
+			p99.Series[i].Points = append(p99.Series[i].Points, chart.Point{X: float64(g.Conc), Y: summary.Val(g.Med.LatencyP99Ms)})
 		}
 		out = append(out, rps, p99)
 	}
@@ -282,11 +280,11 @@ func Charts(in *Inputs) []*chart.Chart {
 		by := map[string]int{}
 		for _, r := range rs {
 			for _, c := range r.Summary.Cells {
-				y := metric(&c, "server_rss_held_mb")
+				y := figVal(&c, heldRSSHeld)
 				if math.IsNaN(y) {
-					y = metric(&c, "server_rss_mb")
+					y = figVal(&c, heldRSS)
 				}
-				x := metric(&c, "connections_established")
+				x := figVal(&c, heldEstab)
 				if math.IsNaN(x) || math.IsNaN(y) {
 					continue
 				}

@@ -423,7 +423,7 @@ func detail0(d *report.Doc, l *linker, st iperfStat) {
 		if c.Verdict != nil {
 			b = c.Verdict.Bound
 		}
-		lines = append(lines, fmt.Sprintf("`%s`: %s Mbit/s, %s retransmits; %s", c.Name, valp(c.Metrics["throughput_mbps"], 1), valp(c.Metrics["retransmits"], 0), b))
+		lines = append(lines, fmt.Sprintf("`%s`: %s Mbit/s, %s retransmits; %s", c.Name, valp(iperfMbps(c), 1), valp(iperfRetr(c), 0), b))
 	}
 	bullets(d, lines)
 }
@@ -612,7 +612,7 @@ func phase2Beside(in *Inputs, r Run, payload string) float64 {
 		}
 		best = math.NaN()
 		for i := range s.Cells {
-			if v := metric(&s.Cells[i], "rps"); s.Cells[i].Params["payload"] == payload && s.Cells[i].Status == "ok" && !(v <= best) {
+			if v := figVal(&s.Cells[i], httpRPS); s.Cells[i].Params["payload"] == payload && s.Cells[i].Status == "ok" && !(v <= best) {
 				best = v
 			}
 		}

@@ -43,11 +43,11 @@ func countBounds(cells []*summary.Cell) []boundCount {
 	return out
 }
 
-// spreadOf one metric over cells (nil entries skipped: not measured).
-func spreadOf(cells []*summary.Cell, metric string) trust.Spread {
+// spreadOf one figure over cells (nil entries skipped: not measured).
+func spreadOf(cells []*summary.Cell, get cellFigure) trust.Spread {
 	vals := make([]*float64, 0, len(cells))
 	for _, c := range cells {
-		vals = append(vals, c.Metrics[metric])
+		vals = append(vals, get(c))
 	}
 	return trust.SpreadOf(vals)
 }
@@ -82,7 +82,7 @@ type iperfStat struct {
 
 func phase0Stat(r Run) iperfStat {
 	cells := cellsOf(r.Summary)
-	return iperfStat{Run: r, Cells: cells, Throughput: spreadOf(okCells(cells), "throughput_mbps"),
+	return iperfStat{Run: r, Cells: cells, Throughput: spreadOf(okCells(cells), iperfMbps),
 		CeilingMbs: r.Summary.Link.TCPCeilingMbps, Bounds: countBounds(cells)}
 }
 
@@ -112,8 +112,8 @@ func phase1Stats(s *summary.Summary) []payloadStat {
 		ok := okCells(cells)
 		b, _ := sizes.ParseSize(p)
 		out = append(out, payloadStat{Payload: p, Bytes: b, Runs: len(cells),
-			RPS: spreadOf(ok, "rps"), Mbps: spreadOf(ok, "throughput_mbps"), Util: spreadOf(ok, "link_utilization"),
-			P99ms: spreadOf(ok, "latency_p99_ms"), Bounds: countBounds(ok)})
+			RPS: spreadOf(ok, httpRPS), Mbps: spreadOf(ok, httpMbps), Util: spreadOf(ok, httpUtil),
+			P99ms: spreadOf(ok, httpP99), Bounds: countBounds(ok)})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Bytes < out[j].Bytes })
 	return out
@@ -141,8 +141,8 @@ func phase2Stats(s *summary.Summary) []plateauStat {
 	for _, p := range phase2.Plateaus(phase2.Groups(s)) {
 		ps := plateauStat{Payload: p.Payload}
 		for _, g := range p.Groups {
-			ps.Points = append(ps.Points, concStat{Conc: g.Conc, Runs: len(g.Cells), RPS: spreadOf(g.OK, "rps"),
-				P99ms: spreadOf(g.OK, "latency_p99_ms"), Bounds: countBounds(g.OK)})
+			ps.Points = append(ps.Points, concStat{Conc: g.Conc, Runs: len(g.Cells), RPS: spreadOf(g.OK, httpRPS),
+				P99ms: spreadOf(g.OK, httpP99), Bounds: countBounds(g.OK)})
 		}
 		for i, g := range p.Groups {
 			if g == p.Knee {
@@ -246,7 +246,7 @@ func (g *heldGroup) aggregate() {
 	for _, hc := range g.Cells {
 		c := hc.Cell
 		cells = append(cells, c)
-		est, tgt := summary.Val(c.Metrics["connections_established"]), summary.Val(c.Metrics["connections_target"])
+		est, tgt := figVal(c, heldEstab), figVal(c, heldTarget)
 		if !math.IsNaN(tgt) {
 			g.Target = tgt
 		}
@@ -260,8 +260,10 @@ func (g *heldGroup) aggregate() {
 				}
 			}
 		}
-		if m, ok := c.Details["ramp"].(map[string]any); ok {
-			if w, _ := m["wall"].(string); w != "" && w != "none" {
+		// The ramp's details (not a figure): its wall, "none" when it made
+		// every connection in time.
+		if ramp, ok := c.Details["ramp"].(map[string]any); ok {
+			if w, _ := ramp["wall"].(string); w != "" && w != "none" {
 				g.RampShort = true
 			}
 		}
@@ -269,10 +271,10 @@ func (g *heldGroup) aggregate() {
 	for _, k := range kv.SortedKeys(errs) {
 		g.Errors = append(g.Errors, errCount{Code: k, N: errs[k]})
 	}
-	g.Held = spreadOf(cells, "connections_established")
-	g.RSSKiB = spreadOf(cells, "server_rss_per_conn_kb")
-	g.RPS = spreadOf(cells, "rps_achieved")
-	g.P99ms = spreadOf(cells, "latency_p99_ms")
+	g.Held = spreadOf(cells, heldEstab)
+	g.RSSKiB = spreadOf(cells, heldRSSConn)
+	g.RPS = spreadOf(cells, heldRPS)
+	g.P99ms = spreadOf(cells, heldP99)
 }
 
 // scenarioStat is one Phase 3 scenario over its connection counts: how far
@@ -318,10 +320,10 @@ func scenarioStats(groups []*heldGroup) []scenarioStat {
 			s.HeldUpTo = max(s.HeldUpTo, g.Conns)
 			for _, hc := range g.Cells {
 				held = append(held, hc.Cell)
-				loads = append(loads, hc.Cell.Metrics["rps_target"])
+				loads = append(loads, heldLoad(hc.Cell))
 			}
 		}
-		s.RSSKiB, s.P99ms, s.RPS = spreadOf(held, "server_rss_per_conn_kb"), spreadOf(held, "latency_p99_ms"), spreadOf(held, "rps_achieved")
+		s.RSSKiB, s.P99ms, s.RPS = spreadOf(held, heldRSSConn), spreadOf(held, heldP99), spreadOf(held, heldRPS)
 		s.Loads = trust.SpreadOf(loads)
 	}
 	return out
@@ -378,8 +380,9 @@ func phase4Stat(s *summary.Summary) connStat {
 			}
 			accept[i] = append(accept[i], c)
 		case "backlog":
-			b := burst{Backlog: c.Metrics["backlog"], Burst: c.Metrics["connections_target"], Overflows: c.Metrics["server_listen_overflows"],
-				NeverUp: c.Metrics["connections_never_up"], P99ms: c.Metrics["latency_p99_ms"]}
+			f := connOf(c)
+			b := burst{Backlog: f.Backlog, Burst: f.ConnectionsTarget, Overflows: f.ServerListenOverflows,
+				NeverUp: f.ConnectionsNeverUp, P99ms: f.LatencyP99Ms}
 			if c.Verdict != nil {
 				b.Code = c.Verdict.Bound
 			}
@@ -387,24 +390,30 @@ func phase4Stat(s *summary.Summary) connStat {
 		}
 	}
 	for _, k := range kv.SortedKeys(churn) {
-		out.Churn = append(out.Churn, rateGroupOf("churn", k, "", churn[k], "server_cpu_us_per_conn"))
+		out.Churn = append(out.Churn, rateGroupOf("churn", k, "", churn[k], perConn))
 	}
 	for _, cells := range accept {
 		h := cells[0].Params["handshake"]
-		us := "server_cpu_us_per_conn"
+		us := perConn
 		if h != "" {
-			us = "server_cpu_us_per_handshake"
+			us = perHandshake
 		}
 		out.Accept = append(out.Accept, rateGroupOf("accept", "", h, cells, us))
 	}
 	return out
 }
 
-func rateGroupOf(kind, close, handshake string, cells []*summary.Cell, cpuMetric string) rateGroup {
+// perConn and perHandshake pick the server's CPU per connection, per TLS
+// handshake (µs).
+func perConn(f *connFigures) *float64      { return f.ServerCPUUsPerConn }
+func perHandshake(f *connFigures) *float64 { return f.ServerCPUUsPerHandshake }
+
+func rateGroupOf(kind, close, handshake string, cells []*summary.Cell, cpu func(*connFigures) *float64) rateGroup {
 	g := rateGroup{Kind: kind, Close: close, Handshake: handshake}
 	for _, c := range cells {
-		st := rateStep{Cell: c, Target: c.Metrics["rate_target_per_s"], Achieved: c.Metrics["rate_achieved_per_s"],
-			P99ms: c.Metrics["latency_p99_ms"], Sustained: phase4.Sustained(c)}
+		f := connOf(c)
+		st := rateStep{Cell: c, Target: f.RateTargetPerS, Achieved: f.RateAchievedPerS,
+			P99ms: f.LatencyP99Ms, Sustained: phase4.Sustained(c)}
 		if c.Verdict != nil {
 			st.Code = c.Verdict.Bound
 		}
@@ -420,10 +429,11 @@ func rateGroupOf(kind, close, handshake string, cells []*summary.Cell, cpuMetric
 		}
 	}
 	if g.Best != nil {
-		g.CPUus = g.Best.Cell.Metrics[cpuMetric]
+		f := connOf(g.Best.Cell)
+		g.CPUus = cpu(&f)
 	}
 	if g.Wall != nil && g.Wall.Code == phase4.BoundPorts {
-		g.PredictedRate = g.Wall.Cell.Metrics["predicted_sustainable_rate_per_s"]
+		g.PredictedRate = connOf(g.Wall.Cell).PredictedSustainableRatePerS
 	}
 	return g
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 
+	"csbench/internal/httpphase"
 	"csbench/internal/sizes"
 	"csbench/internal/summary"
 )
@@ -24,9 +25,9 @@ type Group struct {
 	Streams int             // HTTP/2: h2load's -m; 0 over HTTP/1.1 (one request a connection)
 	Cells   []*summary.Cell // every repetition, in cells.tsv order
 	OK      []*summary.Cell // those that measured
-	// Med, Min and Max hold, per metric, the median, least and greatest
+	// Med, Min and Max hold, per figure, the median, least and greatest
 	// over the repetitions that measured it; nil when none did.
-	Med, Min, Max map[string]*float64
+	Med, Min, Max httpphase.Figures
 	// Rep is the repetition whose RPS is nearest the median: its verdict
 	// and distributions stand for the group.
 	Rep *summary.Cell
@@ -82,7 +83,7 @@ func Groups(s *summary.Summary) []*Group {
 }
 
 func (g *Group) aggregate() {
-	g.Med, g.Min, g.Max = map[string]*float64{}, map[string]*float64{}, map[string]*float64{}
+	med, lo, hi := map[string]*float64{}, map[string]*float64{}, map[string]*float64{}
 	keys := map[string]bool{}
 	for _, c := range g.Cells {
 		for k := range c.Metrics {
@@ -96,20 +97,23 @@ func (g *Group) aggregate() {
 				xs = append(xs, *v)
 			}
 		}
-		g.Med[k], g.Min[k], g.Max[k] = nil, nil, nil
+		med[k], lo[k], hi[k] = nil, nil, nil
 		if len(xs) == 0 {
 			continue
 		}
 		sort.Float64s(xs)
-		g.Med[k] = summary.F(median(xs))
-		g.Min[k] = summary.F(xs[0])
-		g.Max[k] = summary.F(xs[len(xs)-1])
+		med[k] = summary.F(median(xs))
+		lo[k] = summary.F(xs[0])
+		hi[k] = summary.F(xs[len(xs)-1])
 	}
+	summary.Figures(med, &g.Med)
+	summary.Figures(lo, &g.Min)
+	summary.Figures(hi, &g.Max)
 	g.Rep = g.Cells[0]
-	if med := g.Med["rps"]; med != nil {
+	if med := g.Med.RPS; med != nil {
 		best := math.Inf(1)
 		for _, c := range g.OK {
-			if v := c.Metrics["rps"]; v != nil && math.Abs(*v-*med) < best {
+			if v := httpphase.FiguresOf(c).RPS; v != nil && math.Abs(*v-*med) < best {
 				best, g.Rep = math.Abs(*v-*med), c
 			}
 		}
@@ -143,7 +147,7 @@ func Plateaus(groups []*Group) []*Plateau {
 			out = append(out, cur)
 		}
 		cur.Groups = append(cur.Groups, g)
-		if r := g.Med["rps"]; r != nil && (cur.Best == nil || *r > *cur.Best.Med["rps"]) {
+		if r := g.Med.RPS; r != nil && (cur.Best == nil || *r > *cur.Best.Med.RPS) {
 			cur.Best = g
 		}
 	}
@@ -152,7 +156,7 @@ func Plateaus(groups []*Group) []*Plateau {
 			continue
 		}
 		for _, g := range p.Groups {
-			if r := g.Med["rps"]; r != nil && *r >= PlateauShare**p.Best.Med["rps"] {
+			if r := g.Med.RPS; r != nil && *r >= PlateauShare**p.Best.Med.RPS {
 				p.Knee = g
 				break
 			}
@@ -189,13 +193,13 @@ func (g *Group) InFlight() int { return g.Conc * max(g.Streams, 1) }
 
 // LittleOf checks g against its payload's plateau p.
 func LittleOf(g *Group, p *Plateau) Little {
-	rps := g.Med["rps"]
+	rps := g.Med.RPS
 	if rps == nil || *rps <= 0 || g.Conc <= 0 {
 		return Little{}
 	}
 	w := float64(g.InFlight()) / *rps * 1000
 	out := Little{WMs: summary.F(w), Reading: "service"}
-	if mean := g.Med["latency_mean_ms"]; mean != nil {
+	if mean := g.Med.LatencyMeanMs; mean != nil {
 		l := *rps * *mean / 1000
 		ratio := l / float64(g.InFlight())
 		out.L, out.Ratio = summary.F(l), summary.F(ratio)
@@ -206,9 +210,9 @@ func LittleOf(g *Group, p *Plateau) Little {
 			out.Consistency = "over"
 		}
 	}
-	if p != nil && p.Knee != nil && g.Conc > p.Knee.Conc && *rps >= PlateauShare**p.Best.Med["rps"] {
+	if p != nil && p.Knee != nil && g.Conc > p.Knee.Conc && *rps >= PlateauShare**p.Best.Med.RPS {
 		out.Reading = "queueing"
-		kw := float64(p.Knee.InFlight()) / *p.Knee.Med["rps"] * 1000
+		kw := float64(p.Knee.InFlight()) / *p.Knee.Med.RPS * 1000
 		out.QueueShare = summary.F(math.Max(0, 1-kw/w))
 	}
 	return out

@@ -94,16 +94,25 @@ func repeat(s *summary.Summary) int {
 	return n
 }
 
-// span formats "min–max" of a metric over the repetitions, or "" for one.
-func span(g *Group, k string, decimals int) string {
-	if len(g.OK) < 2 || g.Min[k] == nil {
+// figure is one figure of a cell's (or a group's median, least or
+// greatest).
+type figure func(*httpphase.Figures) *float64
+
+var (
+	figRPS figure = func(f *httpphase.Figures) *float64 { return f.RPS }
+	figP99 figure = func(f *httpphase.Figures) *float64 { return f.LatencyP99Ms }
+)
+
+// span formats "min–max" of a figure over the repetitions, or "" for one.
+func span(g *Group, k figure, decimals int) string {
+	if len(g.OK) < 2 || k(&g.Min) == nil {
 		return ""
 	}
-	return report.N(g.Min[k], decimals) + "–" + report.N(g.Max[k], decimals)
+	return report.N(k(&g.Min), decimals) + "–" + report.N(k(&g.Max), decimals)
 }
 
-func withSpan(g *Group, k string, decimals int) string {
-	v := report.N(g.Med[k], decimals)
+func withSpan(g *Group, k figure, decimals int) string {
+	v := report.N(k(&g.Med), decimals)
 	if sp := span(g, k, decimals); sp != "" {
 		v += " (" + sp + ")"
 	}
@@ -149,9 +158,9 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 			continue
 		}
 		last := lastMeasured(p)
-		prow = append(prow, []string{"`" + p.Payload + "`", fmt.Sprintf("**c%d**", p.Knee.Conc), report.N(p.Knee.Med["rps"], 0),
-			fmt.Sprintf("%s at c%d", report.N(p.Best.Med["rps"], 0), p.Best.Conc), report.N(p.Knee.Med["throughput_mbps"], 1),
-			verdictOf(p.Knee), report.N(p.Knee.Med["latency_p99_ms"], 2), fmt.Sprintf("%s at c%d", report.N(last.Med["latency_p99_ms"], 2), last.Conc)})
+		prow = append(prow, []string{"`" + p.Payload + "`", fmt.Sprintf("**c%d**", p.Knee.Conc), report.N(p.Knee.Med.RPS, 0),
+			fmt.Sprintf("%s at c%d", report.N(p.Best.Med.RPS, 0), p.Best.Conc), report.N(p.Knee.Med.ThroughputMbps, 1),
+			verdictOf(p.Knee), report.N(p.Knee.Med.LatencyP99Ms, 2), fmt.Sprintf("%s at c%d", report.N(last.Med.LatencyP99Ms, 2), last.Conc)})
 	}
 	d.Table([]string{"payload", "plateau from", "RPS there", "best RPS", "throughput there Mbit/s", "bound there", "p99 there ms", "p99 at the largest c ms"}, prow)
 	d.P("The plateau is the smallest concurrency whose RPS is within %.0f%% of the payload's best.", (1-PlateauShare)*100)
@@ -161,12 +170,12 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		d.H(3, "Payload "+p.Payload)
 		var rows [][]string
 		for _, g := range p.Groups {
-			rows = append(rows, trust.MarkGroupRow([]string{fmt.Sprintf("c%d", g.Conc), withSpan(g, "rps", 0), report.N(g.Med["throughput_mbps"], 1),
-				report.N(g.Med["goodput_mbps"], 1), report.Pct(g.Med["link_utilization"]), report.N(g.Med["latency_mean_ms"], 2),
-				report.N(g.Med["latency_p50_ms"], 2), report.N(g.Med["latency_p95_ms"], 2), withSpan(g, "latency_p99_ms", 2),
-				report.N(g.Med["errors_total"], 0), report.N(g.Med["server_cpu_pct"], 0), report.N(g.Med["client_cpu_pct"], 0),
-				report.N(g.Med["server_proc_cpu_pct"], 0), report.N(g.Med["client_proc_cpu_pct"], 0),
-				report.N(g.Med["server_time_wait"], 0) + " / " + report.N(g.Med["client_time_wait"], 0), verdictOf(g), g.Status()}, g.Cells, 1))
+			rows = append(rows, trust.MarkGroupRow([]string{fmt.Sprintf("c%d", g.Conc), withSpan(g, figRPS, 0), report.N(g.Med.ThroughputMbps, 1),
+				report.N(g.Med.GoodputMbps, 1), report.Pct(g.Med.LinkUtilization), report.N(g.Med.LatencyMeanMs, 2),
+				report.N(g.Med.LatencyP50Ms, 2), report.N(g.Med.LatencyP95Ms, 2), withSpan(g, figP99, 2),
+				report.N(g.Med.ErrorsTotal, 0), report.N(g.Med.CPU["server"].Pct, 0), report.N(g.Med.CPU["client"].Pct, 0),
+				report.N(g.Med.Procs["server"].CPUPct, 0), report.N(g.Med.Procs["client"].CPUPct, 0),
+				report.N(g.Med.Counters["server"].TimeWait, 0) + " / " + report.N(g.Med.Counters["client"].TimeWait, 0), verdictOf(g), g.Status()}, g.Cells, 1))
 		}
 		d.Table([]string{"c", "RPS", "Mbit/s", "goodput Mbit/s", "of basis", "mean ms", "p50 ms", "p95 ms", "p99 ms", "errors",
 			"server host CPU %", "client host CPU %", "csb-server % of 1 CPU", tool(r, s) + " % of 1 CPU", "TIME_WAIT after (server / client)", "bound by", "status"}, rows)
@@ -182,8 +191,8 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	var lrows [][]string
 	for _, g := range groups {
 		lt := LittleOf(g, byPayload[g.Payload])
-		lrows = append(lrows, []string{"`" + g.Payload + "`", fmt.Sprintf("c%d", g.Conc), report.N(g.Med["rps"], 0), report.N(lt.WMs, 3),
-			report.N(g.Med["latency_mean_ms"], 3), report.N(lt.Ratio, 2), reading(lt, p99Knee(byPayload[g.Payload]), tool(r, s))})
+		lrows = append(lrows, []string{"`" + g.Payload + "`", fmt.Sprintf("c%d", g.Conc), report.N(g.Med.RPS, 0), report.N(lt.WMs, 3),
+			report.N(g.Med.LatencyMeanMs, 3), report.N(lt.Ratio, 2), reading(lt, p99Knee(byPayload[g.Payload]), tool(r, s))})
 	}
 	d.Table([]string{"payload", "c", "RPS", "W = c / RPS ms", "measured mean ms", "L / c", "reading"}, lrows)
 
@@ -195,8 +204,8 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	for _, p := range plateaus {
 		rs, ps := chart.Series{Title: p.Payload}, chart.Series{Title: p.Payload}
 		for _, g := range p.Groups {
-			rs.Points = append(rs.Points, chart.Point{X: float64(g.Conc), Y: summary.Val(g.Med["rps"])})
-			ps.Points = append(ps.Points, chart.Point{X: float64(g.Conc), Y: summary.Val(g.Med["latency_p99_ms"])})
+			rs.Points = append(rs.Points, chart.Point{X: float64(g.Conc), Y: summary.Val(g.Med.RPS)})
+			ps.Points = append(ps.Points, chart.Point{X: float64(g.Conc), Y: summary.Val(g.Med.LatencyP99Ms)})
 		}
 		rpsChart.Series = append(rpsChart.Series, rs)
 		p99Chart.Series = append(p99Chart.Series, ps)
@@ -224,8 +233,9 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	d.H(2, "Status codes and errors")
 	var srows [][]string
 	for _, c := range s.Cells {
+		srv := httpphase.FiguresOf(&c).Counters["server"]
 		srows = append(srows, []string{"`" + c.Name + "`", c.Status, dist(c.Details["status_codes"]), dist(c.Details["errors"]),
-			report.N(c.Metrics["server_listen_overflows"], 0), report.N(c.Metrics["server_retrans_segs"], 0), errText(&c)})
+			report.N(srv.ListenOverflows, 0), report.N(srv.RetransSegs, 0), errText(&c)})
 	}
 	d.Table([]string{"cell", "status", "status codes", "errors by kind", "server ListenOverflows", "server TcpRetransSegs", "note"}, srows)
 
@@ -275,7 +285,7 @@ func reading(lt Little, knee *Group, tool string) string {
 		out = "**queueing**: RPS is on the plateau"
 		if lt.QueueShare != nil && knee != nil {
 			out += fmt.Sprintf("; %s of W is waiting (W at the knee c%d: %s ms)", report.Pct(lt.QueueShare), knee.Conc,
-				fmtMs(float64(knee.Conc)/summary.Val(knee.Med["rps"])*1000))
+				fmtMs(float64(knee.Conc)/summary.Val(knee.Med.RPS)*1000))
 		}
 	default:
 		out = "service"
@@ -375,12 +385,12 @@ func headline(plateaus []*Plateau) string {
 			continue
 		}
 		part := fmt.Sprintf("**%s** plateaus at **c%d** (%s RPS, %s Mbit/s, %s)", p.Payload, p.Knee.Conc,
-			report.N(p.Knee.Med["rps"], 0), report.N(p.Knee.Med["throughput_mbps"], 0), verdictOf(p.Knee))
+			report.N(p.Knee.Med.RPS, 0), report.N(p.Knee.Med.ThroughputMbps, 0), verdictOf(p.Knee))
 		last := lastMeasured(p)
-		if last != p.Knee && last.Med["latency_p99_ms"] != nil && p.Knee.Med["latency_p99_ms"] != nil {
+		if last != p.Knee && last.Med.LatencyP99Ms != nil && p.Knee.Med.LatencyP99Ms != nil {
 			past = true
 			part += fmt.Sprintf("; from there to c%d RPS changes by %s while p99 goes from %s to %s ms",
-				last.Conc, pctChange(p.Knee.Med["rps"], last.Med["rps"]), report.N(p.Knee.Med["latency_p99_ms"], 2), report.N(last.Med["latency_p99_ms"], 2))
+				last.Conc, pctChange(p.Knee.Med.RPS, last.Med.RPS), report.N(p.Knee.Med.LatencyP99Ms, 2), report.N(last.Med.LatencyP99Ms, 2))
 		}
 		parts = append(parts, part)
 	}
@@ -398,7 +408,7 @@ func headline(plateaus []*Plateau) string {
 // at worst).
 func lastMeasured(p *Plateau) *Group {
 	for i := len(p.Groups) - 1; i >= 0; i-- {
-		if p.Groups[i].Med["latency_p99_ms"] != nil {
+		if p.Groups[i].Med.LatencyP99Ms != nil {
 			return p.Groups[i]
 		}
 	}
@@ -432,7 +442,7 @@ func movingSection(d *report.Doc, plateaus []*Plateau) {
 			}
 			var vals []*float64
 			for _, c := range g.OK {
-				vals = append(vals, c.Metrics["rps"])
+				vals = append(vals, httpphase.FiguresOf(c).RPS)
 			}
 			sp := trust.SpreadOf(vals)
 			what := fmt.Sprintf("`%s` c%d (%s)", g.Payload, g.Conc, strings.Join(why, ", "))

@@ -105,8 +105,8 @@ func TestRefusedCellsAndRepeats(t *testing.T) {
 	}
 	g := groups[0]
 	a, b := *g.OK[0].Metrics["rps"], *g.OK[1].Metrics["rps"]
-	if got := *g.Med["rps"]; math.Abs(got-(a+b)/2) > 1e-9 || *g.Min["rps"] != math.Min(a, b) || *g.Max["rps"] != math.Max(a, b) {
-		t.Errorf("median %v min %v max %v of %v, %v", got, *g.Min["rps"], *g.Max["rps"], a, b)
+	if got := *g.Med.RPS; math.Abs(got-(a+b)/2) > 1e-9 || *g.Min.RPS != math.Min(a, b) || *g.Max.RPS != math.Max(a, b) {
+		t.Errorf("median %v min %v max %v of %v, %v", got, *g.Min.RPS, *g.Max.RPS, a, b)
 	}
 	if v := groups[1].Cells[0].Verdict; v.Bound != httpphase.BoundNone || !strings.Contains(v.Evidence, "fd limit") {
 		t.Errorf("refused verdict %+v", v)
