@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"csbench/internal/httpphase"
 	"csbench/internal/rundir"
 	"csbench/internal/summary"
 )
@@ -54,8 +55,9 @@ func Phase2Max(dir, lab, server, scheme string, sizes []string) map[string]Phase
 				continue
 			}
 			best := math.NaN()
-			for _, c := range s.Cells {
-				if v := summary.Val(c.Metrics["rps"]); c.Params["payload"] == size && c.Status == "ok" && !(v <= best) && v > 0 {
+			for i := range s.Cells {
+				c := &s.Cells[i]
+				if v := summary.Val(httpphase.FiguresOf(c).RPS); c.Params["payload"] == size && c.Status == "ok" && !(v <= best) && v > 0 {
 					best = v
 				}
 			}

@@ -98,9 +98,9 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		res.Cause, res.CauseEvidence = cause(s, size, res, truth)
 		if res.CapacityRPS != nil {
 			for i := range s.Cells {
-				m := s.Cells[i].Metrics
-				if s.Cells[i].Params["payload"] == size && summary.Val(m["offered_rps"]) == *res.CapacityRPS && m["latency_p50_ms"] != nil {
-					res.LittleInFlight = summary.F(decimal.Round(*res.CapacityRPS**m["latency_p50_ms"]/1000, 1))
+				f := figuresOf(&s.Cells[i])
+				if s.Cells[i].Params["payload"] == size && summary.Val(f.OfferedRPS) == *res.CapacityRPS && f.LatencyP50Ms != nil {
+					res.LittleInFlight = summary.F(decimal.Round(*res.CapacityRPS**f.LatencyP50Ms/1000, 1))
 				}
 			}
 		}
@@ -139,11 +139,11 @@ func cause(s *summary.Summary, size string, res summary.Capacity, truth *truthSt
 	default:
 		return "", ""
 	}
-	var m map[string]*float64
+	var m *Figures
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		if c.Params["payload"] == size && res.HighRPS != nil && summary.Val(c.Metrics["offered_rps"]) == *res.HighRPS && c.Verdict != nil && c.Verdict.Bound != capacity.Pass {
-			m = c.Metrics
+		if f := figuresOf(c); c.Params["payload"] == size && res.HighRPS != nil && summary.Val(f.OfferedRPS) == *res.HighRPS && c.Verdict != nil && c.Verdict.Bound != capacity.Pass {
+			m = &f
 			break
 		}
 	}
@@ -152,13 +152,14 @@ func cause(s *summary.Summary, size string, res summary.Capacity, truth *truthSt
 	}
 	at := "at " + decimal.Format(res.HighRPS, 0) + " req/s"
 	if res.Bound == "errors" {
-		return "errors", fmt.Sprintf("%s %% of the requests failed %s", decimal.Format(m["errors_pct"], 3), at)
+		return "errors", fmt.Sprintf("%s %% of the requests failed %s", decimal.Format(m.ErrorsPct, 3), at)
 	}
-	cpu, core, tx := summary.Val(m["server_cpu_pct"]), summary.Val(m["server_cpu_max_core_pct"]), summary.Val(m["server_nic_tx_mbps"])
+	srv, nic := m.CPU["server"], m.NIC["server"]
+	cpu, core, tx := summary.Val(srv.Pct), summary.Val(srv.MaxCorePct), summary.Val(nic.TxMbps)
 	hosts := fmt.Sprintf("%s the server host's CPU was %s %% busy (its busiest core %s %%), its NIC sent %s Mbit/s of the link's %s", at,
-		decimal.Format(m["server_cpu_pct"], 0), decimal.Format(m["server_cpu_max_core_pct"], 0), decimal.Format(m["server_nic_tx_mbps"], 0), decimal.Format(s.Link.RateMbps, 0))
+		decimal.Format(srv.Pct, 0), decimal.Format(srv.MaxCorePct, 0), decimal.Format(nic.TxMbps, 0), decimal.Format(s.Link.RateMbps, 0))
 	// The payload the step asked the link to carry, against its TCP ceiling.
-	demand := summary.Val(m["offered_rps"]) * num(sizeBytes(s, size)) * 8 / 1e6
+	demand := summary.Val(m.OfferedRPS) * num(sizeBytes(s, size)) * 8 / 1e6
 	ceiling := summary.Val(s.Link.TCPCeilingMbps)
 	switch {
 	case cpu >= ServerBusy || core >= ServerBusy:
@@ -232,14 +233,15 @@ func searchOf(r *rundir.Run) (capacity.Search, error) {
 // measure fills one step's metrics from its raw files; ok: the step is one
 // the search counts (it ran and its results could be read).
 func measure(r *rundir.Run, hosts *hostdata.Hosts, nics map[string]string, rc rundir.Cell, search capacity.Search, c *summary.Cell) (capacity.Step, bool) {
-	m := c.Metrics
-	for _, k := range MetricKeys {
-		m[k] = nil
-	}
-	m["offered_rps"] = summary.F(num(rc.Params["offered_rps"]))
-	summary.PutFigures(m, hosts.CPU(rc))
-	summary.PutFigures(m, hosts.NIC(rc, nics))
-	summary.PutPrefixed(m, "server", hosts.Procs(rc, "server/csb-server"))
+	f := Figures{OfferedRPS: summary.F(num(rc.Params["offered_rps"])), CPU: hosts.CPU(rc), NIC: hosts.NIC(rc, nics),
+		Procs: map[string]hostdata.ProcFigures{"server": hosts.Procs(rc, "server/csb-server")}}
+	st, ok := measureStep(r, rc, search, c, &f)
+	summary.PutFigures(c.Metrics, &f)
+	return st, ok
+}
+
+// measureStep reads a step's raw files into f and judges it.
+func measureStep(r *rundir.Run, rc rundir.Cell, search capacity.Search, c *summary.Cell, f *Figures) (capacity.Step, bool) {
 	files, err := capacity.StepFiles(r.Dir, rc.Name)
 	if err != nil {
 		if rc.Status == "ok" {
@@ -252,26 +254,33 @@ func measure(r *rundir.Run, hosts *hostdata.Hosts, nics map[string]string, rc ru
 		c.SetRawError(r.Dir, files[0], err)
 		return st, false
 	}
-	for prefix, q := range map[string][3]*float64{"latency": fig.Latency, "service_latency": fig.Service, "sender_lag": fig.SenderLag} {
-		m[prefix+"_p50_ms"], m[prefix+"_p99_ms"], m[prefix+"_p999_ms"] = round(q[0], 3), round(q[1], 3), round(q[2], 3)
+	for _, x := range []struct {
+		q    [3]*float64
+		dsts [3]**float64
+	}{{fig.Latency, [3]**float64{&f.LatencyP50Ms, &f.LatencyP99Ms, &f.LatencyP999Ms}},
+		{fig.Service, [3]**float64{&f.ServiceLatencyP50Ms, &f.ServiceLatencyP99Ms, &f.ServiceLatencyP999Ms}},
+		{fig.SenderLag, [3]**float64{&f.SenderLagP50Ms, &f.SenderLagP99Ms, &f.SenderLagP999Ms}}} {
+		for i, d := range x.dsts {
+			*d = round(x.q[i], 3)
+		}
 	}
-	m["latency_slo_percentile_ms"] = fp(decimal.Round(st.LatencyMs, 3))
-	m["achieved_rps"] = summary.F(decimal.Round(st.AchievedRPS, 1))
-	m["requests"] = summary.F(st.Requests)
-	m["errors"] = summary.F(st.Errors)
+	f.LatencySLOPercentileMs = fp(decimal.Round(st.LatencyMs, 3))
+	f.AchievedRPS = summary.F(decimal.Round(st.AchievedRPS, 1))
+	f.Requests = summary.F(st.Requests)
+	f.Errors = summary.F(st.Errors)
 	if st.Requests > 0 {
-		m["errors_pct"] = summary.F(decimal.Round(100*st.Errors/st.Requests, 3))
+		f.ErrorsPct = summary.F(decimal.Round(100*st.Errors/st.Requests, 3))
 	}
-	m["requests_late_pool_busy"] = summary.F(fig.LatePoolBusy)
+	f.RequestsLatePoolBusy = summary.F(fig.LatePoolBusy)
 	if !math.IsNaN(fig.LoopsBusyPct) {
-		m["client_loops_busy_pct"] = summary.F(decimal.Round(fig.LoopsBusyPct, 1))
+		f.ClientLoopsBusyPct = summary.F(decimal.Round(fig.LoopsBusyPct, 1))
 	}
 	if !math.IsNaN(st.ClientCPUsBusyPct) {
-		m["client_cpus_busy_pct"] = summary.F(st.ClientCPUsBusyPct)
+		f.ClientCPUsBusyPct = summary.F(st.ClientCPUsBusyPct)
 	}
-	m["client_bound"] = summary.F(0)
+	f.ClientBound = summary.F(0)
 	if st.ClientBound {
-		m["client_bound"] = summary.F(1)
+		f.ClientBound = summary.F(1)
 	}
 	code, why := search.Judge(st)
 	c.Verdict = &summary.Verdict{Bound: code, Evidence: why}
@@ -292,12 +301,6 @@ func num(s string) float64 {
 	}
 	return v
 }
-
-// MetricKeys are every step's metrics, null when not measured.
-var MetricKeys = []string{"offered_rps", "achieved_rps", "latency_p50_ms", "latency_p99_ms", "latency_p999_ms",
-	"latency_slo_percentile_ms", "service_latency_p50_ms", "service_latency_p99_ms", "service_latency_p999_ms",
-	"sender_lag_p50_ms", "sender_lag_p99_ms", "sender_lag_p999_ms", "requests", "errors", "errors_pct",
-	"requests_late_pool_busy", "client_loops_busy_pct", "client_cpus_busy_pct", "client_bound"}
 
 // readTruth is the ground-truth server's own account of the run (its
 // shutdown line's service figures), or nil.
@@ -335,7 +338,7 @@ func windowTruth(dir string, s *summary.Summary, size string, res summary.Capaci
 	var slots int
 	var holdNs, reqs float64
 	for _, c := range s.Cells {
-		v := summary.Val(c.Metrics["offered_rps"])
+		v := summary.Val(figuresOf(&c).OfferedRPS)
 		if c.Params["payload"] != size || res.CapacityRPS == nil || v != *res.CapacityRPS || c.Params["reason"] == "probe" {
 			continue
 		}

@@ -36,16 +36,16 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 			if c.Params["payload"] != size {
 				continue
 			}
-			m := c.Metrics
+			m := figuresOf(c)
 			outcome := c.Status
 			if c.Verdict != nil {
 				outcome = c.Verdict.Bound
 			}
-			rows = append(rows, trust.MarkRow([]string{"`" + c.Name + "`", c.Params["reason"], report.N(m["offered_rps"], 0), report.N(m["achieved_rps"], 1),
-				report.N(m["latency_p50_ms"], 2) + " / " + report.N(m["latency_p99_ms"], 2) + " / " + report.N(m["latency_p999_ms"], 2),
-				report.N(m["service_latency_p99_ms"], 2), report.N(m["sender_lag_p99_ms"], 2), report.N(m["errors_pct"], 3),
-				report.N(m["requests_late_pool_busy"], 0), report.N(m["client_loops_busy_pct"], 0) + " / " + report.N(m["client_cpus_busy_pct"], 0),
-				report.N(m["server_cpu_pct"], 0), outcome}, c, 2))
+			rows = append(rows, trust.MarkRow([]string{"`" + c.Name + "`", c.Params["reason"], report.N(m.OfferedRPS, 0), report.N(m.AchievedRPS, 1),
+				report.N(m.LatencyP50Ms, 2) + " / " + report.N(m.LatencyP99Ms, 2) + " / " + report.N(m.LatencyP999Ms, 2),
+				report.N(m.ServiceLatencyP99Ms, 2), report.N(m.SenderLagP99Ms, 2), report.N(m.ErrorsPct, 3),
+				report.N(m.RequestsLatePoolBusy, 0), report.N(m.ClientLoopsBusyPct, 0) + " / " + report.N(m.ClientCPUsBusyPct, 0),
+				report.N(m.CPU["server"].Pct, 0), outcome}, c, 2))
 		}
 		d.Table([]string{"step", "why this rate", "offered /s", "achieved /s", "latency p50 / p99 / p99.9 ms (from due)",
 			"service p99 ms", "sender lag p99 ms", "errors %", "late: pool busy", "client loops / its CPUs busy %", "server host CPU %", "outcome"}, rows)
@@ -151,9 +151,10 @@ func latencyChart(s *summary.Summary, size string) *chart.Chart {
 		YLabel: "ms (log)", LogY: true, HLine: slo(s).SLOLatencyMs, HLineLbl: fmt.Sprintf("SLO p%g ≤ %g ms", slo(s).SLOPercentile, slo(s).SLOLatencyMs)}
 	type pt struct{ x, p50, p99, p999 float64 }
 	var pts []pt
-	for _, c := range s.Cells {
-		if c.Params["payload"] == size && c.Metrics["offered_rps"] != nil {
-			pts = append(pts, pt{summary.Val(c.Metrics["offered_rps"]), summary.Val(c.Metrics["latency_p50_ms"]), summary.Val(c.Metrics["latency_p99_ms"]), summary.Val(c.Metrics["latency_p999_ms"])})
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if f := figuresOf(c); c.Params["payload"] == size && f.OfferedRPS != nil {
+			pts = append(pts, pt{summary.Val(f.OfferedRPS), summary.Val(f.LatencyP50Ms), summary.Val(f.LatencyP99Ms), summary.Val(f.LatencyP999Ms)})
 		}
 	}
 	sort.SliceStable(pts, func(i, j int) bool { return pts[i].x < pts[j].x })
