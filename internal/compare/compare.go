@@ -43,19 +43,30 @@ const ServerCPUPerRequest = "server_cpu_us_per_req"
 // client_proc_cpu_pct): where TLS's client side shows.
 const ClientCPUPerRequest = "client_cpu_us_per_req"
 
+// costFigures are the figures a CPU per request is derived from,
+// whichever phase wrote them.
+type costFigures struct {
+	ServerProcCPUPct *float64 `json:"server_proc_cpu_pct"` // the server processes, % of one core
+	ClientProcCPUPct *float64 `json:"client_proc_cpu_pct"` // the load generator, % of one core
+	RPS              *float64 `json:"rps"`                 // responses per second (Phases 1, 2)
+	RPSAchieved      *float64 `json:"rps_achieved"`        // requests answered per second (Phase 3 lowrate)
+}
+
 func derived(m map[string]*float64, name string) *float64 {
+	var f costFigures
+	summary.Figures(m, &f)
 	var cpu *float64
 	switch name {
 	case ServerCPUPerRequest:
-		cpu = m["server_proc_cpu_pct"]
+		cpu = f.ServerProcCPUPct
 	case ClientCPUPerRequest:
-		cpu = m["client_proc_cpu_pct"]
+		cpu = f.ClientProcCPUPct
 	default:
 		return m[name]
 	}
-	rps := m["rps"]
+	rps := f.RPS
 	if rps == nil {
-		rps = m["rps_achieved"]
+		rps = f.RPSAchieved
 	}
 	if cpu == nil || rps == nil || *rps <= 0 {
 		return nil
