@@ -104,6 +104,9 @@ func ParseFacts(text string) Host {
 		}
 		return known(v)
 	}
+	// recorded: the facts name key (facts read before it was recorded
+	// have none: not unread).
+	recorded := func(key string) bool { _, ok := m[key]; return ok }
 	h.FDHard = field("fd_hard", 0)
 	h.FDSoft = field("fd_soft", 0)
 	h.Somaxconn = field("net.core.somaxconn", 0)
@@ -120,17 +123,17 @@ func ParseFacts(text string) Host {
 	}
 	h.MemAvailableKB = field("mem_available_kb", 0)
 	// Facts read before these were recorded have none: not unread.
-	if _, ok := m["net.ipv4.tcp_mem"]; ok {
+	if recorded("net.ipv4.tcp_mem") {
 		if h.TCPMemPressure = field("net.ipv4.tcp_mem", 1); h.TCPMemPressure.Known {
 			h.TCPMemMax = field("net.ipv4.tcp_mem", 2)
 		}
 	}
-	if _, ok := m["pagesize"]; ok {
+	if recorded("pagesize") {
 		if b := field("pagesize", 0); b.Known {
 			h.PageKB = known(b.V / 1024)
 		}
 	}
-	if _, ok := m["cpus"]; ok {
+	if recorded("cpus") {
 		h.CPUs = field("cpus", 0)
 	}
 	return h

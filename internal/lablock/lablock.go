@@ -82,12 +82,12 @@ func holderFiles(dir, key string) []string {
 }
 
 func readHolder(path string) *Holder {
-	m, err := kv.Read(path, "=")
+	fields, err := kv.Read(path, "=")
 	if err != nil {
 		return nil
 	}
-	pid, _ := strconv.Atoi(m["pid"])
-	return &Holder{PID: pid, Runner: m["runner"], Started: m["started"], User: m["user"]}
+	pid, _ := strconv.Atoi(fields["pid"])
+	return &Holder{PID: pid, Runner: fields["runner"], Started: fields["started"], User: fields["user"]}
 }
 
 // Alive reports whether pid names a running process.
