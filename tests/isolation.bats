@@ -63,7 +63,7 @@ wait_log() { wait_for "$1" "$2" 180; }
   bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k -s WARMUP=0 -s DURATION=4 >"${log}" 2>&1 &
   local first=$!
   wait_log "${log}" 'INFO run .* in '
-  run phase1_quick -s LAB_LOCK=wait -s LAB_LOCK_WAIT=120
+  run phase1_quick -s LAB_LOCK=wait -s LAB_LOCK_WAIT=900
   [ "$status" -eq 0 ]
   [[ "$output" == *"waiting for lab netns-${LAB_ID}, in use by run PID ${first}"* ]]
   [[ "$output" == *"is free after"* ]]

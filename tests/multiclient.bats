@@ -233,7 +233,12 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   # env --default-signal gives the runner the SIGINT a terminal would.
   DURATION=20 env --default-signal=INT bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s SERVER_PORT=18383 -s PAYLOADS=1k >"${log}" 2>&1 &
   local pid=$!
-  wait_for "${log}" 'CMD .*/csb-run\.[^ ]*/bin/csb start-at' 180
+  # Both client hosts' processes started (recorded in run.env) before the
+  # signal: on a loaded machine client2's may start seconds after client1's.
+  wait_for "${log}" 'CMD client2: .*/csb-run\.[^ ]*/bin/csb start-at' 180
+  local run
+  run=$(sed -n 's/^.* INFO run .* in \(\/.*\)$/\1/p' "${log}" | head -n 1)
+  wait_for "${run}/run.env" '^started\.client2=' 60
   sleep 2
   kill -INT "${pid}"
   local rc=0
