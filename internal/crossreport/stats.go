@@ -32,10 +32,10 @@ func countBounds(cells []*summary.Cell) []boundCount {
 		if c.Verdict == nil {
 			continue
 		}
-		i, ok := idx[c.Verdict.Bound]
+		i, ok := idx[c.Verdict.Code]
 		if !ok {
 			i = len(out)
-			idx[c.Verdict.Bound] = i
+			idx[c.Verdict.Code] = i
 			out = append(out, boundCount{Code: c.Verdict.Bound})
 		}
 		out[i].N++
@@ -384,7 +384,7 @@ func phase4Stat(s *summary.Summary) connStat {
 			b := burst{Backlog: f.Backlog, Burst: f.ConnectionsTarget, Overflows: f.ServerListenOverflows,
 				NeverUp: f.ConnectionsNeverUp, P99ms: f.LatencyP99Ms}
 			if c.Verdict != nil {
-				b.Code = c.Verdict.Bound
+				b.Code = c.Verdict.Code
 			}
 			out.Bursts = append(out.Bursts, b)
 		}
@@ -415,7 +415,7 @@ func rateGroupOf(kind, close, handshake string, cells []*summary.Cell, cpu func(
 		st := rateStep{Cell: c, Target: f.RateTargetPerS, Achieved: f.RateAchievedPerS,
 			P99ms: f.LatencyP99Ms, Sustained: phase4.Sustained(c)}
 		if c.Verdict != nil {
-			st.Code = c.Verdict.Bound
+			st.Code = c.Verdict.Code
 		}
 		g.Steps = append(g.Steps, st)
 	}

@@ -60,7 +60,7 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 		if c.Error != nil {
 			ev += ": " + *c.Error
 		}
-		return &summary.Verdict{Bound: BoundNone, Evidence: ev}
+		return &summary.Verdict{Code: BoundNone, Bound: BoundNone, Evidence: ev}
 	}
 	srvCPUs := summary.Val(s.Hosts["server"].CPUs)
 	if s.Clients != nil {
@@ -136,7 +136,7 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 	evidence := strings.Join(ev, "; ")
 
 	if ge(summary.Val(f.LinkUtilization), AtLink) {
-		return &summary.Verdict{Bound: BoundNetwork, Evidence: evidence}
+		return &summary.Verdict{Code: BoundNetwork, Bound: BoundNetwork, Evidence: evidence}
 	}
 	srvSat := ge(summary.Val(srvProc), CPUSaturated*srvCPUs)
 	if !shared {
@@ -158,5 +158,5 @@ func Verdict(s *summary.Summary, c *summary.Cell, basis Basis) *summary.Verdict 
 	default:
 		evidence += "; below the basis with no CPU saturated: look at the errors, the latency, the retransmits and whether enough connections were open to fill the path"
 	}
-	return &summary.Verdict{Bound: bound, Evidence: evidence}
+	return &summary.Verdict{Code: bound, Bound: bound, Evidence: evidence}
 }

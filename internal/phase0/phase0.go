@@ -117,36 +117,6 @@ func readIperf3(path string) (*parse.Iperf3Result, error) {
 	return parse.ParseIperf3(f)
 }
 
-// verdict names what bound a cell of status status, with the evidence.
-func verdict(s *summary.Summary, status string, f *Figures) *summary.Verdict {
-	tp := f.ThroughputMbps
-	if status != "ok" || tp == nil {
-		return &summary.Verdict{Bound: "none (failed)", Evidence: "no throughput was measured"}
-	}
-	cpu := fmt.Sprintf("busiest core: server %s%%, client %s%%", decimal.Format(f.CPU["server"].MaxCorePct, 0), decimal.Format(f.CPU["client"].MaxCorePct, 0))
-	if s.Clients != nil {
-		parts := []string{"server " + decimal.Format(f.CPU["server"].MaxCorePct, 0) + "%"}
-		for _, h := range s.Clients.Hosts {
-			parts = append(parts, h.Label+" "+decimal.Format(f.CPU[h.Label].MaxCorePct, 0)+"%")
-		}
-		cpu = "busiest core: " + strings.Join(parts, ", ")
-	}
-	retr := fmt.Sprintf("%s retransmits", decimal.Format(f.Retransmits, 0))
-	if s.Link.TCPCeilingMbps == nil {
-		return &summary.Verdict{Bound: "cpu (no link)", Evidence: fmt.Sprintf("%s Mbit/s over %s; %s; %s", decimal.Format(tp, 0), s.Link.CeilingBasis, cpu, retr)}
-	}
-	u := *f.LinkUtilization
-	ev := fmt.Sprintf("%s Mbit/s = %.1f%% of the %s Mbit/s TCP ceiling; %s; %s", decimal.Format(tp, 0), u*100, decimal.Format(s.Link.TCPCeilingMbps, 1), retr, cpu)
-	switch {
-	case u >= AtCeiling:
-		return &summary.Verdict{Bound: "link", Evidence: ev}
-	case f.maxCore() >= 90:
-		return &summary.Verdict{Bound: "cpu", Evidence: ev}
-	default:
-		return &summary.Verdict{Bound: "unclear (below the link, CPU not saturated)", Evidence: ev + "; check the NIC (ethtool), cabling, duplex and the retransmits"}
-	}
-}
-
 // nics maps each monitored host to its benchmark interface.
 func nics(s *summary.Summary) map[string]string {
 	n := map[string]string{"server": s.Hosts["server"].NIC, "client": s.Hosts["client"].NIC}
@@ -265,7 +235,7 @@ func headline(s *summary.Summary, figs []Figures) string {
 	}
 	atLink := 0
 	for _, c := range s.Cells {
-		if c.Verdict != nil && c.Verdict.Bound == "link" {
+		if c.Verdict != nil && c.Verdict.Code == CodeLink {
 			atLink++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"csbench/internal/cli"
 	"csbench/internal/golden"
+	"csbench/internal/phase0"
 	"csbench/internal/summary"
 )
 
@@ -33,7 +34,7 @@ func TestSummarizeRealRun(t *testing.T) {
 		if tp == nil || *tp < 850 || *tp > 1000 {
 			t.Errorf("%s: throughput %v outside the shaped link's 850-1000 Mbit/s", c.Name, summary.Val(tp))
 		}
-		if c.Verdict == nil || c.Verdict.Bound != "link" {
+		if c.Verdict == nil || c.Verdict.Code != phase0.CodeLink {
 			t.Errorf("%s: verdict %+v, want link", c.Name, c.Verdict)
 		}
 		if c.Metrics["server_cpu_pct"] == nil || c.Metrics["client_retrans_segs"] == nil {

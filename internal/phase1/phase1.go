@@ -206,7 +206,7 @@ func headline(s *summary.Summary, basis httpphase.Basis) string {
 	atLink, gs := 0, groups(s)
 	for _, g := range gs {
 		for _, c := range g.Cells {
-			if c.Verdict != nil && c.Verdict.Bound == httpphase.BoundNetwork {
+			if c.Verdict != nil && c.Verdict.Code == httpphase.BoundNetwork {
 				atLink++
 				break
 			}
@@ -299,7 +299,7 @@ func (g *payloadGroup) cpuBound() bool {
 			continue
 		}
 		n++
-		switch c.Verdict.Bound {
+		switch c.Verdict.Code {
 		case httpphase.BoundServer, httpphase.BoundClient, httpphase.BoundBoth, httpphase.BoundShared:
 			cpu++
 		}

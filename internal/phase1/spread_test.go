@@ -16,7 +16,7 @@ func TestSpreadSection(t *testing.T) {
 	cell := func(name, payload, bytes, rep string, rps float64, bound string) summary.Cell {
 		return summary.Cell{Name: name, Status: "ok", Params: map[string]string{"payload": payload, "payload_bytes": bytes, "rep": rep},
 			Metrics: map[string]*float64{"rps": summary.F(rps), "throughput_mbps": summary.F(rps * 8.6 / 1000), "latency_p99_ms": summary.F(rps / 10000)},
-			Verdict: &summary.Verdict{Bound: bound}}
+			Verdict: &summary.Verdict{Code: bound, Bound: bound}}
 	}
 	s := &summary.Summary{Cells: []summary.Cell{
 		cell("100k-r2", "100k", "102400", "2", 1163, httpphase.BoundNetwork),

@@ -114,9 +114,9 @@ func TestPlanEnvAndJSONAgree(t *testing.T) {
 		fig := &Figures{ConnectFigures: ConnectFigures{ConnectionsTarget: summary.F(float64(in.Conns)), ServerProcs: summary.F(float64(want.ServerProcs)),
 			ClientProcs: summary.F(float64(max(len(want.Sources), 1)))}}
 		for name, f := range map[string]func(*c10kplan.Plan) string{
-			"splitText": func(p *c10kplan.Plan) string { return splitText(p, fig) },
-			"headroom":  func(p *c10kplan.Plan) string { return headroom(p, fig) },
-			"ports":     portsEvidence, "fd": fdLimits, "tw": twAtStart, "note": planNote, "range": portRange,
+			"splitOf":  func(p *c10kplan.Plan) string { return splitOf(p, fig).text },
+			"headroom": func(p *c10kplan.Plan) string { return headroom(p, fig) },
+			"ports":    portsEvidence, "fd": fdLimits, "tw": twAtStart, "note": planNote, "range": portRange,
 			"fdEvidence": func(p *c10kplan.Plan) string { return fdEvidence(p, fig) },
 		} {
 			if a, b := f(pj), f(pe); a != b {

@@ -217,14 +217,14 @@ const (
 func lostAfterRetries(c *summary.Cell, f *Figures, r *rampSummary, ev string) *summary.Verdict {
 	errs, _ := c.Details["errors"].(map[string]float64)
 	ev += "; the ramp: " + retryText(f, r)
-	if w := rampWall(c, f, "", ""); w != nil {
+	if w := rampWall(c, f, splitWalls{}, ""); w != nil {
 		ev += "; " + w.Bound + ": " + w.Evidence
 	}
 	notTried := summary.Val(f.ConnectionsTarget) - summary.Val(f.ramp().ConnectionsAttempted)
 	if len(r.BoundReached) > 0 && notTried > 0 {
-		return &summary.Verdict{Bound: fmt.Sprintf("%s: %.0f connections not attempted within %g s", WallRampBound, notTried, r.RampMaxS), Evidence: ev}
+		return &summary.Verdict{Code: CodeRampTimeBound, Bound: fmt.Sprintf("%s: %.0f connections not attempted within %g s", WallRampBound, notTried, r.RampMaxS), Evidence: ev}
 	}
-	return &summary.Verdict{Bound: fmt.Sprintf("%s: %s connects failed after up to %d retries each (%s)", WallRefusedAfterRetry,
+	return &summary.Verdict{Code: CodeRefusedAfterRetry, Cause: topCause(errs), Bound: fmt.Sprintf("%s: %s connects failed after up to %d retries each (%s)", WallRefusedAfterRetry,
 		decimal.Format(f.ConnectionsFailed, 0), r.ConnectRetriesMax, topCause(errs)), Evidence: ev}
 }
 

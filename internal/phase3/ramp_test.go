@@ -50,7 +50,7 @@ func TestRampWall(t *testing.T) {
 			"short_ramp", RampUnknown, "short ramp: 20000 of 1000000 connects/s (2%) (neither the client's CPU, SYN retransmits nor listen overflows explain it)"},
 	} {
 		c := rampCell(tc.m)
-		v := rampWall(c, figuresOf(c), "", "")
+		v := rampWall(c, figuresOf(c), splitWalls{}, "")
 		if tc.wall == "" {
 			if v != nil {
 				t.Errorf("%s: a wall: %+v", tc.name, v)
@@ -77,7 +77,7 @@ func TestRampWall(t *testing.T) {
 func TestRampWallWithSplit(t *testing.T) {
 	c := rampCell(map[string]float64{"connect_rate_target_per_s": 5000, "connect_rate_achieved_per_s": 3034, "connect_latency_p99_ms": 2500,
 		"client_cpu_peak_pct": 95, "client_procs": 6})
-	v := rampWall(c, figuresOf(c), "fd limit per process (1024) → split across 6 client processes, one per source address", "server RSS …")
+	v := rampWall(c, figuresOf(c), splitWalls{"fd limit per process (1024) → split across 6 client processes, one per source address", []string{QualSplitFD}}, "server RSS …")
 	want := "short ramp: 3034 of 5000 connects/s (61%); slow connects: connect p99 2500 ms (the client's CPU was busy); fd limit per process (1024) → split across 6 client processes, one per source address"
 	if v == nil || v.Bound != want {
 		t.Fatalf("bound %+v, want %q", v, want)

@@ -27,7 +27,8 @@ const ErrorPctMax = 1.0
 // Phase implements cli.Phase for 04-connections.
 type Phase struct{}
 
-// Verdict bounds.
+// Verdict codes (summary.json verdict.code; docs/verdicts.md). Each is
+// also the verdict's words (verdict.bound).
 const (
 	BoundPorts    = "ephemeral ports"
 	BoundBacklog  = "listen backlog"

@@ -50,7 +50,7 @@ func headline(s *summary.Summary, cells []Cell) string {
 		}
 		if wall != nil {
 			p += fmt.Sprintf(", %s at %s/s", wall.Verdict.Bound, report.N(wall.Fig.RateTargetPerS, 0))
-			if w := wall.Fig.PredictedSustainableRatePerS; w != nil && wall.Verdict.Bound == BoundPorts {
+			if w := wall.Fig.PredictedSustainableRatePerS; w != nil && wall.Verdict.Code == BoundPorts {
 				p += " (predicted wall " + report.N(w, 1) + "/s)"
 			}
 		}

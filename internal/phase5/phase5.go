@@ -51,7 +51,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		}
 		c.Trust = trust.Disturb(hosts, rc, s.Lab, trust.Threshold(r))
 		if rc.Params["reason"] == "probe" && ok {
-			c.Verdict = &summary.Verdict{Bound: "probe", Evidence: fmt.Sprintf("a probe at full speed: %.0f req/s achieved; the search starts at half of it", st.AchievedRPS)}
+			c.Verdict = &summary.Verdict{Code: "probe", Bound: "probe", Evidence: fmt.Sprintf("a probe at full speed: %.0f req/s achieved; the search starts at half of it", st.AchievedRPS)}
 		}
 		// As the runner did: a step whose cell failed ended the search
 		// and is not one of its steps (its figures are still shown); nor
@@ -142,7 +142,7 @@ func cause(s *summary.Summary, size string, res summary.Capacity, truth *truthSt
 	var m *Figures
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		if f := figuresOf(c); c.Params["payload"] == size && res.HighRPS != nil && summary.Val(f.OfferedRPS) == *res.HighRPS && c.Verdict != nil && c.Verdict.Bound != capacity.Pass {
+		if f := figuresOf(c); c.Params["payload"] == size && res.HighRPS != nil && summary.Val(f.OfferedRPS) == *res.HighRPS && c.Verdict != nil && c.Verdict.Code != capacity.Pass {
 			m = &f
 			break
 		}
@@ -283,7 +283,7 @@ func measureStep(r *rundir.Run, rc rundir.Cell, search capacity.Search, c *summa
 		f.ClientBound = summary.F(1)
 	}
 	code, why := search.Judge(st)
-	c.Verdict = &summary.Verdict{Bound: code, Evidence: why}
+	c.Verdict = &summary.Verdict{Code: code, Bound: code, Evidence: why}
 	return st, true
 }
 

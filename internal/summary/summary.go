@@ -529,9 +529,29 @@ func OneLine(s string, max int) string {
 }
 
 // Verdict says which resource bound a cell, with the evidence.
+//
+// Code is what a reader decides on: one of the closed list of the cell's
+// phase (docs/verdicts.md; the phase's Code* or Bound* constants). Cause
+// and Qualifiers, codes too, say what the code alone does not (the errno
+// most connections were lost to; a CPU that was saturated, a split across
+// processes, a ramp that backed off). Bound and Evidence are the same
+// verdict in words, for people: reports print them, no code reads them.
 type Verdict struct {
-	Bound    string `json:"bound"`
-	Evidence string `json:"evidence"`
+	Code       string   `json:"code"`
+	Cause      string   `json:"cause,omitempty"`
+	Qualifiers []string `json:"qualifiers,omitempty"`
+	Bound      string   `json:"bound"`
+	Evidence   string   `json:"evidence"`
+}
+
+// Has reports whether the verdict carries the qualifier q.
+func (v *Verdict) Has(q string) bool {
+	for _, x := range v.Qualifiers {
+		if x == q {
+			return true
+		}
+	}
+	return false
 }
 
 // F returns a pointer to v, or nil when v is NaN (not measured).
