@@ -38,7 +38,7 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   [ -s "${dir}/server/iperf3-server-client.log" ]
   grep -q 'CMD client: .*/bin/csb start-at -due [0-9]* -- iperf3 --client 198.18.0.1' "${dir}/logs/console.log"
 
-  jq -e '.schema_version == 1 and .phase == "00-iperf3" and .status == "ok" and .error == null and .lab == "netns"' "${dir}/summary.json"
+  jq -e '.schema_version == 2 and .phase == "00-iperf3" and .status == "ok" and .error == null and .lab == "netns"' "${dir}/summary.json"
   jq -e '[.cells[].name] == ["c2s-1","c2s-4","s2c-1","s2c-4"]' "${dir}/summary.json"
   jq -e '.hosts.server.kernel != "" and .hosts.client.cpus > 0 and .git.commit != ""' "${dir}/summary.json"
   # The shaped link measures what a 1 GbE link would: 850-1000 Mbit/s.

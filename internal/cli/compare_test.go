@@ -16,7 +16,7 @@ import (
 func TestCompareRefusesUnknownSchemaVersion(t *testing.T) {
 	dir := t.TempDir()
 	var runs []string
-	for i, v := range []string{"2", "1"} {
+	for i, v := range []string{"3", "2"} {
 		run := filepath.Join(dir, []string{"a", "b"}[i])
 		if err := os.Mkdir(run, 0o755); err != nil {
 			t.Fatal(err)
@@ -31,7 +31,7 @@ func TestCompareRefusesUnknownSchemaVersion(t *testing.T) {
 	if got := Main(append([]string{"compare"}, runs...), &stdout, &stderr); got != 1 {
 		t.Fatalf("status %d, want 1 (stderr %q)", got, stderr.String())
 	}
-	want := filepath.Join(runs[0], "summary.json") + " has schema_version 2; this csb reads schema_version 1"
+	want := filepath.Join(runs[0], "summary.json") + " has schema_version 3; this csb reads schema_version 2"
 	if !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr %q does not contain %q", stderr.String(), want)
 	}

@@ -157,7 +157,7 @@ func TestUnknownSchemaVersionRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Find(root, false)
-	if err == nil || !strings.Contains(err.Error(), run+": summary.json has schema_version 9; this csb reads schema_version 1") ||
+	if err == nil || !strings.Contains(err.Error(), run+": summary.json has schema_version 9; this csb reads schema_version 2") ||
 		!strings.Contains(err.Error(), "no summarized run of any phase under "+root+" that could be read; 1 skipped") {
 		t.Fatalf("err = %v, want the run, the file and both versions named", err)
 	}
@@ -211,14 +211,14 @@ func TestCorruptRunSkipped(t *testing.T) {
 	}
 	var warn strings.Builder
 	in.Warn(&warn, "report")
-	want := "report: skipped " + newer + ": summary.json has schema_version 9; this csb reads schema_version 1"
+	want := "report: skipped " + newer + ": summary.json has schema_version 9; this csb reads schema_version 2"
 	if !strings.HasPrefix(warn.String(), want) || !strings.Contains(warn.String(), "report: skipped "+cut+": summary.json: unexpected end of JSON input") {
 		t.Errorf("warnings:\n%s\nwant them to start %q and name %s", warn.String(), want, cut)
 	}
 	got, _ := writeReport(t, root)
 	for _, want := range []string{
 		"## Skipped runs\n",
-		"| `00-iperf3/2026-12-24_120000_iperf3-baseline` | summary.json has schema_version 9; this csb reads schema_version 1",
+		"| `00-iperf3/2026-12-24_120000_iperf3-baseline` | summary.json has schema_version 9; this csb reads schema_version 2",
 		"| `01-http-baseline/2026-11-29_120000_http-baseline` | summary.json: unexpected end of JSON input |",
 	} {
 		if !strings.Contains(got, want) {

@@ -25,8 +25,10 @@ import (
 )
 
 // SchemaVersion is summary.json's major version, bumped on any incompatible
-// change to Summary. Load refuses a file of another one.
-const SchemaVersion = 1
+// change to Summary. Load refuses a file of another one. 2: every cell's
+// verdict carries its code, which readers decide on (a file of version 1
+// has none: a reader would take every verdict for none of its codes).
+const SchemaVersion = 2
 
 // The codes of NoteCodes.
 const (

@@ -55,7 +55,7 @@ func TestLoadRefusesAnotherSchemaVersion(t *testing.T) {
 	for _, tc := range []struct {
 		doc, want string
 	}{
-		{`{"schema_version": 2, "phase": "00-iperf3"}`, "has schema_version 2; this csb reads schema_version 1"},
+		{`{"schema_version": 3, "phase": "00-iperf3"}`, "has schema_version 3; this csb reads schema_version 2"},
 		{`{"phase": "00-iperf3"}`, "has no schema_version"},
 	} {
 		path := filepath.Join(dir, "summary.json")
@@ -69,11 +69,11 @@ func TestLoadRefusesAnotherSchemaVersion(t *testing.T) {
 		}
 	}
 	path := filepath.Join(dir, "summary.json")
-	if err := os.WriteFile(path, []byte(`{"schema_version": 1, "phase": "00-iperf3"}`), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(`{"schema_version": 2, "phase": "00-iperf3"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if s, err := Load(path); err != nil || s.Phase != "00-iperf3" {
-		t.Errorf("Load(version 1) = %v, %v", s, err)
+		t.Errorf("Load(version 2) = %v, %v", s, err)
 	}
 }
 
