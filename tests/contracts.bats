@@ -36,6 +36,23 @@ bash_files() { git ls-files 'lib/*.sh' '0*/*.sh' 'lab/*.sh' 'rehearsal/*.sh' 'sc
   [ "$(grep -cE "${go_prose_pattern}" "${BATS_TEST_TMPDIR}/bad.go")" -eq 4 ]
 }
 
+# A verdict's bound and evidence are words for the report (docs/verdicts.md):
+# compared, switched on or used as a key they are a decision.
+verdict_prose_pattern='Verdict\.(Bound|Evidence) *[!=]=|switch [^{]*Verdict\.(Bound|Evidence)|\[[^]]*Verdict\.(Bound|Evidence)\]'
+
+@test "no Go code decides by a verdict's words" {
+  local hits
+  hits=$(go_files | xargs grep -nE "${verdict_prose_pattern}" || true)
+  if [[ -n "${hits}" ]]; then
+    echo "decide by the verdict's code (Verdict.Code), not by its bound or evidence:"
+    echo "${hits}"
+    return 1
+  fi
+  printf '%s\n' 'if c.Verdict.Bound == "link" {' 'switch c.Verdict.Bound {' 'i, ok := idx[c.Verdict.Bound]' \
+    'rows = append(rows, c.Verdict.Bound)' >"${BATS_TEST_TMPDIR}/bad.go"
+  [ "$(grep -cE "${verdict_prose_pattern}" "${BATS_TEST_TMPDIR}/bad.go")" -eq 3 ]
+}
+
 @test "no bash code decides by words of a message or a progress line" {
   local hits
   hits=$(bash_files | xargs grep -nE "${bash_prose_pattern}" | grep -v 'EVENT_PREFIX\|EVENT_[A-Z]*}' || true)

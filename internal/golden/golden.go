@@ -98,3 +98,30 @@ func CopyTree(t *testing.T, src, base string) string {
 	}
 	return dst
 }
+
+// Documented checks that the section of the Markdown file doc (a path
+// from the test's directory) under the heading that begins with heading
+// ("## Phase 3") names every one of codes as `code`: a closed list of
+// codes in Go and its documentation stay one list.
+func Documented(t *testing.T, doc, heading string, codes []string) {
+	t.Helper()
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i := strings.Index(text, "\n"+heading)
+	if i < 0 {
+		t.Fatalf("%s has no section %q", doc, heading)
+	}
+	sec := text[i+1:]
+	level := heading[:strings.IndexByte(heading, ' ')+1]
+	if j := strings.Index(sec[1:], "\n"+level); j >= 0 {
+		sec = sec[:j+1]
+	}
+	for _, c := range codes {
+		if !strings.Contains(sec, "`"+c+"`") {
+			t.Errorf("%s, section %q, does not document the code `%s`", doc, heading, c)
+		}
+	}
+}

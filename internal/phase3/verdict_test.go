@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"csbench/internal/c10kplan"
+	"csbench/internal/golden"
 	"csbench/internal/hostdata"
 	"csbench/internal/summary"
 )
@@ -157,4 +158,10 @@ func TestVerdictCodesListed(t *testing.T) {
 			t.Errorf("refusal %q: code %q not in %v", code, c, Codes)
 		}
 	}
+}
+
+func TestVerdictCodesDocumented(t *testing.T) {
+	golden.Documented(t, "../../docs/verdicts.md", "## Phase 3", Codes)
+	golden.Documented(t, "../../docs/verdicts.md", "## Phase 3", Qualifiers)
+	golden.Documented(t, "../../docs/verdicts.md", "## Phase 3", []string{RampBacklog, RampSynRetr, RampSynAckRetr, RampClientCPU, RampUnknown})
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"csbench/internal/golden"
 	"csbench/internal/hostdata"
 	"csbench/internal/summary"
 )
@@ -77,4 +78,8 @@ func TestVerdictCodesListed(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestVerdictCodesDocumented(t *testing.T) {
+	golden.Documented(t, "../../docs/verdicts.md", "## Phase 4", Codes)
 }
