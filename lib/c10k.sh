@@ -317,9 +317,10 @@ c10k_scenario() {
       c10k_snapshot "${cell}" held
       ;;
     active)
-      # wrk and h2load print nothing until they end; half way through,
-      # every connection they open is open.
-      sleep $(((C10K_SECS + 1) / 2))
+      # wrk and h2load print nothing until they end; half way through
+      # their run (from the due time, not from the launch), every
+      # connection they open is open.
+      csb_sleep_past_due $(((C10K_SECS * 1000 + 1) / 2))
       c10k_snapshot "${cell}" held
       ;;
   esac
