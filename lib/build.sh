@@ -8,9 +8,14 @@
 csb_build() {
   local out=$1 pkg=$2 want
   [[ "${out}" != csb ]] || CSB_CSB_FRESH=1
-  [[ ! -x "${CSB_ROOT}/bin/${out}" || -n "$(find "${CSB_ROOT}/go.mod" "${CSB_ROOT}/cmd" "${CSB_ROOT}/internal" \
-    "${CSB_ROOT}/server" -newer "${CSB_ROOT}/bin/${out}" -print -quit 2>/dev/null)" ]] || return 0
+  csb_bin_stale "${out}" || return 0
   csb_go_build "${out}" "${pkg}"
+}
+
+# csb_bin_stale OUT: is bin/OUT missing or older than a Go source?
+csb_bin_stale() {
+  [[ ! -x "${CSB_ROOT}/bin/$1" || -n "$(find "${CSB_ROOT}/go.mod" "${CSB_ROOT}/cmd" "${CSB_ROOT}/internal" \
+    "${CSB_ROOT}/server" -newer "${CSB_ROOT}/bin/$1" -print -quit 2>/dev/null)" ]]
 }
 
 # csb_go_build OUT PKG: go build ./PKG into bin/OUT by temp-and-rename, and
@@ -27,7 +32,10 @@ csb_go_build() {
     die "go build ./${pkg} failed; is Go >= ${want} installed? (make setup)" 1
   fi
   if cmp -s "${tmp}" "${CSB_ROOT}/bin/${out}"; then
+    # The same binary, from sources touched since (a checkout, a rebase):
+    # its time moves on, or every run would build it again.
     rm -f "${tmp}"
+    ! csb_bin_stale "${out}" || touch "${CSB_ROOT}/bin/${out}"
   else
     chmod 0755 "${tmp}" && mv -f "${tmp}" "${CSB_ROOT}/bin/${out}"
   fi
