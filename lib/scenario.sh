@@ -43,7 +43,7 @@ for k in net.core.somaxconn net.ipv4.tcp_max_syn_backlog net.ipv4.tcp_syncookies
 done
 printf "mem_available_kb=%s\n" "$(sed -n "s/^MemAvailable: *\([0-9]*\) kB$/\1/p" /proc/meminfo)"
 printf "pagesize=%s\n" "$(getconf PAGESIZE)"
-printf "net.ipv4.tcp_mem=%s\n" "$(tr -s "\t " "  " </proc/sys/net/ipv4/tcp_mem 2>/dev/null)"
+printf "net.ipv4.tcp_mem=%s\n" "$(tr -s "\t " "  " 2>/dev/null </proc/sys/net/ipv4/tcp_mem)"
 printf "sockstat=%s\n" "$(grep "^TCP:" /proc/net/sockstat)"' >"$1${CSB_H_LABEL[h]}$2" ||
       die "cannot read the settings and limits of $(csb_host_name "${h}")" 4
     # tcp_mem is the kernel's, not a namespace's: the netns lab's hosts
