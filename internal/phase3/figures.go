@@ -1,8 +1,6 @@
 package phase3
 
 import (
-	"reflect"
-
 	"csbench/internal/hostdata"
 	"csbench/internal/summary"
 )
@@ -266,13 +264,9 @@ func summedHosts(labels []string, get func(string) *float64) *float64 {
 
 // sumCounters is every counter of the hosts summed (summedHosts).
 func sumCounters(by map[string]hostdata.CounterFigures, labels []string) hostdata.CounterFigures {
-	var out hostdata.CounterFigures
-	o := reflect.ValueOf(&out).Elem()
-	for i := 0; i < o.NumField(); i++ {
-		sum := summedHosts(labels, func(l string) *float64 {
-			return reflect.ValueOf(by[l]).Field(i).Interface().(*float64)
-		})
-		o.Field(i).Set(reflect.ValueOf(sum))
+	each := make([]hostdata.CounterFigures, len(labels))
+	for i, l := range labels {
+		each[i] = by[l]
 	}
-	return out
+	return summary.FieldWise(each, func(vs []*float64) *float64 { return rounded(sumAll(vs), 1) })
 }

@@ -278,9 +278,17 @@ func clientLabels(hosts *hostdata.Hosts) []string {
 
 // sumHosts sums get over the client hosts; nil when one has no value.
 func sumHosts(labels []string, get func(string) *float64) *float64 {
+	vs := make([]*float64, len(labels))
+	for i, l := range labels {
+		vs[i] = get(l)
+	}
+	return sumAll(vs)
+}
+
+// sumAll is the sum of vs, nil when any is nil (not measured).
+func sumAll(vs []*float64) *float64 {
 	t := 0.0
-	for _, l := range labels {
-		v := get(l)
+	for _, v := range vs {
 		if v == nil {
 			return nil
 		}

@@ -1,7 +1,6 @@
 package phase4
 
 import (
-	"reflect"
 	"sort"
 	"strconv"
 	"time"
@@ -28,22 +27,7 @@ func sumClientCounters(set *clienthosts.Set, counters map[string]hostdata.Counte
 	for i, cl := range set.Clients {
 		each[i] = counters[cl.Label]
 	}
-	var sum hostdata.CounterFigures
-	sumFigures(&sum, each)
-	counters["client"] = sum
-}
-
-// sumFigures sets every figure of *dst (a flat figures struct: *float64
-// fields only) to that figure of every one of each added up (sumOf).
-func sumFigures[T any](dst *T, each []T) {
-	d := reflect.ValueOf(dst).Elem()
-	for i := 0; i < d.NumField(); i++ {
-		vs := make([]*float64, len(each))
-		for j := range each {
-			vs[j] = reflect.ValueOf(&each[j]).Elem().Field(i).Interface().(*float64)
-		}
-		d.Field(i).Set(reflect.ValueOf(sumOf(vs)))
-	}
+	counters["client"] = summary.FieldWise(each, sumOf)
 }
 
 // fillClients puts every share's own figures into c.Clients (made by

@@ -326,3 +326,19 @@ func oneWord(s string) bool {
 	}
 	return true
 }
+
+// FieldWise is a flat figures struct (*float64 fields only, such as
+// hostdata.CounterFigures) whose every figure is combine of that figure
+// of each, in order: the sum of several hosts' counters, say.
+func FieldWise[T any](each []T, combine func([]*float64) *float64) T {
+	var out T
+	o := reflect.ValueOf(&out).Elem()
+	for i := 0; i < o.NumField(); i++ {
+		vs := make([]*float64, len(each))
+		for j := range each {
+			vs[j] = reflect.ValueOf(&each[j]).Elem().Field(i).Interface().(*float64)
+		}
+		o.Field(i).Set(reflect.ValueOf(combine(vs)))
+	}
+	return out
+}

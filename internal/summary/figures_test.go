@@ -216,3 +216,24 @@ func TestFiguresGroup(t *testing.T) {
 		t.Fatalf("names %q", got)
 	}
 }
+
+func TestFieldWise(t *testing.T) {
+	type pair struct {
+		A *float64 `json:"a"`
+		B *float64 `json:"b"`
+	}
+	one, two := 1.0, 2.0
+	got := FieldWise([]pair{{&one, &two}, {&two, nil}}, func(vs []*float64) *float64 {
+		t := 0.0
+		for _, v := range vs {
+			if v == nil {
+				return nil
+			}
+			t += *v
+		}
+		return &t
+	})
+	if got.A == nil || *got.A != 3 || got.B != nil {
+		t.Fatalf("FieldWise: a %v b %v, want 3 and nil", got.A, got.B)
+	}
+}
