@@ -154,20 +154,27 @@ c10k_cell_name() {
   esac
 }
 
-# c10k_snapshot CELL WHEN [SS]: the server processes' /proc/PID/status,
+# c10k_snapshot CELL WHEN [SS [AT]]: the server processes' /proc/PID/status,
 # every host's /proc/net/sockstat and /proc/meminfo, and the server host's /proc/slabinfo
 # ("unreadable" when not root) and page size: the ways of memory per
 # connection; with SS=1 also the ESTABLISHED sockets of the server port on
-# every host (ss, gzipped: at 1m it is 70 MB a host), all hosts at once. Raw files; counted by csb summarize.
+# every host (ss, gzipped: at 1m it is 70 MB a host), all hosts at once
+# (AT, Unix ms: each host at that moment; 0 or none: now). Raw files;
+# counted by csb summarize.
 # ss walks the kernel's socket hash, shared by every namespace of a machine:
 # with 10k connections it stalled a low-rate client's sender by 20 ms, so it
 # is taken only while no request is in flight (idle holds).
 c10k_snapshot() {
-  local with_ss=${3:-0} h d script base="$1.$2"
+  local with_ss=${3:-0} at=${4:-0} h d script base="$1.$2"
   local -a jobs=()
   for h in $(csb_hosts); do
     d="$(csb_monitor_dir "${h}")/c10k"
-    script="mkdir -p $(csb_quote "${d}") && cd $(csb_quote "${d}") && cat /proc/net/sockstat >$(csb_quote "${base}.sockstat") && cat /proc/meminfo >$(csb_quote "${base}.meminfo")"
+    script=""
+    # AT: each host waits for that moment on its own clock (checked against
+    # this one's), so a slow ssh round trip does not move the snapshot.
+    # shellcheck disable=SC2016 # expanded by the host's shell
+    ((at == 0)) || script='left=$(('"${at}"' - $(date +%s%3N))); if [ "${left}" -gt 0 ]; then sleep "$((left / 1000)).$(printf %03d $((left % 1000)))"; fi; '
+    script+="mkdir -p $(csb_quote "${d}") && cd $(csb_quote "${d}") && cat /proc/net/sockstat >$(csb_quote "${base}.sockstat") && cat /proc/meminfo >$(csb_quote "${base}.meminfo")"
     if ((h == 0)); then
       script+="; for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; { cat /proc/slabinfo 2>/dev/null || echo unreadable; } >$(csb_quote "${base}.slabinfo"); getconf PAGESIZE >$(csb_quote "${base}.pagesize")"
       ((with_ss)) && script+="; ss -Htn state established $(csb_quote "( sport = :${SERVER_PORT} )") | gzip -1 >$(csb_quote "${base}.established.gz")"
@@ -319,9 +326,8 @@ c10k_scenario() {
     active)
       # wrk and h2load print nothing until they end; half way through
       # their run (from the due time, not from the launch), every
-      # connection they open is open.
-      csb_sleep_past_due $(((C10K_SECS * 1000 + 1) / 2))
-      c10k_snapshot "${cell}" held
+      # connection they open is open: each host takes it then.
+      c10k_snapshot "${cell}" held 0 $((CSB_P_DUE_MS + (C10K_SECS * 1000 + 1) / 2))
       ;;
   esac
   csb_procs_end "$((bound + C10K_SECS + C10K_HOLD + 90))" c10k_has_result

@@ -61,6 +61,7 @@ csb_procs_start() {
   local name=$1 k i due work out line most
   most=$(printf '%s\n' "${CSB_P_HOST[@]}" | sort | uniq -c | sort -rn | awk 'NR == 1 { print $1 }')
   due=$(($(csb_epoch_ms) + CSB_START_LEAD_MS + ${most:-0} * CSB_START_LEAD_PER_PROC_MS))
+  # shellcheck disable=SC2034 # read by lib/c10k.sh (the active snapshot)
   CSB_P_DUE_MS=${due}
   for k in $(csb_procs_hosts); do
     work=${CSB_H_WORK[k]}
@@ -153,14 +154,6 @@ cd $(csb_quote "${CSB_H_WORK[k]}") && tar -cf - --ignore-failed-read $(csb_quote
   done
   rmdir "${CSB_RUN_DIR}/run" 2>/dev/null || true
   return "${all}"
-}
-
-# csb_sleep_past_due MS: sleep until MS milliseconds after the last
-# csb_procs_start's due time: a moment in the tools' run, however long
-# their launch took (the lead grows with a loaded host's ssh round trips).
-csb_sleep_past_due() {
-  local left=$((CSB_P_DUE_MS + $1 - $(csb_epoch_ms)))
-  ((left <= 0)) || sleep "$((left / 1000)).$(printf '%03d' $((left % 1000)))"
 }
 
 # csb_proc_pidfile I: where process I's start-at writes its tool's PID, on
