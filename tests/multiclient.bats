@@ -235,13 +235,17 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   # env --default-signal gives the runner the SIGINT a terminal would.
   DURATION=20 env --default-signal=INT bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s SERVER_PORT=18383 -s PAYLOADS=1k >"${log}" 2>&1 &
   local pid=$!
-  # Both client hosts' processes started (recorded in run.env) before the
-  # signal: on a loaded machine client2's may start seconds after client1's.
+  # Both client hosts' wrk running before the signal (the runner has their
+  # PIDs by then: they start at the due time, after their launch returned);
+  # on a loaded machine client2's launch over ssh ends seconds after
+  # client1's. The hosts are namespaces of this machine: pgrep sees both.
   wait_for "${log}" 'CMD client2: .*/csb-run\.[^ ]*/bin/csb start-at' 180
-  local run
-  run=$(sed -n 's/^.* INFO run .* in \(\/.*\)$/\1/p' "${log}" | head -n 1)
-  wait_for "${run}/run.env" '^started\.client2=' 60
-  sleep 2
+  local i
+  for ((i = 0; i < 1200; i++)); do
+    (($(pgrep -fc -- 'wrk -t [0-9]+ -c 8 -d 20s .*:18383/payload/1k') >= 2)) && break
+    sleep 0.1
+  done
+  sleep 1
   kill -INT "${pid}"
   local rc=0
   wait "${pid}" || rc=$?

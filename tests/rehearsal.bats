@@ -202,7 +202,9 @@ step() {
 
   step 11_time_wait.sh
   [[ "${output}" =~ ([0-9]+)\ held\ by\ TIME_WAIT ]]
-  ((BASH_REMATCH[1] >= 1000))
+  # Step 10's 500 connections closed just before; step 09's 500 may be
+  # past their 60 s of TIME_WAIT on a loaded machine (984 of 1000 seen).
+  ((BASH_REMATCH[1] >= 500))
   step 11_time_wait.sh 1000000
   [[ "${output}" == *"ok: "*" in TIME_WAIT, at most 1000000"* ]]
 
