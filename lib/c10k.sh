@@ -300,12 +300,14 @@ c10k_scenario() {
       # The ramps may take up to the bound, and the last attempts their timeouts.
       csb_procs_wait_event "${CONNCLIENT_EVENT_HOLDING}" "$((bound + 15))" ||
         log_warn "${cell}: not every client process holds its connections after ${bound} s; the hold ends anyway"
-      # Every process holds until one end, HOLD from now; the snapshot
-      # is taken now, while every host holds all of its connections.
+      # Every process holds until one end, the start lead and HOLD from
+      # now; each host takes the snapshot a start lead from now, HOLD
+      # before that end, while it holds all of its connections (over a
+      # loaded host's ssh, a snapshot asked for now came after a 2 s hold).
       local end
-      end=$(c10k_at_file "${hold}" "$((C10K_HOLD * 1000))")
+      end=$(c10k_at_file "${hold}" "$((CSB_START_LEAD_MS + C10K_HOLD * 1000))")
       csb_run_set "c10k.${cell}.hold_end_ms" "${end}"
-      c10k_snapshot "${cell}" held 1
+      c10k_snapshot "${cell}" held 1 "$((end - C10K_HOLD * 1000))"
       ;;
     lowrate)
       # Every process opens its connections, then waits for one start time,
