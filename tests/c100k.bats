@@ -205,7 +205,16 @@ two_hosts_clean() {
     -s CONNS=2k -s SCENARIOS=idle -s HOLD=60' _ "${C100K_FD}" >"${out}" 2>&1 &
   local pid=$!
   wait_for "${out}" 'cell [0-9]+/[0-9]+ idle-2k \(' 180
-  sleep 3
+  # Both hosts' connclient running before the signal (the runner has their
+  # PIDs by then); on a loaded machine client2's launch over ssh ends
+  # seconds after client1's. The hosts are namespaces here: pgrep sees both.
+  local i
+  for ((i = 0; i < 1200; i++)); do
+    pgrep -f -- 'connclient idle .*-source 198\.18\.0\.' >/dev/null &&
+      pgrep -f -- 'connclient idle .*-source 198\.18\.2\.' >/dev/null && break
+    sleep 0.1
+  done
+  sleep 2
   kill -INT "${pid}"
   wait "${pid}" || rc=$?
   tail -n 8 "${out}"
