@@ -208,12 +208,8 @@ two_hosts_clean() {
   # Both hosts' connclient running before the signal (the runner has their
   # PIDs by then); on a loaded machine client2's launch over ssh ends
   # seconds after client1's. The hosts are namespaces here: pgrep sees both.
-  local i
-  for ((i = 0; i < 1200; i++)); do
-    pgrep -f -- 'connclient idle .*-source 198\.18\.0\.' >/dev/null &&
-      pgrep -f -- 'connclient idle .*-source 198\.18\.2\.' >/dev/null && break
-    sleep 0.1
-  done
+  wait_procs 1 'connclient idle .*-source 198\.18\.0\.' || true
+  wait_procs 1 'connclient idle .*-source 198\.18\.2\.' || true
   sleep 2
   kill -INT "${pid}"
   wait "${pid}" || rc=$?

@@ -74,6 +74,19 @@ wait_for() {
   return 1
 }
 
+# wait_procs N PATTERN [LIMIT]: wait until at least N processes' command
+# lines match PATTERN (pgrep -f; the netns lab's hosts are namespaces of
+# this machine, so it sees every host's), at most LIMIT s (default 120).
+wait_procs() {
+  local n=$1 pattern=$2 limit=${3:-120} i
+  for ((i = 0; i < limit * 10; i++)); do
+    (($(pgrep -fc -- "${pattern}") >= n)) && return 0
+    sleep 0.1
+  done
+  echo "timed out after ${limit} s waiting for ${n} processes matching '${pattern}'" >&2
+  return 1
+}
+
 # alive PID: is PID running? A process that has exited but that init has
 # not reaped yet (a zombie: what setsid started is init's child) is not
 # (lib/remote.sh csb_alive).

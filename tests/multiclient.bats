@@ -240,11 +240,7 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   # on a loaded machine client2's launch over ssh ends seconds after
   # client1's. The hosts are namespaces of this machine: pgrep sees both.
   wait_for "${log}" 'CMD client2: .*/csb-run\.[^ ]*/bin/csb start-at' 180
-  local i
-  for ((i = 0; i < 1200; i++)); do
-    (($(pgrep -fc -- 'wrk -t [0-9]+ -c 8 -d 20s .*:18383/payload/1k') >= 2)) && break
-    sleep 0.1
-  done
+  wait_procs 2 'wrk -t [0-9]+ -c 8 -d 20s .*:18383/payload/1k' || true
   sleep 1
   kill -INT "${pid}"
   local rc=0
