@@ -165,26 +165,63 @@ c10k_cell_name() {
 # with 10k connections it stalled a low-rate client's sender by 20 ms, so it
 # is taken only while no request is in flight (idle holds).
 c10k_snapshot() {
-  local with_ss=${3:-0} at=${4:-0} h d script base="$1.$2"
+  local -a hosts
+  mapfile -t hosts < <(csb_hosts)
+  c10k_snapshot_on "$1" "$2" "${3:-0}" "${4:-0}" "${hosts[@]}"
+}
+
+# c10k_snapshot_on CELL WHEN SS AT H...: c10k_snapshot on hosts H, each
+# over its ssh, all at once.
+c10k_snapshot_on() {
+  local cell=$1 when=$2 ss=$3 at=$4 h
+  shift 4
   local -a jobs=()
-  for h in $(csb_hosts); do
-    d="$(csb_monitor_dir "${h}")/c10k"
-    script=""
-    # AT: each host waits for that moment on its own clock (checked against
-    # this one's), so a slow ssh round trip does not move the snapshot.
-    # shellcheck disable=SC2016 # expanded by the host's shell
-    ((at == 0)) || script='left=$(('"${at}"' - $(date +%s%3N))); if [ "${left}" -gt 0 ]; then sleep "$((left / 1000)).$(printf %03d $((left % 1000)))"; fi; '
-    script+="mkdir -p $(csb_quote "${d}") && cd $(csb_quote "${d}") && cat /proc/net/sockstat >$(csb_quote "${base}.sockstat") && cat /proc/meminfo >$(csb_quote "${base}.meminfo")"
-    if ((h == 0)); then
-      script+="; for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; { cat /proc/slabinfo 2>/dev/null || echo unreadable; } >$(csb_quote "${base}.slabinfo"); getconf PAGESIZE >$(csb_quote "${base}.pagesize")"
-      ((with_ss)) && script+="; ss -Htn state established $(csb_quote "( sport = :${SERVER_PORT} )") | gzip -1 >$(csb_quote "${base}.established.gz")"
-    elif ((with_ss)); then
-      script+="; ss -Htn state established $(csb_quote "( dport = :${SERVER_PORT} )") | gzip -1 >$(csb_quote "${base}.established.gz")"
-    fi
-    on_host_sh "${h}" "${script}" || log_warn "snapshot ${base} failed on $(csb_host_name "${h}")" &
+  for h in "$@"; do
+    on_host_sh "${h}" "$(c10k_snapshot_sh "${cell}" "${when}" "${ss}" "${at}" "${h}")" ||
+      log_warn "snapshot ${cell}.${when} failed on $(csb_host_name "${h}")" &
     jobs+=($!)
   done
   csb_wait_jobs "${jobs[@]}" || true
+}
+
+# c10k_snapshot_sh CELL WHEN SS AT H: host H's script of c10k_snapshot.
+c10k_snapshot_sh() {
+  local with_ss=$3 at=$4 h=$5 d script base="$1.$2"
+  d="$(csb_monitor_dir "${h}")/c10k"
+  script=""
+  # AT: each host waits for that moment on its own clock (checked against
+  # this one's), so a slow ssh round trip does not move the snapshot.
+  # shellcheck disable=SC2016 # expanded by the host's shell
+  ((at == 0)) || script='left=$(('"${at}"' - $(date +%s%3N))); if [ "${left}" -gt 0 ]; then sleep "$((left / 1000)).$(printf %03d $((left % 1000)))"; fi; '
+  script+="mkdir -p $(csb_quote "${d}") && cd $(csb_quote "${d}") && cat /proc/net/sockstat >$(csb_quote "${base}.sockstat") && cat /proc/meminfo >$(csb_quote "${base}.meminfo")"
+  if ((h == 0)); then
+    script+="; for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; { cat /proc/slabinfo 2>/dev/null || echo unreadable; } >$(csb_quote "${base}.slabinfo"); getconf PAGESIZE >$(csb_quote "${base}.pagesize")"
+    ((with_ss)) && script+="; ss -Htn state established $(csb_quote "( sport = :${SERVER_PORT} )") | gzip -1 >$(csb_quote "${base}.established.gz")"
+  elif ((with_ss)); then
+    script+="; ss -Htn state established $(csb_quote "( dport = :${SERVER_PORT} )") | gzip -1 >$(csb_quote "${base}.established.gz")"
+  fi
+  printf '%s\n' "${script}"
+}
+
+# c10k_snapshot_with_launch CELL AT: the held snapshot at AT of a cell whose
+# tools print nothing until they end (wrk, h2load): each client host's goes
+# with its launch (CSB_P_ALSO), there before the due time however slow its
+# ssh; the other hosts' (the server's) are sent now, in the background
+# (C10K_SNAP_JOB, waited for with csb_wait_jobs).
+C10K_SNAP_JOB=""
+c10k_snapshot_with_launch() {
+  local h
+  local -a others=()
+  for h in $(csb_hosts); do
+    if csb_procs_hosts | grep -qx "${h}"; then
+      # shellcheck disable=SC2034 # read by csb_procs_start (lib/cell.sh)
+      CSB_P_ALSO["${h}"]=$(c10k_snapshot_sh "$1" held 0 "$2" "${h}")
+    else
+      others+=("${h}")
+    fi
+  done
+  c10k_snapshot_on "$1" held 0 "$2" "${others[@]}" &
+  C10K_SNAP_JOB=$!
 }
 
 # c10k_cost_files CELL: the cell's memory snapshots (meminfo, sockstat,
@@ -294,6 +331,13 @@ c10k_scenario() {
     active) c10k_procs "${cell}" active "${h2[@]}" ;;
   esac
   csb_cell_begin "${cell}" "${params[@]}"
+  # wrk and h2load print nothing until they end; half way through their
+  # run (from the due time, not from the launch), every connection they
+  # open is open: each host takes the snapshot then.
+  if [[ "${kind}" == active ]]; then
+    csb_procs_due
+    c10k_snapshot_with_launch "${cell}" $((CSB_P_DUE_MS + (C10K_SECS * 1000 + 1) / 2))
+  fi
   csb_procs_start "${tool}-${cell}"
   case "${kind}" in
     idle)
@@ -325,12 +369,7 @@ c10k_scenario() {
       if ((C10K_SECS / 2 > 0)); then sleep $((C10K_SECS / 2)); fi
       c10k_snapshot "${cell}" held
       ;;
-    active)
-      # wrk and h2load print nothing until they end; half way through
-      # their run (from the due time, not from the launch), every
-      # connection they open is open: each host takes it then.
-      c10k_snapshot "${cell}" held 0 $((CSB_P_DUE_MS + (C10K_SECS * 1000 + 1) / 2))
-      ;;
+    active) csb_wait_jobs "${C10K_SNAP_JOB}" || true ;;
   esac
   csb_procs_end "$((bound + C10K_SECS + C10K_HOLD + 90))" c10k_has_result
   csb_http_stop

@@ -12,12 +12,19 @@
 # before it starts and brought back with OUT. Each process runs
 # under `csb start-at`, which writes its timing (due, start, end, exit)
 # beside it (csb_proc_timing); each host's processes are followed by one
-# pidstat there. One client host is the table's case of one.
+# pidstat there. One client host is the table's case of one. CSB_P_ALSO[K]
+# is a shell script client K runs in the background with its launch (a
+# snapshot timed from the due time: it is there before the due however
+# slow the host's ssh).
 
 declare -ga CSB_P_HOST=() CSB_P_OUT=() CSB_P_ERR=() CSB_P_CMD=() CSB_P_PID=() CSB_P_RC=() CSB_P_MORE=()
+declare -gA CSB_P_ALSO=()
 
-# csb_procs_reset: an empty table for the next cell.
-csb_procs_reset() { CSB_P_HOST=() CSB_P_OUT=() CSB_P_ERR=() CSB_P_CMD=() CSB_P_PID=() CSB_P_RC=() CSB_P_MORE=(); }
+# csb_procs_reset: an empty table for the next cell, its due time not yet set.
+csb_procs_reset() {
+  CSB_P_HOST=() CSB_P_OUT=() CSB_P_ERR=() CSB_P_CMD=() CSB_P_PID=() CSB_P_RC=() CSB_P_MORE=() CSB_P_ALSO=()
+  CSB_P_DUE_MS=0
+}
 
 # csb_proc_add K OUT ERR CMD ARGS...: one process of the cell on client K.
 csb_proc_add() {
@@ -51,18 +58,25 @@ csb_procs_of() {
 # csb_procs_hosts: the client hosts with processes in the table.
 csb_procs_hosts() { printf '%s\n' "${CSB_P_HOST[@]}" | sort -nu; }
 
-# csb_procs_start NAME: start every process of the table at one due time
-# (CSB_P_DUE_MS, Unix ms: the clocks' lead, and CSB_START_LEAD_PER_PROC_MS for each process of the
-# host that starts the most), each host's in one call, and a pidstat per host following them
-# (monitors/<label>/pidstat-NAME.txt). A process that could not be started
-# is logged with its host and why; its CSB_P_PID stays empty.
+# csb_procs_due: the table's one due time from now (CSB_P_DUE_MS, Unix
+# ms): the clocks' lead, and CSB_START_LEAD_PER_PROC_MS for each process
+# of the host that starts the most. A cell that times something from it
+# sets it before csb_procs_start, which keeps it.
 CSB_P_DUE_MS=0
-csb_procs_start() {
-  local name=$1 k i due work out line most
+csb_procs_due() {
+  local most
   most=$(printf '%s\n' "${CSB_P_HOST[@]}" | sort | uniq -c | sort -rn | awk 'NR == 1 { print $1 }')
-  due=$(($(csb_epoch_ms) + CSB_START_LEAD_MS + ${most:-0} * CSB_START_LEAD_PER_PROC_MS))
-  # shellcheck disable=SC2034 # read by lib/c10k.sh (the active snapshot)
-  CSB_P_DUE_MS=${due}
+  CSB_P_DUE_MS=$(($(csb_epoch_ms) + CSB_START_LEAD_MS + ${most:-0} * CSB_START_LEAD_PER_PROC_MS))
+}
+
+# csb_procs_start NAME: start every process of the table at its due time
+# (csb_procs_due), each host's in one call, with a pidstat per host following them
+# (monitors/<label>/pidstat-NAME.txt) and its CSB_P_ALSO script. A process that could not be started
+# is logged with its host and why; its CSB_P_PID stays empty.
+csb_procs_start() {
+  local name=$1 k i due work out line
+  ((CSB_P_DUE_MS > 0)) || csb_procs_due
+  due=${CSB_P_DUE_MS}
   for k in $(csb_procs_hosts); do
     work=${CSB_H_WORK[k]}
     local script pidfiles="" mon
@@ -91,6 +105,9 @@ $(csb_record_line "${work}" start-at)echo \"proc ${i} \$p\""
     script+="
 setsid bash -c $(csb_quote "${waitp}") _ ${pidfiles} </dev/null >$(csb_quote "${mon}") 2>&1 & p=\$!
 $(csb_record_line "${work}" pidstat)echo \"mon \$p\""
+    [[ -z "${CSB_P_ALSO[${k}]:-}" ]] || script+="
+setsid sh -c $(csb_quote ": csb-also; ${CSB_P_ALSO[${k}]}") </dev/null >/dev/null 2>&1 & p=\$!
+$(csb_record_line "${work}" csb-also)echo \"also \$p\""
     out=$(on_host_sh "${k}" "${script}") || csb_ssh_lost_stop
     while read -r line; do
       case "${line}" in
@@ -102,6 +119,10 @@ $(csb_record_line "${work}" pidstat)echo \"mon \$p\""
         "mon "*)
           CSB_MONITORS+=("${k} ${line#mon } pidstat")
           csb_run_set "started.${CSB_H_LABEL[k]}" "${line#mon } pidstat"
+          ;;
+        "also "*)
+          CSB_MONITORS+=("${k} ${line#also } csb-also")
+          csb_run_set "started.${CSB_H_LABEL[k]}" "${line#also } csb-also"
           ;;
       esac
     done <<<"${out}"
