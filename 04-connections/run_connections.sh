@@ -165,9 +165,10 @@ p4_predict() {
 # host's first address, JSON to raw/<label>/CELL.json, progress to
 # raw/<label>/CELL.log.
 p4_procs() {
-  local cell=$1 k label i
+  local cell=$1 k label i target bin
   shift
   local -a args tls
+  target="$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}"
   csb_procs_reset
   for k in $(csb_clients); do
     label=${CSB_H_LABEL[k]} args=("$@")
@@ -176,8 +177,9 @@ p4_procs() {
     done
     tls=()
     [[ "${SCHEME}" != https ]] || mapfile -t tls < <(csb_tls_client_flags "${k}")
-    csb_proc_add "${k}" "raw/${label}/${cell}.json" "raw/${label}/${cell}.log" "$(csb_client_bin "${k}")/connclient" "${args[@]}" \
-      "${tls[@]}" -target "$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}" -source "${CSB_H_ADDRS[k]%%,*}" -path "${HEALTH_PATH}"
+    bin=$(csb_client_bin "${k}")
+    csb_proc_add "${k}" "raw/${label}/${cell}.json" "raw/${label}/${cell}.log" "${bin}/connclient" "${args[@]}" \
+      "${tls[@]}" -target "${target}" -source "${CSB_H_ADDRS[k]%%,*}" -path "${HEALTH_PATH}"
   done
 }
 

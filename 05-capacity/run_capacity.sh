@@ -169,9 +169,11 @@ capacity_next() {
 # cell: every client host's share of RPS and CONNS, connections opened
 # first, then one start time for every schedule.
 capacity_step() {
-  local step=$1 size=$2 rps=$3 conns=$4 secs=$5 k label
+  local step=$1 size=$2 rps=$3 conns=$4 secs=$5 k label target bin path
   shift 5
   local -a cmd tls rates=()
+  target="$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}"
+  path=$(csb_payload_path "${size}")
   csb_load_plan "${rps}" 1 rate
   for k in $(csb_clients); do rates[k]=${CSB_LOAD[${CSB_H_LABEL[k]}.connections]}; done
   csb_load_plan "${conns}" 1
@@ -179,9 +181,10 @@ capacity_step() {
   for k in $(csb_clients); do
     label=${CSB_H_LABEL[k]}
     mapfile -t tls < <(csb_tls_client_flags "${k}")
-    cmd=("$(csb_client_bin "${k}")/connclient" lowrate -target "$(csb_url_host "${SERVER_IP}"):${SERVER_PORT}"
+    bin=$(csb_client_bin "${k}")
+    cmd=("${bin}/connclient" lowrate -target "${target}"
       -conns "${CSB_LOAD[${label}.connections]}" -rps "${rates[k]}" -duration "${secs}s" -drain "${CAP_DRAIN}"
-      -path "$(csb_payload_path "${size}")" -start-file "raw/${step}.start" -start-wait 60s "${tls[@]}")
+      -path "${path}" -start-file "raw/${step}.start" -start-wait 60s "${tls[@]}")
     csb_proc_add "${k}" "raw/${label}/${step}.json" "raw/${label}/${step}.log" "${cmd[@]}"
   done
   csb_cell_begin "${step}" "payload=${size}" "payload_bytes=${CSB_SIZE_BYTES[${size}]}" "offered_rps=${rps}" \

@@ -116,10 +116,12 @@ netns_building_note() {
 # netns_host_nics N: "NAMESPACE NIC IP" of every host of a lab with N
 # clients.
 netns_host_nics() {
-  local k
+  local k ns nic
   echo "${CSB_NETNS_SERVER} ${CSB_NETNS_SERVER_NIC} ${CSB_NETNS_SERVER_IP}"
   for ((k = 1; k <= $1; k++)); do
-    echo "$(csb_netns_client_ns "${k}") $(csb_netns_client_nic "${k}") $(csb_netns_client_ip "${k}")"
+    ns=$(csb_netns_client_ns "${k}")
+    nic=$(csb_netns_client_nic "${k}")
+    echo "${ns} ${nic} $(csb_netns_client_ip "${k}")"
   done
 }
 
@@ -350,10 +352,11 @@ netns_switch_port() {
 
 # netns_reshape N: LINK_RATE on every NIC and switch port of a lab with N clients.
 netns_reshape() {
-  local n=$1 k
+  local n=$1 k ns
   netns_shape "${CSB_NETNS_SERVER}" "${CSB_NETNS_SERVER_NIC}"
   for ((k = 1; k <= n; k++)); do
-    netns_shape "$(csb_netns_client_ns "${k}")" "$(csb_netns_client_nic "${k}")"
+    ns=$(csb_netns_client_ns "${k}")
+    netns_shape "${ns}" "$(csb_netns_client_nic "${k}")"
   done
   if ((n >= 2)); then
     netns_shape "${CSB_NETNS_SWITCH}" p-srv
@@ -443,7 +446,7 @@ netns_up() {
   echo "$$" >"${CSB_NETNS_STATE}/building"
   echo "${n}" >"${CSB_NETNS_STATE}/clients"
 
-  local k prefix=${CSB_NETNS_PREFIX}
+  local k ns nic prefix=${CSB_NETNS_PREFIX}
   log_info "creating namespaces $(netns_namespaces "${n}" | tr '\n' ' ')"
   # shellcheck disable=SC2046 # one name per line
   netns_add $(netns_namespaces "${n}")
@@ -458,12 +461,15 @@ netns_up() {
     ip -n "${CSB_NETNS_SWITCH}" link set br0 up
     netns_switch_port "${CSB_NETNS_SERVER}" "${CSB_NETNS_SERVER_NIC}" p-srv
     for ((k = 1; k <= n; k++)); do
-      netns_switch_port "$(csb_netns_client_ns "${k}")" "$(csb_netns_client_nic "${k}")" "p-c${k}"
+      ns=$(csb_netns_client_ns "${k}")
+      netns_switch_port "${ns}" "$(csb_netns_client_nic "${k}")" "p-c${k}"
     done
   fi
   netns_host_link "${CSB_NETNS_SERVER}" "${CSB_NETNS_SERVER_NIC}" "${CSB_NETNS_SERVER_IP}" "${prefix}"
   for ((k = 1; k <= n; k++)); do
-    netns_host_link "$(csb_netns_client_ns "${k}")" "$(csb_netns_client_nic "${k}")" "$(csb_netns_client_ip "${k}")" "${prefix}"
+    ns=$(csb_netns_client_ns "${k}")
+    nic=$(csb_netns_client_nic "${k}")
+    netns_host_link "${ns}" "${nic}" "$(csb_netns_client_ip "${k}")" "${prefix}"
   done
 
   log_info "starting sshd in ${CSB_NETNS_SERVER} on ${CSB_NETNS_SERVER_IP}:${SSHD_PORT}$( ((n < 2)) || echo " and in clients 2..${n}")"

@@ -146,11 +146,18 @@ c10k_run_cells() {
 # HTTP/2), lowrate-10k-1000rps, active-10k-1k (over HTTP/2 with STREAMS S:
 # active-10k-1k-h2-m<S>, CONNS streams in flight).
 c10k_cell_name() {
-  local kind=$1 conns=$2 rps=${3:-0} streams=${4:-0}
+  local kind=$1 conns=$2 rps=${3:-0} streams=${4:-0} count h2=""
+  count=$(csb_count_name "${conns}")
   case "${kind}" in
-    idle) echo "idle-$(csb_count_name "${conns}")$(! csb_http2_on || echo -h2)" ;;
-    lowrate) echo "lowrate-$(csb_count_name "${conns}")-${rps}rps" ;;
-    active) echo "active-$(csb_count_name "${conns}")-${C10K_PAYLOAD}$( ((streams == 0)) || echo "-h2-m${streams}")" ;;
+    idle)
+      ! csb_http2_on || h2=-h2
+      echo "idle-${count}${h2}"
+      ;;
+    lowrate) echo "lowrate-${count}-${rps}rps" ;;
+    active)
+      ((streams == 0)) || h2="-h2-m${streams}"
+      echo "active-${count}-${C10K_PAYLOAD}${h2}"
+      ;;
   esac
 }
 
@@ -193,13 +200,18 @@ c10k_snapshot_sh() {
   # this one's), so a slow ssh round trip does not move the snapshot.
   # shellcheck disable=SC2016 # expanded by the host's shell
   ((at == 0)) || script='left=$(('"${at}"' - $(date +%s%3N))); if [ "${left}" -gt 0 ]; then sleep "$((left / 1000)).$(printf %03d $((left % 1000)))"; fi; '
-  script+="mkdir -p $(csb_quote "${d}") && cd $(csb_quote "${d}") && cat /proc/net/sockstat >$(csb_quote "${base}.sockstat") && cat /proc/meminfo >$(csb_quote "${base}.meminfo")"
+  local qd qb qpids qf
+  csb_quote_to qd "${d}"
+  csb_quote_to qb "${base}"
+  script+="mkdir -p ${qd} && cd ${qd} && cat /proc/net/sockstat >${qb}.sockstat && cat /proc/meminfo >${qb}.meminfo"
   if ((h == 0)); then
-    script+="; for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/status; done >$(csb_quote "${base}.status") 2>&1; { cat /proc/slabinfo 2>/dev/null || echo unreadable; } >$(csb_quote "${base}.slabinfo"); getconf PAGESIZE >$(csb_quote "${base}.pagesize")"
-    ((with_ss)) && script+="; ss -Htn state established $(csb_quote "( sport = :${SERVER_PORT} )") | gzip -1 >$(csb_quote "${base}.established.gz")"
-  elif ((with_ss)); then
-    script+="; ss -Htn state established $(csb_quote "( dport = :${SERVER_PORT} )") | gzip -1 >$(csb_quote "${base}.established.gz")"
+    csb_quote_to qpids "${CSB_HTTP_PIDS[@]}"
+    script+="; for p in ${qpids}; do echo \"== \$p\"; cat /proc/\$p/status; done >${qb}.status 2>&1; { cat /proc/slabinfo 2>/dev/null || echo unreadable; } >${qb}.slabinfo; getconf PAGESIZE >${qb}.pagesize"
+    csb_quote_to qf "( sport = :${SERVER_PORT} )"
+  else
+    csb_quote_to qf "( dport = :${SERVER_PORT} )"
   fi
+  ((!with_ss)) || script+="; ss -Htn state established ${qf} | gzip -1 >${qb}.established.gz"
   printf '%s\n' "${script}"
 }
 
@@ -233,8 +245,12 @@ c10k_cost_files() {
   for h in $(csb_hosts); do
     d="${CSB_RUN_DIR}/monitors/${CSB_H_LABEL[h]}/c10k"
     mkdir -p "${d}"
+    local qdir qcell
+    qdir=$(csb_monitor_dir "${h}")
+    csb_quote_to qdir "${qdir}/c10k"
+    csb_quote_to qcell "${cell}"
     # shellcheck disable=SC2016 # expanded by the host's shell
-    on_host_sh "${h}" "cd $(csb_quote "$(csb_monitor_dir "${h}")/c10k") && set -- $(csb_quote "${cell}")"'
+    on_host_sh "${h}" "cd ${qdir} && set -- ${qcell}"'
 for f in "$1".before.meminfo "$1".held.meminfo "$1".before.sockstat "$1".held.sockstat "$1".before.pagesize; do [ -f "$f" ] && set -- "$@" "$f"; done
 shift; [ $# -gt 0 ] && tar -cf - "$@"' | tar -xf - -C "${d}" 2>/dev/null ||
       log_warn "${cell}: its memory snapshots could not be copied from $(csb_host_name "${h}"): the next step is planned from the estimates"

@@ -79,35 +79,59 @@ csb_procs_start() {
   due=${CSB_P_DUE_MS}
   for k in $(csb_procs_hosts); do
     work=${CSB_H_WORK[k]}
-    local script pidfiles="" mon
+    local script pidfiles="" mon bin q1 q2 q3 q4 record
     # Every tool runs in the work directory with its soft fd limit raised to
-    # the hard one (the plans checked the hard limits).
-    script="$(csb_remote_guard "${work}")
-cd $(csb_quote "${work}") || exit 1
+    # the hard one (the plans checked the hard limits). (Each command below
+    # expands at most one $(...): see csb_quote_to.)
+    script=$(csb_remote_guard "${work}")
+    bin=$(csb_client_bin "${k}")
+    csb_quote_to q1 "${work}"
+    script+="
+cd ${q1} || exit 1
 ulimit -Sn \"\$(ulimit -Hn)\" 2>/dev/null || true"
+    record=$(csb_record_line "${work}" start-at)
     for i in $(csb_procs_of "${k}"); do
       local t pf
       # start-at's pid file stays on the host (run/, never fetched).
-      t=$(csb_proc_timing "${k}" "${CSB_P_OUT[i]}") pf=$(csb_proc_pidfile "${i}")
-      pidfiles+=" $(csb_quote "${work}/${pf}")"
-      csb_log_line CMD "${CSB_H_LABEL[k]}: $(csb_client_bin "${k}")/csb start-at -due ${due} -- ${CSB_P_CMD[i]}"
+      t=$(csb_proc_timing "${k}" "${CSB_P_OUT[i]}")
+      pf=$(csb_proc_pidfile "${i}")
+      csb_quote_to q1 "${work}/${pf}"
+      pidfiles+=" ${q1}"
+      csb_log_line CMD "${CSB_H_LABEL[k]}: ${bin}/csb start-at -due ${due} -- ${CSB_P_CMD[i]}"
+      local dout=. derr=.
+      [[ "${CSB_P_OUT[i]}" != */* ]] || dout=${CSB_P_OUT[i]%/*}
+      [[ "${CSB_P_ERR[i]}" != */* ]] || derr=${CSB_P_ERR[i]%/*}
+      csb_quote_to q1 "${dout}" "${derr}"
+      csb_quote_to q2 "${pf}" "${t}" ${CSB_P_MORE[i]:+"${CSB_P_MORE[i]}"}
+      csb_quote_to q3 "${bin}/csb" start-at -due "${due}" -out "${work}/${t}" -pid-file "${work}/${pf}"
+      csb_quote_to q4 "${CSB_P_OUT[i]}"
       script+="
-mkdir -p run $(csb_quote "$(dirname "${CSB_P_OUT[i]}")" "$(dirname "${CSB_P_ERR[i]}")") && rm -f $(csb_quote "${pf}" "${t}" ${CSB_P_MORE[i]:+"${CSB_P_MORE[i]}"})
-setsid $(csb_quote "$(csb_client_bin "${k}")/csb" start-at -due "${due}" -out "${work}/${t}" -pid-file "${work}/${pf}") -- ${CSB_P_CMD[i]} </dev/null >$(csb_quote "${CSB_P_OUT[i]}") 2>>$(csb_quote "${CSB_P_ERR[i]}") & p=\$!
-$(csb_record_line "${work}" start-at)echo \"proc ${i} \$p\""
+mkdir -p run ${q1} && rm -f ${q2}
+setsid ${q3} -- ${CSB_P_CMD[i]} </dev/null >${q4} "
+      csb_quote_to q4 "${CSB_P_ERR[i]}"
+      script+="2>>${q4} & p=\$!
+${record}echo \"proc ${i} \$p\""
     done
     # The host's pidstat waits for every tool to have started (start-at's
     # pid files), then follows them until the last one ends.
     mon="$(csb_monitor_dir "${k}")/pidstat-${name}.txt"
     local waitp
+    csb_quote_to q1 "${CSB_SYSSTAT_ENV[@]}"
     # shellcheck disable=SC2016 # expanded by the inner bash on the host
-    waitp='for i in $(seq 1 400); do l=""; for f in "$@"; do [ -s "$f" ] || { l=; break; }; l="$l${l:+,}$(cat "$f")"; done; [ -n "$l" ] && exec '"$(csb_quote "${CSB_SYSSTAT_ENV[@]}")"' pidstat -H -h -u -r -p "$l" 1; sleep 0.05; done'
+    waitp='for i in $(seq 1 400); do l=""; for f in "$@"; do [ -s "$f" ] || { l=; break; }; l="$l${l:+,}$(cat "$f")"; done; [ -n "$l" ] && exec '"${q1}"' pidstat -H -h -u -r -p "$l" 1; sleep 0.05; done'
+    csb_quote_to q1 "${waitp}"
+    csb_quote_to q2 "${mon}"
+    record=$(csb_record_line "${work}" pidstat)
     script+="
-setsid bash -c $(csb_quote "${waitp}") _ ${pidfiles} </dev/null >$(csb_quote "${mon}") 2>&1 & p=\$!
-$(csb_record_line "${work}" pidstat)echo \"mon \$p\""
-    [[ -z "${CSB_P_ALSO[${k}]:-}" ]] || script+="
-setsid sh -c $(csb_quote ": csb-also; ${CSB_P_ALSO[${k}]}") </dev/null >/dev/null 2>&1 & p=\$!
-$(csb_record_line "${work}" csb-also)echo \"also \$p\""
+setsid bash -c ${q1} _ ${pidfiles} </dev/null >${q2} 2>&1 & p=\$!
+${record}echo \"mon \$p\""
+    if [[ -n "${CSB_P_ALSO[${k}]:-}" ]]; then
+      csb_quote_to q1 ": csb-also; ${CSB_P_ALSO[${k}]}"
+      record=$(csb_record_line "${work}" csb-also)
+      script+="
+setsid sh -c ${q1} </dev/null >/dev/null 2>&1 & p=\$!
+${record}echo \"also \$p\""
+    fi
     out=$(on_host_sh "${k}" "${script}") || csb_ssh_lost_stop
     while read -r line; do
       case "${line}" in
@@ -127,7 +151,9 @@ $(csb_record_line "${work}" csb-also)echo \"also \$p\""
       esac
     done <<<"${out}"
     for i in $(csb_procs_of "${k}"); do
-      [[ -n "${CSB_P_PID[i]}" ]] || log_error "could not start ${CSB_P_CMD[i]%% *} on $(csb_host_name "${k}"): $(tail -n 3 <<<"${out}" | tr '\n' ' ')"
+      local host_name
+      host_name=$(csb_host_name "${k}")
+      [[ -n "${CSB_P_PID[i]}" ]] || log_error "could not start ${CSB_P_CMD[i]%% *} on ${host_name}: $(tail -n 3 <<<"${out}" | tr '\n' ' ')"
     done
   done
 }
@@ -144,15 +170,21 @@ csb_procs_wait() {
     pids="" files=()
     for i in $(csb_procs_of "${k}"); do
       [[ -z "${CSB_P_PID[i]}" ]] || pids+=" ${CSB_P_PID[i]}"
-      files+=("${CSB_P_OUT[i]}" "${CSB_P_ERR[i]}" "$(csb_proc_timing "${k}" "${CSB_P_OUT[i]}")" "$(csb_proc_pidfile "${i}")" ${CSB_P_MORE[i]:+"${CSB_P_MORE[i]}"})
+      local timing pidfile
+      timing=$(csb_proc_timing "${k}" "${CSB_P_OUT[i]}")
+      pidfile=$(csb_proc_pidfile "${i}")
+      files+=("${CSB_P_OUT[i]}" "${CSB_P_ERR[i]}" "${timing}" "${pidfile}" ${CSB_P_MORE[i]:+"${CSB_P_MORE[i]}"})
     done
     # shellcheck disable=SC2016 # expanded by the host's shell
     local poll='end=$((SECONDS + '"$((bound))"')); for p in '"${pids}"'; do while csb_alive "$p"; do
   if [ "$SECONDS" -ge "$end" ]; then echo "warning: process $p did not end within '"$((bound))"' s: stopping it" >&2; kill -TERM "$p" 2>/dev/null; sleep 2; kill -KILL "$p" 2>/dev/null; fi
   sleep 0.05; done; done'
+    local qwork qfiles
+    csb_quote_to qwork "${CSB_H_WORK[k]}"
+    csb_quote_to qfiles "${files[@]}"
     {
       on_host_sh "${k}" "${poll}
-cd $(csb_quote "${CSB_H_WORK[k]}") && tar -cf - --ignore-failed-read $(csb_quote "${files[@]}") 2>/dev/null" |
+cd ${qwork} && tar -cf - --ignore-failed-read ${qfiles} 2>/dev/null" |
         tar -C "${CSB_RUN_DIR}" -xf -
     } &
     waiters+=($!)
@@ -252,9 +284,13 @@ csb_procs_wait_event() {
     done
     # Every 10 s the host's csb prints how far its processes' ramps are
     # (csb progress -ramp), logged here with the host's name.
+    local qwork qargs bin
+    bin=$(csb_client_bin "${k}")
+    csb_quote_to qwork "${CSB_H_WORK[k]}"
+    csb_quote_to qargs "${CONNCLIENT_EVENT_PREFIX}${event}\"" "${bound}" "${pids}" "${bin}/csb" "${files[@]}"
     # shellcheck disable=SC2016 # expanded by the host's shell
-    { on_host_sh "${k}" "cd $(csb_quote "${CSB_H_WORK[k]}") || exit 1
-set -- $(csb_quote "${CONNCLIENT_EVENT_PREFIX}${event}\"" "${bound}" "${pids}" "$(csb_client_bin "${k}")/csb" "${files[@]}")"'
+    { on_host_sh "${k}" "cd ${qwork} || exit 1
+set -- ${qargs}"'
 pat=$1; end=$((SECONDS + $2)); pids=$3; csb=$4; shift 4
 start=$SECONDS; next=$((SECONDS + 10))
 while [ "${SECONDS}" -lt "${end}" ]; do
@@ -291,7 +327,12 @@ csb_procs_put_file() {
   local file=$1 text=$2 k
   local -a jobs=()
   for k in $(csb_procs_hosts); do
-    on_host_sh "${k}" "cd $(csb_quote "${CSB_H_WORK[k]}") && printf '%s\n' $(csb_quote "${text}") >$(csb_quote "${file}.tmp") && mv -f $(csb_quote "${file}.tmp" "${file}")" &
+    local qwork qtext qtmp qmv
+    csb_quote_to qwork "${CSB_H_WORK[k]}"
+    csb_quote_to qtext "${text}"
+    csb_quote_to qtmp "${file}.tmp"
+    csb_quote_to qmv "${file}.tmp" "${file}"
+    on_host_sh "${k}" "cd ${qwork} && printf '%s\n' ${qtext} >${qtmp} && mv -f ${qmv}" &
     jobs+=($!)
   done
   csb_wait_jobs "${jobs[@]}"

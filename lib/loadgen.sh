@@ -101,7 +101,9 @@ csb_payload_path() {
 
 # csb_payload_url SIZE: the URL of a payload on the benchmark address.
 csb_payload_url() {
-  printf '%s%s\n' "$(csb_base_url)" "$(csb_payload_path "$1")"
+  local base
+  base=$(csb_base_url)
+  printf '%s%s\n' "${base}" "$(csb_payload_path "$1")"
 }
 
 # csb_payloads_verify SIZES: before the first cell, `csb check-paths`
@@ -203,8 +205,10 @@ csb_oha_cmd() {
 # only).
 csb_capture_response() {
   local -a cmd
+  local url
+  url=$(csb_payload_url "$1")
   # shellcheck disable=SC2207 # one flag or none
-  cmd=(curl -sS --noproxy '*' --max-time 5 "${CSB_CURL_TLS[@]}" $(csb_curl_http) -D "$2" -o /dev/null "$(csb_payload_url "$1")")
+  cmd=(curl -sS --noproxy '*' --max-time 5 "${CSB_CURL_TLS[@]}" $(csb_curl_http) -D "$2" -o /dev/null "${url}")
   log_cmd "${cmd[@]}"
   "${cmd[@]}"
 }

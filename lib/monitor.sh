@@ -83,10 +83,18 @@ csb_monitors_stop() {
 "
     done
     [[ -n "${script}" ]] || continue
-    on_host_sh "${h}" "$(csb_kill_fn)
+    local fn qdir qsadf hn
+    fn=$(csb_kill_fn)
+    hn=$(csb_host_name "${h}")
+    qdir=$(csb_monitor_dir "${h}")
+    csb_quote_to qdir "${qdir}"
+    csb_quote_to qsadf "${sadf[@]}"
+    {
+      on_host_sh "${h}" "${fn}
 ${script}wait
-cd $(csb_quote "$(csb_monitor_dir "${h}")") && { [ ! -f sar.bin ] || $(csb_quote "${sadf[@]}") >sar.json; }" >/dev/null 2>&1 ||
-      log_warn "stopping the monitors or sadf on $(csb_host_name "${h}") failed: $(csb_pids_of "${h}")" &
+cd ${qdir} && { [ ! -f sar.bin ] || ${qsadf} >sar.json; }" >/dev/null 2>&1 ||
+        log_warn "stopping the monitors or sadf on ${hn} failed: $(csb_pids_of "${h}")"
+    } &
     jobs+=($!)
   done
   csb_wait_jobs "${jobs[@]}" || true
@@ -101,7 +109,10 @@ csb_snapshot_counters() {
   for h in $(csb_hosts); do
     if [[ -z "${CSB_H_WORK[h]:-}" ]] || csb_ssh_lost "${h}"; then continue; fi
     d="$(csb_monitor_dir "${h}")/counters"
-    on_host_sh "${h}" "mkdir -p $(csb_quote "${d}") && nstat -a -s -z -j >$(csb_quote "${d}/${cell}.${when}.nstat.json") && cat /proc/net/sockstat >$(csb_quote "${d}/${cell}.${when}.sockstat")" ||
+    local qd qb
+    csb_quote_to qd "${d}"
+    csb_quote_to qb "${d}/${cell}.${when}"
+    on_host_sh "${h}" "mkdir -p ${qd} && nstat -a -s -z -j >${qb}.nstat.json && cat /proc/net/sockstat >${qb}.sockstat" ||
       log_warn "counter snapshot failed on $(csb_host_name "${h}")" &
     jobs+=($!)
   done

@@ -56,16 +56,22 @@ csb_start_nginx() {
   local warning
   warning=$(sed -n 's/^# warning: //p' <<<"${conf}")
   [[ -z "${warning}" ]] || log_warn "${warning}"
-  local script
-  script="$(csb_remote_guard "${dir}")
-mkdir -p $(csb_quote "${dir}/bin/www" "${dir}/nginx")
-for t in client_body proxy fastcgi uwsgi scgi; do mkdir -p $(csb_quote "${dir}/bin/nginx-tmp")/\$t; done"
-  for size in "${items[@]}"; do
-    script+="
-[ -f $(csb_quote "${dir}/bin/www/${size}") ] || { yes $(csb_quote "${CSB_PAYLOAD_LINE}") | head -c ${CSB_SIZE_BYTES[${size}]} >$(csb_quote "${dir}/bin/www/${size}.tmp") && mv $(csb_quote "${dir}/bin/www/${size}.tmp" "${dir}/bin/www/${size}"); }"
-  done
+  local script q1 q2 qline qfile
+  script=$(csb_remote_guard "${dir}")
+  csb_quote_to q1 "${dir}/bin/www" "${dir}/nginx"
+  csb_quote_to q2 "${dir}/bin/nginx-tmp"
   script+="
-cat >$(csb_quote "${dir}/nginx/nginx.conf") <<'CSB_NGINX_CONF'
+mkdir -p ${q1}
+for t in client_body proxy fastcgi uwsgi scgi; do mkdir -p ${q2}/\$t; done"
+  csb_quote_to qline "${CSB_PAYLOAD_LINE}"
+  for size in "${items[@]}"; do
+    csb_quote_to qfile "${dir}/bin/www/${size}"
+    script+="
+[ -f ${qfile} ] || { yes ${qline} | head -c ${CSB_SIZE_BYTES[${size}]} >${qfile}.tmp && mv ${qfile}.tmp ${qfile}; }"
+  done
+  csb_quote_to qfile "${dir}/nginx/nginx.conf"
+  script+="
+cat >${qfile} <<'CSB_NGINX_CONF'
 ${conf}
 CSB_NGINX_CONF
 "

@@ -53,7 +53,10 @@ csb_preflight_tools() {
     out=$(grep -v '^csb-facts ' <<<"${out}" || true)
     [[ -n "${out}" ]] || continue
     mapfile -t missing <<<"${out}"
-    die "missing on $(csb_host_name "${h}"): ${missing[*]}; install there: $(for t in "${missing[@]}"; do printf '%s; ' "$(csb_pkg_of "${t}")"; done)(or: make setup)" 3
+    local pkgs hn
+    hn=$(csb_host_name "${h}")
+    pkgs=$(for t in "${missing[@]}"; do printf '%s; ' "$(csb_pkg_of "${t}")"; done)
+    die "missing on ${hn}: ${missing[*]}; install there: ${pkgs}(or: make setup)" 3
   done
 }
 

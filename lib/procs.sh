@@ -44,9 +44,12 @@ csb_stop_all() {
     [[ -n "${script}" ]] || continue
     # One line a host: at C1M a host has a hundred processes.
     log_info "stopping ${CSB_H_LABEL[h]} ${list}"
-    on_host_sh "${h}" "${fn}
-${script}wait" >/dev/null 2>&1 ||
-      log_warn "could not stop every process of $(csb_host_name "${h}"): $(csb_pids_of "${h}"); stop them by hand"
+    if ! on_host_sh "${h}" "${fn}
+${script}wait" >/dev/null 2>&1; then
+      local hn
+      hn=$(csb_host_name "${h}")
+      log_warn "could not stop every process of ${hn}: $(csb_pids_of "${h}"); stop them by hand"
+    fi
   done
   CSB_PIDS=()
 }

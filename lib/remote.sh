@@ -120,10 +120,25 @@ csb_ssh_close() {
 
 # csb_quote ARGS...: the arguments as one shell-quoted command line.
 csb_quote() {
-  (($#)) || return 0
   local q
-  q="$(printf '%q ' "$@")"
-  printf '%s' "${q% }"
+  csb_quote_to q "$@"
+  printf '%s' "${q}"
+}
+
+# csb_quote_to VAR ARGS...: csb_quote's line into VAR, with no command
+# substitution: bash 5.2 loses a signal that comes while a command expands
+# its first $(...) when the same command has a second, so a command has at
+# most one (internal/shcheck checks every file of lib/ and the runners), and
+# a script built of many quoted words takes them from here.
+csb_quote_to() {
+  local csb_qt_var=$1
+  shift
+  if (($# == 0)); then
+    printf -v "${csb_qt_var}" ''
+    return 0
+  fi
+  printf -v "${csb_qt_var}" '%q ' "$@"
+  printf -v "${csb_qt_var}" '%s' "${!csb_qt_var% }"
 }
 
 # on_host_sh H SCRIPT: run a bash script on host H. Its stdout and stderr
@@ -240,9 +255,13 @@ csb_record_line() {
   local dir=$1
   shift
   [[ -n "${dir}" ]] || return 0
+  local cmd qcmd qpids
+  csb_quote_to cmd "$@"
+  csb_quote_to qcmd "${cmd}"
+  csb_quote_to qpids "${dir}/pids"
   # shellcheck disable=SC2016 # expanded by the host's shell
   printf 'st=$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f20); printf "%%s %%s %%s\\n" "$p" "${st:-0}" %s >>%s; ' \
-    "$(csb_quote "$(csb_quote "$@")")" "$(csb_quote "${dir}/pids")"
+    "${qcmd}" "${qpids}"
 }
 
 # on_host_bg H LOG CMD ARGS...: start CMD detached on host H (its own
@@ -253,9 +272,12 @@ csb_record_line() {
 on_host_bg() {
   local h=$1 log=$2
   shift 2
-  local dir=${CSB_H_WORK[h]:-} guard=""
+  local dir=${CSB_H_WORK[h]:-} guard="" cmd qlog record
   [[ -z "${dir}" ]] || guard="$(csb_remote_guard "${dir}")"$'\n'
-  CSB_SSH_ONCE=1 on_host_sh "${h}" "${guard}setsid $(csb_quote "$@") </dev/null >$(csb_quote "${log}") 2>&1 & p=\$!; $(csb_record_line "${dir}" "$@")echo \$p"
+  csb_quote_to cmd "$@"
+  csb_quote_to qlog "${log}"
+  record=$(csb_record_line "${dir}" "$@")
+  CSB_SSH_ONCE=1 on_host_sh "${h}" "${guard}setsid ${cmd} </dev/null >${qlog} 2>&1 & p=\$!; ${record}echo \$p"
 }
 
 # csb_kill_fn: the shell function csb_stop_one PID NAME GRACE_S SIGNAL
@@ -282,7 +304,11 @@ csb_kill_fn() {
 # csb_kill_call PID NAME [GRACE_S] [SIGNAL] [GROUP]: the line that stops
 # one process with csb_stop_one.
 csb_kill_call() {
-  printf 'csb_stop_one %s %s %s %s %s\n' "$(csb_quote "$1")" "$(csb_quote "$2")" "$((${3:-10}))" "$(csb_quote "${4:-TERM}")" "$((${5:-0}))"
+  local pid name sig
+  csb_quote_to pid "$1"
+  csb_quote_to name "$2"
+  csb_quote_to sig "${4:-TERM}"
+  printf 'csb_stop_one %s %s %s %s %s\n' "${pid}" "${name}" "$((${3:-10}))" "${sig}" "$((${5:-0}))"
 }
 
 # csb_kill_script PID NAME [GRACE_S] [SIGNAL] [GROUP]: a script that stops
@@ -307,16 +333,24 @@ csb_host_fetch() {
   local -a what=("$@")
   ((${#what[@]})) || what=(.)
   mkdir -p "${into}"
-  on_host_sh "${h}" "cd $(csb_quote "${dir}") && tar -cf - --exclude=./bin --ignore-failed-read $(csb_quote "${what[@]}") 2>/dev/null" |
+  local qdir qwhat
+  csb_quote_to qdir "${dir}"
+  csb_quote_to qwhat "${what[@]}"
+  on_host_sh "${h}" "cd ${qdir} && tar -cf - --exclude=./bin --ignore-failed-read ${qwhat} 2>/dev/null" |
     tar -C "${into}" -xf -
 }
 
 # csb_host_put H LOCAL_FILE PATH [MODE]: copy one file to host H (into its
 # work directory, checked first), written whole (temp and rename).
 csb_host_put() {
-  local h=$1 src=$2 dst=$3 mode=${4:-0644}
-  csb_host_exec "${h}" "$(csb_remote_guard "${CSB_H_WORK[h]}")
-mkdir -p $(csb_quote "$(dirname "${dst}")") && cat >$(csb_quote "${dst}.tmp") && chmod ${mode} $(csb_quote "${dst}.tmp") && mv -f $(csb_quote "${dst}.tmp") $(csb_quote "${dst}")" <"${src}"
+  local h=$1 src=$2 dst=$3 mode=${4:-0644} guard qdir qtmp qdst
+  guard=$(csb_remote_guard "${CSB_H_WORK[h]}")
+  # dst is a path in the work directory, never a bare name.
+  csb_quote_to qdir "${dst%/*}"
+  csb_quote_to qtmp "${dst}.tmp"
+  csb_quote_to qdst "${dst}"
+  csb_host_exec "${h}" "${guard}
+mkdir -p ${qdir} && cat >${qtmp} && chmod ${mode} ${qtmp} && mv -f ${qtmp} ${qdst}" <"${src}"
 }
 
 # csb_host_put_bins H FILE...: the given files of bin/ (and lib/wrk's
@@ -324,8 +358,12 @@ mkdir -p $(csb_quote "$(dirname "${dst}")") && cat >$(csb_quote "${dst}.tmp") &&
 csb_host_put_bins() {
   local h=$1
   shift
-  tar -cf - -C "${CSB_ROOT}/bin" "$@" -C "${CSB_LIB}/wrk" report.lua | csb_host_exec "${h}" "$(csb_remote_guard "${CSB_H_WORK[h]}")
-cd $(csb_quote "${CSB_H_WORK[h]}/bin") && tar -xf - && chmod 0755 $(csb_quote "$@") && chmod 0644 report.lua"
+  local guard qbin qfiles
+  guard=$(csb_remote_guard "${CSB_H_WORK[h]}")
+  csb_quote_to qbin "${CSB_H_WORK[h]}/bin"
+  csb_quote_to qfiles "$@"
+  tar -cf - -C "${CSB_ROOT}/bin" "$@" -C "${CSB_LIB}/wrk" report.lua | csb_host_exec "${h}" "${guard}
+cd ${qbin} && tar -xf - && chmod 0755 ${qfiles} && chmod 0644 report.lua"
 }
 
 # csb_host_exec H SCRIPT: SCRIPT as it is (no prelude, no retry) on host

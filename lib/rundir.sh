@@ -69,7 +69,8 @@ csb_run_begin() {
   # The run id is the directory's name and a random part: two runs started
   # in the same second under different results roots (or labs) never share
   # one, whatever they are keyed by.
-  CSB_RUN_ID="$(basename "${CSB_RUN_DIR}").$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  CSB_RUN_ID=$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  CSB_RUN_ID="${CSB_RUN_DIR##*/}.${CSB_RUN_ID}"
   mkdir -p "${CSB_RUN_DIR}"/{logs,server,raw}
   CSB_CONSOLE_LOG="${CSB_RUN_DIR}/logs/console.log"
   : >"${CSB_CONSOLE_LOG}"

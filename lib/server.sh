@@ -128,7 +128,10 @@ csb_http_start() {
   pids=$(IFS=,; echo "${CSB_HTTP_PIDS[*]}")
   if [[ -n "${pids}" ]]; then
     csb_monitor_pids 0 "${name}" "${pids}"
-    on_server_sh "for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do echo \"== \$p\"; cat /proc/\$p/limits; done >$(csb_quote "${CSB_H_WORK[0]}/monitors/server/limits-${name}.txt")" ||
+    local qpids qout
+    csb_quote_to qpids "${CSB_HTTP_PIDS[@]}"
+    csb_quote_to qout "${CSB_H_WORK[0]}/monitors/server/limits-${name}.txt"
+    on_server_sh "for p in ${qpids}; do echo \"== \$p\"; cat /proc/\$p/limits; done >${qout}" ||
       log_warn "could not record the server processes' limits"
   else
     log_warn "no PID of the server under test is known: no pidstat on it (set SERVER_PID)"
@@ -179,8 +182,11 @@ csb_start_csb() {
   csb_run_set server.workers "${procs}"
   # Each process prints one JSON line (CSB_SERVER_EVENT_LISTENING) once bound; one that
   # exits (the port is taken) ends the wait at once.
-  local script
-  script="for i in \$(seq $((SERVER_WAIT * 5))); do ok=1; for f in $(csb_quote "${logs[@]}"); do grep -qF $(csb_quote "\"event\":\"${CSB_SERVER_EVENT_LISTENING}\"") \"\$f\" 2>/dev/null || ok=0; done; [ \$ok = 1 ] && exit 0; for p in $(csb_quote "${CSB_HTTP_PIDS[@]}"); do csb_alive \"\$p\" || exit 2; done; sleep 0.2; done; exit 1"
+  local script qlogs qevent qpids
+  csb_quote_to qlogs "${logs[@]}"
+  csb_quote_to qevent "\"event\":\"${CSB_SERVER_EVENT_LISTENING}\""
+  csb_quote_to qpids "${CSB_HTTP_PIDS[@]}"
+  script="for i in \$(seq $((SERVER_WAIT * 5))); do ok=1; for f in ${qlogs}; do grep -qF ${qevent} \"\$f\" 2>/dev/null || ok=0; done; [ \$ok = 1 ] && exit 0; for p in ${qpids}; do csb_alive \"\$p\" || exit 2; done; sleep 0.2; done; exit 1"
   if ! on_server_sh "${script}"; then
     for pid in "${CSB_HTTP_PIDS[@]}"; do
       csb_server_alive "${pid}" csb-server ||
@@ -312,7 +318,10 @@ csb_http_dead() {
 
 # csb_server_alive PID NAME: is the process still there on the server?
 csb_server_alive() {
-  on_server_sh "{ tr '\\0' ' ' </proc/$(csb_quote "$1")/cmdline; } 2>/dev/null | grep -qF -- $(csb_quote "$2")"
+  local qpid qname
+  csb_quote_to qpid "$1"
+  csb_quote_to qname "$2"
+  on_server_sh "{ tr '\\0' ' ' </proc/${qpid}/cmdline; } 2>/dev/null | grep -qF -- ${qname}"
 }
 
 # csb_wait_listen PORT SECONDS: wait on the server host until something

@@ -69,8 +69,11 @@ csb_tls_deploy() {
   local dir="${CSB_H_WORK[0]}/bin/tls" out
   # shellcheck disable=SC2034 # read by lib/server.sh (nginx's ssl_certificate)
   CSB_TLS_DIR=${dir}
-  on_server_sh "$(csb_remote_guard "${CSB_H_WORK[0]}")
-mkdir -p -m 0700 $(csb_quote "${dir}") && chmod 0700 $(csb_quote "${dir}")" ||
+  local guard qdir
+  guard=$(csb_remote_guard "${CSB_H_WORK[0]}")
+  csb_quote_to qdir "${dir}"
+  on_server_sh "${guard}
+mkdir -p -m 0700 ${qdir} && chmod 0700 ${qdir}" ||
     die "could not make ${dir} on the server host" 1
   if [[ -n "${TLS_CERT}" ]]; then
     if ! { csb_host_put 0 "${TLS_KEY}" "${dir}/key.pem" 0600 && csb_host_put 0 "${TLS_CERT}" "${dir}/cert.pem" 0644 &&

@@ -87,7 +87,9 @@ $(csb_remote_workdir_script)" 2>&1) || rc=$?
     dir=$(sed -n 's/^csb-workdir=//p' <<<"${out}")
     [[ -z "${refused}" ]] || die "${refused}" 2
     if ((rc != 0)) || [[ "${dir}" != /* ]]; then
-      die "cannot create a work directory under ${REMOTE_DIR} on $(csb_host_name "${h}"): $(tail -n 1 <<<"${out}")" 1
+      local hn
+      hn=$(csb_host_name "${h}")
+      die "cannot create a work directory under ${REMOTE_DIR} on ${hn}: $(tail -n 1 <<<"${out}")" 1
     fi
     CSB_H_WORK[h]=${dir}
   done
@@ -110,8 +112,14 @@ csb_workdirs_record() {
   local h
   for h in $(csb_hosts); do
     if ((h == 0)); then csb_run_set server_workdir "${CSB_H_WORK[0]}"; else csb_run_set "client.${h}.workdir" "${CSB_H_WORK[h]}"; fi
-    on_host_sh "${h}" "printf '%s\\n' $(csb_quote "lab=$(csb_lock_key)" "host=${CSB_H_LABEL[h]}" "controller=$(hostname)" \
-      "runner_pid=$$" "run_dir=${CSB_RUN_DIR:-}" "started=$(date -u +%Y-%m-%dT%H:%M:%SZ)") >$(csb_quote "${CSB_H_WORK[h]}/run.state")" ||
+    local key controller started lines qstate
+    key=$(csb_lock_key)
+    controller=$(hostname)
+    started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    csb_quote_to lines "lab=${key}" "host=${CSB_H_LABEL[h]}" "controller=${controller}" \
+      "runner_pid=$$" "run_dir=${CSB_RUN_DIR:-}" "started=${started}"
+    csb_quote_to qstate "${CSB_H_WORK[h]}/run.state"
+    on_host_sh "${h}" "printf '%s\\n' ${lines} >${qstate}" ||
       die "cannot write to ${CSB_H_WORK[h]} on $(csb_host_name "${h}")" 1
   done
   for h in $(csb_hosts); do csb_reap_leftovers "${h}"; done
@@ -159,13 +167,19 @@ csb_reap_leftovers() {
   list=$(on_host_sh "${h}" 'for s in '"$(csb_quote "${REMOTE_DIR%/}")"'/csb-run.*/run.state; do
   [ -O "$s" ] || continue; d=${s%/run.state}; [ "$d" = '"$(csb_quote "${CSB_H_WORK[h]}")"' ] && continue
   printf "%s\t;%s\n" "$d" "$(tr "\n" ";" <"$s")"; done') || return 0
-  local d state pid rundir stopped
+  local d state pid rundir stopped key controller
+  key=$(csb_lock_key)
+  controller=$(hostname)
   while IFS=$'\t' read -r d state; do
     [[ -n "${d}" ]] || continue
-    [[ "$(csb_state_get "${state}" lab)" == "$(csb_lock_key)" && "$(csb_state_get "${state}" controller)" == "$(hostname)" ]] || continue
+    local slab sctl
+    slab=$(csb_state_get "${state}" lab)
+    sctl=$(csb_state_get "${state}" controller)
+    [[ "${slab}" == "${key}" && "${sctl}" == "${controller}" ]] || continue
     # A directory of a run made before run.state named its host is the server's.
     [[ "$(csb_state_get "${state}" host)" == "${label}" ]] || [[ ${h} == 0 && -z "$(csb_state_get "${state}" host)" ]] || continue
-    pid=$(csb_state_get "${state}" runner_pid) rundir=$(csb_state_get "${state}" run_dir)
+    pid=$(csb_state_get "${state}" runner_pid)
+    rundir=$(csb_state_get "${state}" run_dir)
     if [[ "${pid}" =~ ^[0-9]+$ ]] && kill -0 "${pid}" 2>/dev/null; then continue; fi
     # shellcheck disable=SC2016 # expanded by the host's shell
     stopped=$(on_host_sh "${h}" 'f='"$(csb_quote "${d}/pids")"'; [ -f "$f" ] || exit 0
