@@ -53,7 +53,7 @@ csb_exit_run() {
     csb_exit_status "${CSB_EXIT_STATUS}"
     "${steps[i]}"
   done
-  rm -rf "${CSB_ERR_MARK}" 2>/dev/null
+  [[ -z "${CSB_ERR_DIR}" ]] || rm -rf "${CSB_ERR_DIR}" 2>/dev/null
   exit "${CSB_EXIT_STATUS}"
 }
 
@@ -73,15 +73,18 @@ csb_exit_signal() {
 # each frame) once per process tree: with errtrace (set -E) a failure inside
 # a command substitution fires the trap in the subshell and again in the
 # shell whose assignment then fails. The first one, the deepest, creates
-# CSB_ERR_MARK (mkdir is atomic; $$ is the same in every subshell) and the
-# others stay quiet. (So a background job that dies of an error shows its
-# chain, and the shell's own fatal error after it shows only its message.)
-CSB_ERR_MARK="${TMPDIR:-/tmp}/csb-err.$$"
-rm -rf "${CSB_ERR_MARK}" 2>/dev/null || true
+# CSB_ERR_MARK (mkdir is atomic, and every subshell has the same path) and
+# the others stay quiet. (So a background job that dies of an error shows
+# its chain, and the shell's own fatal error after it shows only its
+# message.) The mark is made in a directory of this shell's own, private
+# and of an unpredictable name: another account cannot make it first.
+CSB_ERR_DIR=$(mktemp -d "${TMPDIR:-/tmp}/csb-err.XXXXXXXXXX" 2>/dev/null) || CSB_ERR_DIR=""
+CSB_ERR_MARK=${CSB_ERR_DIR:+${CSB_ERR_DIR}/mark}
 
 csb_err_trap() {
   local rc=$? cmd=${BASH_COMMAND} i
-  mkdir "${CSB_ERR_MARK}" 2>/dev/null || return 0
+  # No private directory (TMPDIR full): every frame prints its chain.
+  [[ -z "${CSB_ERR_MARK}" ]] || mkdir "${CSB_ERR_MARK}" 2>/dev/null || return 0
   # shellcheck disable=SC2016 # the backquotes are literal, around the command
   printf '%s error: %s:%s: `%s` exited %d\n' "$(date -u +%H:%M:%S)" \
     "${BASH_SOURCE[1]:-?}" "${BASH_LINENO[0]:-?}" "${cmd}" "${rc}" >&2

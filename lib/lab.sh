@@ -121,7 +121,9 @@ csb_lab_enter() {
   fi
   local script=$1
   shift
-  # The kernel's tcp_mem, read here: no namespace of the lab sees it.
+  # The kernel's tcp_mem, read here: no namespace of the lab sees it. (An
+  # exec runs no exit step: this shell's error-mark directory goes first.)
+  [[ -z "${CSB_ERR_DIR}" ]] || rm -rf "${CSB_ERR_DIR}"
   exec ip netns exec "${CSB_NETNS_CLIENT}" env CSB_NETNS_INSIDE=1 CSB_NETNS_OWNED="${owned}" \
     CSB_NETNS_TCP_MEM="$(cat /proc/sys/net/ipv4/tcp_mem 2>/dev/null || true)" bash "${script}" "$@"
 }
