@@ -280,14 +280,14 @@ func stepWord(st rateStep) string {
 	if st.Sustained {
 		return "sustained"
 	}
-	return st.Code
+	return phase4.Word(st.Code)
 }
 
 func burstWord(b burst) string {
 	if b.Code == phase4.BoundNone {
 		return "absorbed"
 	}
-	return b.Code
+	return phase4.Word(b.Code)
 }
 
 func finding4(cs connStat) string {
@@ -301,7 +301,7 @@ func finding4(cs connStat) string {
 			t += "none"
 		}
 		if g.Wall != nil && g.Best == nil {
-			t += fmt.Sprintf(" (%s at %s/s", g.Wall.Code, valp(g.Wall.Target, 0))
+			t += fmt.Sprintf(" (%s at %s/s", phase4.Word(g.Wall.Code), valp(g.Wall.Target, 0))
 			if g.PredictedRate != nil {
 				t += ", predicted " + valp(g.PredictedRate, 1) + "/s"
 			}
@@ -336,7 +336,7 @@ func finding4(cs connStat) string {
 			t += "no step sustained"
 		}
 		if g.Wall != nil && (g.Best == nil || summary.Val(g.Wall.Target) > summary.Val(g.Best.Target)) {
-			t += fmt.Sprintf(", %s from %s/s", g.Wall.Code, valp(g.Wall.Target, 0))
+			t += fmt.Sprintf(", %s from %s/s", phase4.Word(g.Wall.Code), valp(g.Wall.Target, 0))
 		}
 		parts = append(parts, t)
 	}

@@ -27,16 +27,30 @@ const ErrorPctMax = 1.0
 // Phase implements cli.Phase for 04-connections.
 type Phase struct{}
 
-// Verdict codes (summary.json verdict.code; docs/verdicts.md). Each is
-// also the verdict's words (verdict.bound).
+// Verdict codes (summary.json verdict.code; docs/verdicts.md): one word
+// each, for readers to decide by. Word gives a code's words for people
+// (verdict.bound, the reports).
 const (
-	BoundPorts    = "ephemeral ports"
-	BoundBacklog  = "listen backlog"
-	BoundRate     = "rate not kept"
-	BoundLatency  = "latency bound"
+	BoundPorts    = "ephemeral_ports"
+	BoundBacklog  = "listen_backlog"
+	BoundRate     = "rate_not_kept"
+	BoundLatency  = "latency_bound"
 	BoundNone     = "none"
-	BoundNoResult = "no result"
+	BoundNoResult = "no_result"
 )
+
+var words = map[string]string{
+	BoundPorts: "ephemeral ports", BoundBacklog: "listen backlog", BoundRate: "rate not kept",
+	BoundLatency: "latency bound", BoundNone: "none", BoundNoResult: "no result",
+}
+
+// Word is a verdict code in words (the code itself when it has none).
+func Word(code string) string {
+	if w, ok := words[code]; ok {
+		return w
+	}
+	return code
+}
 
 func num(s string) float64 {
 	v, err := strconv.ParseFloat(s, 64)

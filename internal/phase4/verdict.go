@@ -13,8 +13,8 @@ import (
 const RateTolerance = 0.05
 
 // Codes is the closed list of Phase 4's verdict codes (summary.json
-// verdict.code, docs/verdicts.md): its Bound* constants, which are also
-// the words the reports print. A refused cell has no verdict.
+// verdict.code, docs/verdicts.md): its Bound* constants; Word gives the
+// words the reports print. A refused cell has no verdict.
 var Codes = []string{BoundNoResult, BoundBacklog, BoundPorts, BoundRate, BoundLatency, BoundNone}
 
 // rule is one verdict: it returns the verdict when it holds, else nil.
@@ -40,7 +40,7 @@ func verdict(c *summary.Cell, f *Figures) *summary.Verdict {
 }
 
 func coded(code, evidence string) *summary.Verdict {
-	return &summary.Verdict{Code: code, Bound: code, Evidence: evidence}
+	return &summary.Verdict{Code: code, Bound: Word(code), Evidence: evidence}
 }
 
 // noResultRule: connclient left no result.

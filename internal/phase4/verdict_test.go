@@ -2,6 +2,7 @@ package phase4
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"csbench/internal/golden"
@@ -41,7 +42,7 @@ func TestVerdictRules(t *testing.T) {
 		{"sustained", "accept", func(f *Figures) { f.AcceptP99BoundMs, f.LatencyP99Ms = summary.F(10), summary.F(9) }, sustainedRule, BoundNone},
 	} {
 		c, f := cell4(tc.kind, tc.set)
-		if v := tc.rule(c, f); v == nil || v.Code != tc.code || v.Bound != tc.code || v.Evidence == "" {
+		if v := tc.rule(c, f); v == nil || v.Code != tc.code || v.Bound != Word(tc.code) || v.Evidence == "" {
 			t.Errorf("%s: rule gave %+v, want code %q", tc.name, v, tc.code)
 		}
 		if v := verdict(c, f); v == nil || v.Code != tc.code {
@@ -76,6 +77,15 @@ func TestVerdictCodesListed(t *testing.T) {
 			if v := verdict(c, f); v == nil || !slices.Contains(Codes, v.Code) {
 				t.Errorf("%s, case %d: verdict %+v not in %v", kind, i, v, Codes)
 			}
+		}
+	}
+}
+
+// A code is one word, for readers to decide by; its words are Word's.
+func TestVerdictCodesAreWords(t *testing.T) {
+	for _, c := range Codes {
+		if strings.ContainsAny(c, " \t") || Word(c) == "" {
+			t.Errorf("code %q: a code has no space and has words (Word)", c)
 		}
 	}
 }
