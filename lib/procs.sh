@@ -84,3 +84,37 @@ csb_hosts_unreachable_report() {
     CSB_MONITORS=("${keep[@]}")
   done
 }
+
+# csb_stop_recorded_script FILE: the script, for a host's shell, that stops
+# every process listed in FILE (a work directory's pids file: "PID START
+# CMD" lines) still running with the start time recorded, its process group
+# first (TERM, then KILL after 5 s), and prints "PID p (cmd); " for each.
+csb_stop_recorded_script() {
+  local q
+  csb_quote_to q "$1"
+  # shellcheck disable=SC2016 # expanded by the host's shell
+  printf '%s\n' 'f='"${q}"'; [ -f "$f" ] || exit 0
+while read -r p st cmd; do
+  now=$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f20)
+  [ -n "$now" ] && [ "$now" = "$st" ] && csb_alive "$p" || continue
+  kill -TERM -- "-$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null
+  i=0; while csb_alive "$p" && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+  csb_alive "$p" && { kill -KILL -- "-$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; }
+  printf "PID %s (%s); " "$p" "$cmd"
+done <"$f"'
+}
+
+# csb_stop_recorded: the net under csb_stop_all, at the end of a run. The
+# script that starts a process writes it in its host's pids file before the
+# runner reads its PID back; a signal in between (Ctrl-C while a launch's
+# answer is on its way) leaves it untracked. Whatever of the run's own is
+# still running on a host then is stopped here and named.
+csb_stop_recorded() {
+  local h stopped
+  for h in $(csb_hosts); do
+    [[ -n "${CSB_H_WORK[h]:-}" ]] || continue
+    ! csb_ssh_lost "${h}" || continue
+    stopped=$(on_host_sh "${h}" "$(csb_stop_recorded_script "${CSB_H_WORK[h]}/pids")") || continue
+    [[ -z "${stopped}" ]] || log_warn "${CSB_H_LABEL[h]}: still running at the end, never tracked (its launch was cut short); stopped now: ${stopped% }"
+  done
+}

@@ -240,6 +240,7 @@ csb_on_exit() {
   csb_hosts_unreachable_report
   csb_monitors_stop
   csb_stop_all
+  csb_stop_recorded
   local hook
   for hook in "${CSB_EXIT_HOOKS[@]}"; do
     "${hook}" || log_warn "exit hook ${hook} failed"

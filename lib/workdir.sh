@@ -181,16 +181,7 @@ csb_reap_leftovers() {
     pid=$(csb_state_get "${state}" runner_pid)
     rundir=$(csb_state_get "${state}" run_dir)
     if [[ "${pid}" =~ ^[0-9]+$ ]] && kill -0 "${pid}" 2>/dev/null; then continue; fi
-    # shellcheck disable=SC2016 # expanded by the host's shell
-    stopped=$(on_host_sh "${h}" 'f='"$(csb_quote "${d}/pids")"'; [ -f "$f" ] || exit 0
-while read -r p st cmd; do
-  now=$(sed "s/.*) //" /proc/$p/stat 2>/dev/null | cut -d" " -f20)
-  [ -n "$now" ] && [ "$now" = "$st" ] || continue
-  kill -TERM -- "-$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null
-  i=0; while csb_alive "$p" && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-  csb_alive "$p" && { kill -KILL -- "-$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; }
-  printf "PID %s (%s); " "$p" "$cmd"
-done <"$f"') || stopped="(could not stop them: see ${d}/pids on ${who})"
+    stopped=$(on_host_sh "${h}" "$(csb_stop_recorded_script "${d}/pids")") || stopped="(could not stop them: see ${d}/pids on ${who})"
     if [[ -n "${stopped}" ]]; then
       log_warn "a run that lost or never cleaned up ${who} (runner PID ${pid:-?}, ${rundir:-run directory unknown}) left these running there; stopped now: ${stopped% }"
     else

@@ -419,6 +419,29 @@ csb-server' ]
 same" ]
 }
 
+@test "exit: a process the run started but never tracked (a launch cut short) is stopped at the end, named" {
+  run bash -c '
+    source lib/init.sh
+    usage() { :; }
+    csb_config_load -l local
+    CSB_H_WORK[0]=$(mktemp -d)
+    tracked=$(on_host_bg 0 "${CSB_H_WORK[0]}/a.log" sleep 301)
+    csb_track 0 "${tracked}" sleep
+    untracked=$(on_host_bg 0 "${CSB_H_WORK[0]}/b.log" sleep 302)
+    csb_stop_all
+    csb_stop_recorded
+    csb_alive "${untracked}" && echo "left running"
+    csb_stop_recorded
+    rm -rf "${CSB_H_WORK[0]}"
+  '
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # Only the untracked one, once; the tracked one csb_stop_all had stopped.
+  [ "$(grep -c "never tracked" <<<"$output")" -eq 1 ]
+  [[ "$output" == *"stopped now: PID "*" (sleep 302)"* ]]
+  [[ "$output" != *"sleep 301)"* && "$output" != *"left running"* ]]
+}
+
 @test "ERR trap: the failing command and its call chain (file:line per frame), printed once" {
   cat >"${BATS_TEST_TMPDIR}/chain.sh" <<SCRIPT
 source "${REPO}/lib/init.sh"
