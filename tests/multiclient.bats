@@ -127,13 +127,19 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   grep -q '"end"' "${dir}/raw/client2/s2c-4.json"
   # The aggregate: the plain sum of the clients' own runs is the sum of their
   # raw figures; the figure over the shared window sums the clients' shares.
+  # The two agree within 2 %, and by as much more as the clients ran apart:
+  # the link is shared, and a client alone for the start or end spread (a
+  # loaded machine delays an iperf3's setup) had all of it then, which its
+  # own run counts and the window does not.
   local c own
   for c in s2c-1 c2s-4; do
     own=$(jq -s 'map(.end.sum_received.bits_per_second / 1e6) | add' "${dir}/raw/client1/${c}.json" "${dir}/raw/client2/${c}.json")
+    jq -c --arg c "${c}" '.cells[] | select(.name == $c) | {overlap, throughput_mbps: .metrics.throughput_mbps}' "${dir}/summary.json"
     jq -e --arg c "${c}" --argjson own "${own}" '.cells[] | select(.name == $c)
       | (.metrics.throughput_own_runs_mbps - $own | fabs) < 0.02
       and (.metrics.throughput_mbps - ([.clients[].metrics.overlap_mbps] | add) | fabs) < 0.02
-      and (.metrics.throughput_mbps / $own - 1 | fabs) < 0.02' "${dir}/summary.json"
+      and (.metrics.throughput_mbps / $own - 1 | fabs)
+        < 0.02 + (.overlap.start_spread_ms + .overlap.end_spread_ms) / (1000 * .overlap.s)' "${dir}/summary.json"
   done
 }
 
