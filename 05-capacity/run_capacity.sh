@@ -71,7 +71,7 @@ csb_config_declare CONNECTIONS "" posint_or_empty "connections of the open-model
 csb_config_declare STEP "" posint_or_empty "seconds of each step (empty: the profile's)"
 csb_config_declare START_RPS "" posint_or_empty "the first step's rate, req/s (empty: the profile's)"
 csb_config_declare SLO_PERCENTILE 99 decimal "the SLO's percentile of the latency from the due time (default 99)"
-csb_config_declare SLO_LATENCY_MS 10 decimal "the SLO's latency bound in ms (default 10)"
+csb_config_declare SLO_LATENCY_MS 10 decimal "the SLO's latency bound in ms, 0.1 to 60000 (default 10)"
 csb_config_declare SLO_ERRORS_PCT 0.1 decimal "the SLO's failed requests, at most this % of those due (default 0.1)"
 csb_config_declare SEARCH_RESOLUTION_PCT 2 decimal "the bisection ends when its bracket is within this % (default 2)"
 csb_config_declare SEARCH_MAX_STEPS "" posint_or_empty "steps per payload at most (empty: the profile's)"

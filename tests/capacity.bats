@@ -13,7 +13,7 @@ teardown() {
 
 @test "capacity: bad SLO and search settings exit 2 before anything starts, naming the setting" {
   local v
-  for v in SLO_PERCENTILE=100 SLO_PERCENTILE=0 SLO_LATENCY_MS=0 SLO_LATENCY_MS=-1 SLO_ERRORS_PCT=101 \
+  for v in SLO_PERCENTILE=100 SLO_PERCENTILE=0 SLO_LATENCY_MS=0 SLO_LATENCY_MS=-1 SLO_LATENCY_MS=100000 SLO_LATENCY_MS=0.05 SLO_ERRORS_PCT=101 \
     SEARCH_RESOLUTION_PCT=0 SEARCH_MAX_STEPS=1 SLOTS=40 "SERVICE_TIME=10 ms"; do
     run bash 05-capacity/run_capacity.sh -l netns -p smoke -s "${v}"
     [ "$status" -eq 2 ] || { echo "${v}: $output"; return 1; }

@@ -42,6 +42,14 @@ import (
 // SchemaVersion of the decision's KEY=VALUE lines and of Step documents.
 const SchemaVersion = 1
 
+// SLOLatencyMinMs and SLOLatencyMaxMs bound an SLO's latency to what a
+// service could have: 0.1 ms to 60 s (a bound of 1e9 ms would pass any
+// step, and the client-lag bound that scales with it would too).
+const (
+	SLOLatencyMinMs = 0.1
+	SLOLatencyMaxMs = 60000.0
+)
+
 // SLO is the objective a step must keep.
 type SLO struct {
 	Percentile  float64 // e.g. 99 (p99) of the latency from the due time

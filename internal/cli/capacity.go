@@ -106,8 +106,9 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 	switch {
 	case !(*pct > 0 && *pct < 100):
 		return bad("SLO_PERCENTILE=%g: a percentile above 0 and below 100, e.g. 99 or 99.9", *pct)
-	case !(*lat > 0) || math.IsInf(*lat, 0):
-		return bad("SLO_LATENCY_MS=%g: a latency bound above 0 ms, e.g. 10", *lat)
+	case !(*lat >= capacity.SLOLatencyMinMs && *lat <= capacity.SLOLatencyMaxMs):
+		return bad("SLO_LATENCY_MS=%g: a latency bound a service could have, from %g ms to %g ms (%g s), e.g. 10",
+			*lat, capacity.SLOLatencyMinMs, capacity.SLOLatencyMaxMs, capacity.SLOLatencyMaxMs/1000)
 	case !(*errs >= 0 && *errs <= 100):
 		return bad("SLO_ERRORS_PCT=%g: a share of the requests from 0 to 100 %%, e.g. 0.1", *errs)
 	case !(*ach > 0 && *ach <= 1):
