@@ -79,7 +79,7 @@ csb_procs_start() {
   due=${CSB_P_DUE_MS}
   for k in $(csb_procs_hosts); do
     work=${CSB_H_WORK[k]}
-    local script pidfiles="" mon bin q1 q2 q3 q4 record
+    local script pidfiles="" mon bin q1 q2 q3 q4 q5 record
     # Every tool runs in the work directory with its soft fd limit raised to
     # the hard one (the plans checked the hard limits). (Each command below
     # expands at most one $(...): see csb_quote_to.)
@@ -105,11 +105,10 @@ ulimit -Sn \"\$(ulimit -Hn)\" 2>/dev/null || true"
       csb_quote_to q2 "${pf}" "${t}" ${CSB_P_MORE[i]:+"${CSB_P_MORE[i]}"}
       csb_quote_to q3 "${bin}/csb" start-at -due "${due}" -out "${work}/${t}" -pid-file "${work}/${pf}"
       csb_quote_to q4 "${CSB_P_OUT[i]}"
+      csb_quote_to q5 "${CSB_P_ERR[i]}"
       script+="
 mkdir -p run ${q1} && rm -f ${q2}
-setsid ${q3} -- ${CSB_P_CMD[i]} </dev/null >${q4} "
-      csb_quote_to q4 "${CSB_P_ERR[i]}"
-      script+="2>>${q4} & p=\$!
+setsid ${q3} -- ${CSB_P_CMD[i]} </dev/null >${q4} 2>>${q5} & p=\$!
 ${record}echo \"proc ${i} \$p\""
     done
     # The host's pidstat waits for every tool to have started (start-at's
@@ -150,9 +149,9 @@ ${record}echo \"also \$p\""
           ;;
       esac
     done <<<"${out}"
+    local host_name
+    host_name=$(csb_host_name "${k}")
     for i in $(csb_procs_of "${k}"); do
-      local host_name
-      host_name=$(csb_host_name "${k}")
       [[ -n "${CSB_P_PID[i]}" ]] || log_error "could not start ${CSB_P_CMD[i]%% *} on ${host_name}: $(tail -n 3 <<<"${out}" | tr '\n' ' ')"
     done
   done
