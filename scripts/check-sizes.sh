@@ -39,7 +39,6 @@ TOTAL_OVER=502100000
 declare -A OVER=(
   [03-c10k/results/2026-12-01_074032_c100k]=42394008
   [03-c10k/results/2026-12-04_182026_c1m-csb]=48992893
-  [03-c10k/results/2026-12-04_201449_c1m]=123525960
   [03-c10k/results/2026-12-05_103902_c1m]=113171730
   [compare/http1-vs-http2/csb]=30061405
   [compare/http1-vs-http2/nginx]=49721220
