@@ -1,6 +1,7 @@
 package connclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -440,6 +441,57 @@ func TestInterrupt(t *testing.T) {
 				if num(t, res, "requests_unsent") < 1000 || num(t, res, "requests_completed") < 1 {
 					t.Errorf("unsent %v completed %v", res["requests_unsent"], res["requests_completed"])
 				}
+			}
+		})
+	}
+}
+
+// TestLowrateTenths: on both engines (cleartext: epoll; TLS: goroutines),
+// the schedule's tenths hold every 2xx answer once by the slice its request
+// was due in (500 req/s over 2 s: 100 a slice) and once by the slice it
+// arrived in or after the schedule, so they add up to requests_completed
+// and merge across processes by adding.
+func TestLowrateTenths(t *testing.T) {
+	var h2reqs atomic.Int64
+	addr, ca := h2TLSServer(t, false, &h2reqs)
+	for name, args := range map[string][]string{
+		"epoll":      {"-target", hostPort(okServer(t, nil))},
+		"goroutines": {"-target", addr, "-tls-ca", ca},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := Run(context.Background(), append([]string{"lowrate", "-conns", "20", "-rps", "500", "-duration", "2s"}, args...), &stdout, &stderr)
+			if err != nil {
+				t.Fatalf("Run: %v\n%s", err, stderr.String())
+			}
+			var res connresult.LowrateResult
+			if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Engine != name || res.ScheduleTenths == nil {
+				t.Fatalf("engine %q, schedule_tenths %v: want %s and tenths", res.Engine, res.ScheduleTenths, name)
+			}
+			tt := res.ScheduleTenths
+			var done int64
+			for k := range tt.DueOK {
+				if tt.DueOK[k] != 100 {
+					t.Errorf("due_ok[%d] = %d, want 100 (500 req/s over 0.2 s)", k, tt.DueOK[k])
+				}
+				if tt.DueLatencySumUs[k] <= 0 {
+					t.Errorf("due_latency_sum_us[%d] = %d, want > 0", k, tt.DueLatencySumUs[k])
+				}
+				done += tt.DoneOK[k]
+			}
+			if got := tt.Completed(); got != res.RequestsCompleted || got != 1000 {
+				t.Errorf("tenths hold %d answers by due slice, requests_completed %d: want both 1000", got, res.RequestsCompleted)
+			}
+			if done+tt.DoneOKAfter != res.RequestsCompleted {
+				t.Errorf("done_ok %d + done_ok_after %d != requests_completed %d", done, tt.DoneOKAfter, res.RequestsCompleted)
+			}
+			// A server that keeps up answers each slice's requests within it,
+			// but for the last few of each slice: most arrive where they were due.
+			if tt.DoneOK[5] < 80 || tt.DoneOK[5] > 120 {
+				t.Errorf("done_ok[5] = %d, want about 100", tt.DoneOK[5])
 			}
 		})
 	}

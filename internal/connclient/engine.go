@@ -79,6 +79,7 @@ type engineSpec struct {
 	req      []byte
 	rps      int
 	n        int64         // requests scheduled over all loops
+	duration time.Duration // of the schedule, cut into tenths (connresult.Tenths)
 	timeout  time.Duration // of each response, from its send
 	drainEnd time.Duration // > 0: no request is sent after start + drainEnd
 }
@@ -141,6 +142,7 @@ type evloop struct {
 	// own is the lag of the requests that found an idle connection when
 	// due: the engine's own lateness, without the waits for a connection.
 	own       connresult.Histogram
+	tenths    connresult.TenthsRecorder // the 2xx answers by slice of the schedule
 	status200 uint64
 	status    map[int]uint64
 	drops     map[string]uint64
@@ -167,7 +169,8 @@ func newEngine(spec engineSpec, fds []int, nloops int) (*engine, error) {
 	e := &engine{spec: spec}
 	for id := 0; id < nloops; id++ {
 		l := &evloop{e: e, id: id, of: nloops, epfd: -1, wake: [2]int{-1, -1}, timer: -1, pwait2: usePwait2,
-			busyHead: -1, busyTail: -1, status: map[int]uint64{}, drops: map[string]uint64{}, errors: map[string]uint64{}}
+			busyHead: -1, busyTail: -1, status: map[int]uint64{}, drops: map[string]uint64{}, errors: map[string]uint64{},
+			tenths: connresult.NewTenthsRecorder(spec.duration)}
 		if g := spec.n; g > int64(id) {
 			l.nk = (g - int64(id) + int64(nloops) - 1) / int64(nloops)
 		}
@@ -541,6 +544,7 @@ func (l *evloop) complete(c int32) {
 	} else {
 		l.lat.Record((done - cn.due) / 1000)
 		l.svc.Record((done - cn.sent) / 1000)
+		l.tenths.Record(time.Duration(cn.due-l.e.startNs), time.Duration(done-l.e.startNs))
 		l.lastDone = max(l.lastDone, done)
 		l.completed.Add(1)
 	}

@@ -34,10 +34,11 @@ type lowrateRun struct {
 
 	sent, completed, failed atomic.Int64
 
-	mu       sync.Mutex           // guards the fields below
-	lat      connresult.Histogram // done - scheduled (coordinated-omission corrected)
-	svc      connresult.Histogram // done - sent (service time)
-	lag      connresult.Histogram // sent - scheduled
+	mu       sync.Mutex                // guards the fields below
+	lat      connresult.Histogram      // done - scheduled (coordinated-omission corrected)
+	tenths   connresult.TenthsRecorder // the 2xx answers by slice of the schedule
+	svc      connresult.Histogram      // done - sent (service time)
+	lag      connresult.Histogram      // sent - scheduled
 	errors   map[string]uint64
 	status   map[int]uint64
 	lastDone time.Time
@@ -139,6 +140,7 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 		n:      requestCount(cfg.duration, cfg.rps),
 		errors: map[string]uint64{},
 		status: map[int]uint64{},
+		tenths: connresult.NewTenthsRecorder(cfg.duration),
 	}
 	res.RequestsScheduled = r.n
 	conns := p.conns
@@ -193,6 +195,10 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 			res.ClientCPUsBusyPct = ptr(round(100*share, 1))
 		}
 		res.ScheduleStartedAt = ptr(stamp(r.start))
+		r.mu.Lock()
+		tenths := r.tenths.T
+		r.mu.Unlock()
+		res.ScheduleTenths = &tenths
 		if elapsed := scheduleElapsed(ctx, r.start, r.lastDone, cfg.duration); elapsed > 0 {
 			res.ElapsedS = ptr(round(elapsed.Seconds(), 6))
 			res.RPSAchieved = ptr(round(float64(r.completed.Load())/elapsed.Seconds(), 2))
@@ -298,7 +304,7 @@ func (r *lowrateRun) setStart(conns int) {
 func (r *lowrateRun) prepareEngine(conns []held, stderr io.Writer) {
 	r.drops = map[string]uint64{}
 	fds := handOver(conns, r.drops)
-	spec := engineSpec{req: r.req, rps: r.cfg.rps, n: r.n, timeout: r.cfg.timeout}
+	spec := engineSpec{req: r.req, rps: r.cfg.rps, n: r.n, timeout: r.cfg.timeout, duration: r.cfg.duration}
 	if r.cfg.drain >= 0 {
 		spec.drainEnd = r.cfg.duration + r.cfg.drain
 	}
@@ -362,6 +368,7 @@ func (r *lowrateRun) runEngine(ctx context.Context, stderr io.Writer) {
 		r.svc.Merge(&l.svc)
 		r.lag.Merge(&l.lag)
 		r.own.Merge(&l.own)
+		r.tenths.T.Add(&l.tenths.T)
 		addCounts(r.errors, l.errors)
 		addCounts(r.drops, l.drops)
 		for k, v := range l.status {
@@ -488,6 +495,7 @@ func (r *lowrateRun) record(ctx context.Context, due, sent, done time.Time, stat
 	}
 	r.lat.Record(done.Sub(due).Microseconds())
 	r.svc.Record(done.Sub(sent).Microseconds())
+	r.tenths.Record(due.Sub(r.start), done.Sub(r.start))
 	if done.After(r.lastDone) {
 		r.lastDone = done
 	}

@@ -73,7 +73,12 @@
 //	engine_lag_histogram (the sender lag of the other requests: the
 //	engine's own lateness), connection_drops {cause: count} (connections
 //	that left the pool without failing a request): null with the goroutine
-//	engine, which does not measure them; drain_s (-drain; null: no bound)
+//	engine, which does not measure them; drain_s (-drain; null: no bound);
+//	schedule_tenths {due_ok, due_latency_sum_us, done_ok: ten slices of
+//	duration_s each; done_ok_after} (Tenths: the 2xx answers by the slice
+//	their request was due in, with their latencies from the due time
+//	summed, and by the slice they arrived in, those after the schedule
+//	apart; sums that merge across processes by adding)
 //
 // A histogram is {unit "us", sub_bits, max_bits, count, min_us, max_us,
 // buckets [[index, count], ...]} (non-empty buckets only, HistDump): every

@@ -248,6 +248,11 @@ type LowrateResult struct {
 	// that long after duration_s were not sent (requests_unsent); null: no
 	// bound.
 	DrainS *float64 `json:"drain_s"`
+	// ScheduleTenths is the schedule cut into ten slices of its duration
+	// (Tenths: answers by due slice with their latencies, and by the
+	// slice they arrived in), for judging a step in steady state; null in
+	// results written before it existed or when the schedule never ran.
+	ScheduleTenths *Tenths `json:"schedule_tenths"`
 }
 
 // Engines of lowrate.
