@@ -8,7 +8,12 @@
 # Per payload (PAYLOADS) a search for the highest offered rate at which the
 # SLO holds: the SLO_PERCENTILE of the latency from each request's due time
 # (coordinated-omission free) at most SLO_LATENCY_MS, failed requests at
-# most SLO_ERRORS_PCT % of those due, achieved at least 99 % of offered.
+# most SLO_ERRORS_PCT % of those due, and the server in steady state: the
+# rate it delivered while the schedule ran (answers from the first tenth
+# of the step after its median latency to the schedule's end; those in the
+# drain do not count) at least 99 % of offered, and the latency from the
+# due time growing at most SEARCH_RESOLUTION_PCT x 5 ms per s over the
+# schedule (a queue that grows fails the step: code queue).
 # Each step is a cell of connclient lowrate (an open-model schedule:
 # request i due at start + i/rate, whatever the answers before it) with
 # CONNECTIONS connections, STEP seconds long, on every client host at one

@@ -8,9 +8,15 @@
 // capacity, its bracket and what bounded it. The runner runs the step it
 // is given and asks again. Rules:
 //
-//   - A step passes when achieved ≥ AchievedMin × offered, its errors are
-//     at most ErrorsPct % of its requests, and the latency at Percentile is
-//     at most LatencyMs. A client-bound step (the client's CPU or sender
+//   - A step passes when its errors are at most ErrorsPct % of its
+//     requests, the latency at Percentile is at most LatencyMs, achieved ≥
+//     AchievedMin × offered, and (steady.go) achieved is the rate the server
+//     delivered while the schedule ran and the latency from the due time
+//     did not grow faster than QueueGrowthMaxMsPerS: a rate the server
+//     cannot sustain never passes, whatever the step's length, its drain
+//     or the SLO. (Steps recorded before connclient cut its schedule into
+//     tenths are judged on achieved alone, answers in the drain included.)
+//     A client-bound step (the client's CPU or sender
 //     lag, not the server, limited it) neither passes nor fails: it ends
 //     the search, naming the client's ceiling, since a rate the client
 //     could not offer says nothing of the server. Only a step that broke
@@ -72,13 +78,25 @@ type Search struct {
 
 // Step is one measured step.
 type Step struct {
-	OfferedRPS  float64
-	AchievedRPS float64
-	Requests    float64 // requests scheduled
-	Errors      float64 // failed requests: an error, or a status other than 2xx
-	LatencyMs   float64 // at the SLO's percentile, from the due time; NaN unreadable
-	ClientBound bool
-	ClientWhy   string // why it is client-bound (a sentence)
+	OfferedRPS float64
+	// AchievedRPS is the rate delivered: with Steady, the answers received
+	// over WindowS (SteadyRate), else those within the drain over the
+	// schedule's duration. AchievedSlackRPS is one answer per client
+	// process over the window, a schedule's rounding at its ends.
+	AchievedRPS      float64
+	AchievedSlackRPS float64
+	// Steady: the step's schedule tenths were read (every client
+	// process's); WindowS is then the steady rate's window (0: the median
+	// latency left none) and GrowthMsPerS the latency's growth over the
+	// schedule (LatencyGrowth; NaN: too few tenths answered).
+	Steady       bool
+	WindowS      float64
+	GrowthMsPerS float64
+	Requests     float64 // requests scheduled
+	Errors       float64 // failed requests: an error, or a status other than 2xx
+	LatencyMs    float64 // at the SLO's percentile, from the due time; NaN unreadable
+	ClientBound  bool
+	ClientWhy    string // why it is client-bound (a sentence)
 	// ClientCPUsBusyPct: how busy the client's CPUs were (the busiest
 	// process's), NaN unknown.
 	ClientCPUsBusyPct float64
@@ -92,6 +110,7 @@ const (
 	FailLatency = "latency"
 	FailErrors  = "errors"
 	FailRate    = "achieved"
+	FailQueue   = "queue"
 	FailNoData  = "unreadable"
 	ClientBound = "client_bound"
 )
@@ -115,10 +134,22 @@ func (s Search) judgeSLO(st Step) (code, why string) {
 		return FailErrors, fmt.Sprintf("errors %.3g%% > %.3g%%", 100*st.Errors/st.Requests, slo.ErrorsPct)
 	case st.LatencyMs > slo.LatencyMs:
 		return FailLatency, fmt.Sprintf("p%g %.2f ms > %g ms", slo.Percentile, st.LatencyMs, slo.LatencyMs)
-	case st.AchievedRPS < slo.AchievedMin*st.OfferedRPS:
-		return FailRate, fmt.Sprintf("achieved %.0f of %.0f req/s (%.1f%% < %.0f%%)", st.AchievedRPS, st.OfferedRPS, 100*st.AchievedRPS/st.OfferedRPS, 100*slo.AchievedMin)
+	case st.Steady && st.WindowS <= 0:
+		return FailRate, "the median latency left no tenth of the schedule to measure the rate over (a longer STEP would)"
+	case st.AchievedRPS+st.AchievedSlackRPS < slo.AchievedMin*st.OfferedRPS:
+		return FailRate, fmt.Sprintf("achieved %.0f of %.0f req/s (%.1f%% < %.0f%%)%s", st.AchievedRPS, st.OfferedRPS, 100*st.AchievedRPS/st.OfferedRPS, 100*slo.AchievedMin, overWindow(st))
+	case st.Steady && st.GrowthMsPerS > s.QueueGrowthMaxMsPerS():
+		return FailQueue, fmt.Sprintf("the latency from the due time grew %.1f ms/s over the schedule (> %.3g ms/s: a queue that grows)", st.GrowthMsPerS, s.QueueGrowthMaxMsPerS())
 	}
-	return Pass, fmt.Sprintf("p%g %.2f ms ≤ %g ms, achieved %.0f of %.0f req/s", slo.Percentile, st.LatencyMs, slo.LatencyMs, st.AchievedRPS, st.OfferedRPS)
+	return Pass, fmt.Sprintf("p%g %.2f ms ≤ %g ms, achieved %.0f of %.0f req/s%s", slo.Percentile, st.LatencyMs, slo.LatencyMs, st.AchievedRPS, st.OfferedRPS, overWindow(st))
+}
+
+// overWindow says over which window a steady step's rate was measured.
+func overWindow(st Step) string {
+	if !st.Steady {
+		return ""
+	}
+	return fmt.Sprintf(" over the schedule's last %.2g s", st.WindowS)
 }
 
 // Decision is what to do next.

@@ -44,10 +44,14 @@ var Quantiles = []float64{0.5, 0.99, 0.999}
 // p99 exceeded lagBoundMs (LagBoundMs: the schedule, not the server, fell
 // behind). Figures are read from the same files.
 func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, error) {
-	st := Step{LatencyMs: math.NaN()}
+	st := Step{LatencyMs: math.NaN(), GrowthMsPerS: math.NaN()}
 	fig := Figures{LoopsBusyPct: math.NaN()}
 	var lat, svc, sent, lag []*connresult.HistDump
 	var cpuS, loopS float64
+	// The schedule's tenths, summed over the processes: nil unless every
+	// one recorded them (over one duration: one agreed schedule).
+	var tenths *connresult.Tenths
+	duration := math.NaN()
 	cpusBusy, cpusOf := math.NaN(), ""
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -74,6 +78,16 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 			st.AchievedRPS += *l.RPSAchieved
 		}
 		st.Requests += float64(l.RequestsScheduled)
+		switch {
+		case l.ScheduleTenths == nil || (!math.IsNaN(duration) && (tenths == nil || l.DurationS != duration)):
+			tenths = nil
+		case tenths == nil:
+			t := *l.ScheduleTenths
+			tenths = &t
+		default:
+			tenths.Add(l.ScheduleTenths)
+		}
+		duration = l.DurationS
 		// Failed: an error or a status other than 2xx. Requests never
 		// answered (unsent) are the queue, seen in the achieved rate.
 		st.Errors += float64(l.RequestsFailed)
@@ -106,6 +120,9 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 	}
 	if loopS > 0 {
 		fig.LoopsBusyPct = 100 * cpuS / loopS
+	}
+	if tenths != nil && fig.Latency[0] != nil {
+		st.SetSteady(tenths, duration, *fig.Latency[0], len(files))
 	}
 	st.ClientCPUsBusyPct = cpusBusy
 	if cpusBusy >= 100*ClientCPUBusy {

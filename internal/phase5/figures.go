@@ -8,8 +8,17 @@ import (
 // Figures is a Phase 5 step's figures (its summary.json metrics); a step
 // whose raw files could not be read has them null.
 type Figures struct {
-	OfferedRPS  *float64 `json:"offered_rps"`  // the rate the schedule offered, req/s
-	AchievedRPS *float64 `json:"achieved_rps"` // requests answered within the drain over the schedule, req/s
+	OfferedRPS *float64 `json:"offered_rps"` // the rate the schedule offered, req/s
+	// AchievedRPS is the rate the server delivered, req/s: the answers
+	// received from the first tenth of the schedule after the median
+	// latency to its end, over that window (capacity.SteadyRate); in a
+	// step recorded before the tenths, the answers within the drain over
+	// the schedule's duration.
+	AchievedRPS *float64 `json:"achieved_rps"`
+	// LatencyGrowthMsPerS is the trend of the latency from the due time
+	// over the schedule, ms per s (capacity.LatencyGrowth): a queue that
+	// grows; null before the tenths or with too few of them answered.
+	LatencyGrowthMsPerS *float64 `json:"latency_growth_ms_per_s"`
 	// The latency from each request's due time, ms.
 	LatencyP50Ms  *float64 `json:"latency_p50_ms"`
 	LatencyP99Ms  *float64 `json:"latency_p99_ms"`

@@ -76,7 +76,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		d := search.Next(byPayload[size])
 		res := summary.Capacity{Payload: size, Steps: len(byPayload[size]), SLOPercentile: search.SLO.Percentile,
 			SLOLatencyMs: search.SLO.LatencyMs, SLOErrorsPct: search.SLO.ErrorsPct, Done: d.Done,
-			StartRPS: summary.F(search.StartRPS)}
+			StartRPS: summary.F(search.StartRPS), QueueGrowthMaxMsPerS: summary.F(search.QueueGrowthMaxMsPerS())}
 		if v := num(r.Get("capacity.probe_rps." + size)); v > 0 {
 			res.ProbeRPS = summary.F(v)
 		}
@@ -135,7 +135,7 @@ func cause(s *summary.Summary, size string, res summary.Capacity, truth *truthSt
 	switch res.Bound {
 	case "client_bound":
 		return "client", res.Says
-	case "latency", "errors", "achieved", "unreadable":
+	case "latency", "errors", "achieved", "queue", "unreadable":
 	default:
 		return "", ""
 	}
@@ -266,6 +266,7 @@ func measureStep(r *rundir.Run, rc rundir.Cell, search capacity.Search, c *summa
 	}
 	f.LatencySLOPercentileMs = fp(decimal.Round(st.LatencyMs, 3))
 	f.AchievedRPS = summary.F(decimal.Round(st.AchievedRPS, 1))
+	f.LatencyGrowthMsPerS = fp(st.GrowthMsPerS)
 	f.Requests = summary.F(st.Requests)
 	f.Errors = summary.F(st.Errors)
 	if st.Requests > 0 {

@@ -25,8 +25,8 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	if len(s.Capacity) == 0 {
 		d.P("No step could be read: no capacity was found (see the cells' errors below).")
 	}
-	d.P("Each step offers a rate on an open-model schedule (connclient lowrate: request i is due at start + i/rate whatever the answers before it, so a slow server meets a queue, not fewer requests) and measures the latency from each request's due time, merged bucket by bucket across client processes and hosts. A step passes when p%g of that latency ≤ %g ms, failed requests ≤ %g %% and the achieved rate (requests answered, within the step's 1 s drain, over the schedule's duration) ≥ 99 %% of the offered. The search doubles the rate while steps pass, halves it while they fail, then bisects; the capacity is the highest passing rate, the bracket the rates around it. A step that broke the SLO while its client was the limit (its CPUs ≥ 90 %% busy over the schedule, whoever used them, its event loops busy ≥ 90 %% of their time, or its own sender lag p99, over the requests that found an idle connection, above %g ms) is client-bound: it ends the search and is never the server's capacity.",
-		slo(s).SLOPercentile, slo(s).SLOLatencyMs, slo(s).SLOErrorsPct, capacity.LagBoundMs(LagMaxMs, slo(s).SLOLatencyMs))
+	d.P("Each step offers a rate on an open-model schedule (connclient lowrate: request i is due at start + i/rate whatever the answers before it, so a slow server meets a queue, not fewer requests) and measures the latency from each request's due time, merged bucket by bucket across client processes and hosts. %s The search doubles the rate while steps pass, halves it while they fail, then bisects; the capacity is the highest passing rate, the bracket the rates around it. A step that broke the SLO while its client was the limit (its CPUs ≥ 90 %% busy over the schedule, whoever used them, its event loops busy ≥ 90 %% of their time, or its own sender lag p99, over the requests that found an idle connection, above %g ms) is client-bound: it ends the search and is never the server's capacity.",
+		passRule(s), capacity.LagBoundMs(LagMaxMs, slo(s).SLOLatencyMs))
 
 	for _, size := range payloads(s) {
 		d.H(2, "Steps at "+size)
@@ -43,12 +43,12 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 			}
 			rows = append(rows, trust.MarkRow([]string{"`" + c.Name + "`", c.Params["reason"], report.N(m.OfferedRPS, 0), report.N(m.AchievedRPS, 1),
 				report.N(m.LatencyP50Ms, 2) + " / " + report.N(m.LatencyP99Ms, 2) + " / " + report.N(m.LatencyP999Ms, 2),
-				report.N(m.ServiceLatencyP99Ms, 2), report.N(m.SenderLagP99Ms, 2), report.N(m.ErrorsPct, 3),
+				report.N(m.LatencyGrowthMsPerS, 1), report.N(m.ServiceLatencyP99Ms, 2), report.N(m.SenderLagP99Ms, 2), report.N(m.ErrorsPct, 3),
 				report.N(m.RequestsLatePoolBusy, 0), report.N(m.ClientLoopsBusyPct, 0) + " / " + report.N(m.ClientCPUsBusyPct, 0),
 				report.N(m.CPU["server"].Pct, 0), outcome}, c, 2))
 		}
 		d.Table([]string{"step", "why this rate", "offered /s", "achieved /s", "latency p50 / p99 / p99.9 ms (from due)",
-			"service p99 ms", "sender lag p99 ms", "errors %", "late: pool busy", "client loops / its CPUs busy %", "server host CPU %", "outcome"}, rows)
+			"latency growth ms/s", "service p99 ms", "sender lag p99 ms", "errors %", "late: pool busy", "client loops / its CPUs busy %", "server host CPU %", "outcome"}, rows)
 		ch := latencyChart(s, size)
 		svg, skipped := ch.Render(r.Dir, s.GeneratedBy)
 		report.Chart(&d, ch.Title, svg, skipped)
@@ -58,6 +58,21 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	report.Notes(&d, r.Dir)
 	report.Files(&d)
 	return report.Write(r.Dir, "Report_05-capacity.md", &d)
+}
+
+// passRule is the report's sentence on when a step passes: in steady state
+// (steps with the schedule's tenths), or as judged before they existed.
+func passRule(s *summary.Summary) string {
+	c := slo(s)
+	head := fmt.Sprintf("A step passes when p%g of that latency ≤ %g ms, failed requests ≤ %g %%", c.SLOPercentile, c.SLOLatencyMs, c.SLOErrorsPct)
+	for i := range s.Cells {
+		if figuresOf(&s.Cells[i]).LatencyGrowthMsPerS == nil {
+			continue
+		}
+		return head + fmt.Sprintf(" and the server kept up while the schedule ran: the rate it delivered (the answers received from the first tenth of the schedule that begins after the step's median latency to the schedule's end, over that window; answers in the 1 s drain do not count) is ≥ 99 %% of the offered, one answer per client process allowed for the schedule's ends, and the latency from the due time grew at most %s ms per s over the schedule (latency growth: the median of the slopes between the tenths' mean latencies; an overload of half the search's resolution grows it that fast). A rate the server cannot sustain fails one of the two, whatever the SLO, the step's length or its drain.",
+			report.N(c.QueueGrowthMaxMsPerS, 3))
+	}
+	return head + " and the achieved rate (requests answered, within the step's 1 s drain, over the schedule's duration) ≥ 99 % of the offered. These steps were recorded before connclient cut its schedule into tenths: they are judged as then, with no test of a queue that grows (latency growth —)."
 }
 
 // Headline is one payload's finding in one sentence or two.
@@ -74,7 +89,7 @@ func Headline(c summary.Capacity) string {
 		fmt.Fprintf(&b, "**%s: no capacity found at p%g ≤ %g ms** (%d steps)", c.Payload, c.SLOPercentile, c.SLOLatencyMs, c.Steps)
 	}
 	switch c.Bound {
-	case "latency", "errors", "achieved", "unreadable":
+	case "latency", "errors", "achieved", "queue", "unreadable":
 		fmt.Fprintf(&b, ", bound by %s: the step at %s req/s broke the SLO on it", boundName(c.Bound), report.N(c.HighRPS, 0))
 		if n, ok := map[string]string{"server_cpu": "the server's CPU", "link": "the link", "slots": "the server's slots (ground truth)", "errors": "the server's errors", "unexplained": "not the server's CPU nor the link"}[c.Cause]; ok {
 			fmt.Fprintf(&b, " — %s: %s", n, c.CauseEvidence)
@@ -116,6 +131,7 @@ func pctOf(a, b *float64) string {
 // boundName is a bound code in words.
 func boundName(code string) string {
 	if n, ok := map[string]string{"latency": "latency (the SLO's percentile)", "errors": "errors", "achieved": "the rate not delivered",
+		"queue":      "a growing queue (the latency from the due time rose over the schedule)",
 		"unreadable": "a step that could not be read", "client_bound": "the client", "max_steps": "SEARCH_MAX_STEPS", "max_time": "SEARCH_MAX_S",
 		"never_met": "the SLO, never met", "cut_short": "a search cut short"}[code]; ok {
 		return n

@@ -111,11 +111,14 @@ type Capacity struct {
 	CapacityRPS   *float64 `json:"capacity_rps"`
 	LowRPS        *float64 `json:"capacity_bracket_low_rps"`
 	HighRPS       *float64 `json:"capacity_bracket_high_rps"`
-	// Bound is a code: latency, errors, achieved, unreadable (the SLO
-	// term the step above the capacity broke), client_bound, max_steps,
-	// max_time, never_met, cut_short.
+	// Bound is a code: latency, errors, achieved, queue, unreadable (the
+	// SLO term the step above the capacity broke), client_bound,
+	// max_steps, max_time, never_met, cut_short.
 	Bound string `json:"bound"`
-	Says  string `json:"text"`
+	// QueueGrowthMaxMsPerS is the latency growth over a step's schedule
+	// above which it fails with queue (capacity.QueueGrowthMaxMsPerS).
+	QueueGrowthMaxMsPerS *float64 `json:"queue_growth_max_ms_per_s,omitempty"`
+	Says                 string   `json:"text"`
 	// Cause is what the failing step above the capacity ran out of, a
 	// code: server_cpu, link, slots (the ground-truth server), errors,
 	// client, unexplained ("" when none
