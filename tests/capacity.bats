@@ -149,3 +149,54 @@ teardown() {
   pids_gone "${dir}"
   CLIENTS=2 lab/netns.sh down >/dev/null
 }
+
+# faulty_server EVERY: a capacity run against tests/servers/status-server.py
+# (EVERY=100: 1 in 100 answered 500; 0: broken after the runner's check).
+faulty_server() {
+  run bash 05-capacity/run_capacity.sh -l netns -p smoke -n "faulty$1" -s PAYLOADS=1k -s START_RPS=200 -s SERVER=cmd \
+    -s SERVER_BIN=tests/servers/status-server.py -s "SERVER_CMD=python3 {bin} {ip} {port} $1" -s SLO_LATENCY_MS=200
+  echo "$output" | grep -v ' CMD ' | tail -n 8
+}
+
+@test "capacity: a server answering 500 to 1 request in 100 ends the search, named; run partial, exit 1" {
+  need_root
+  faulty_server 100
+  [ "$status" -eq 1 ]
+  local s
+  s="$(results_line "$output")/summary.json"
+  jq -e '.status == "partial" and .faults[0].code == "server_errors" and .capacity[0].bound == "server_errors"' "${s}"
+  # The first step (200 req/s) was the server's fault: no step after it.
+  jq -e '[.cells[] | select(.params.reason != "probe")] | length == 1' "${s}"
+  [[ "$output" == *"run partial: server_errors: 1k: the server under test failed at 200 req/s: the server failed requests it had the capacity for: errors "* ]]
+  pids_gone "$(results_line "$output")"
+}
+
+@test "capacity: a server that breaks after its pre-check ends the search with server_failed; run partial, exit 1" {
+  need_root
+  faulty_server 0
+  [ "$status" -eq 1 ]
+  local s
+  s="$(results_line "$output")/summary.json"
+  jq -e '.status == "partial" and .faults[0].code == "server_failed" and .capacity[0].bound == "server_failed"' "${s}"
+  [[ "$output" == *"run partial: server_failed: 1k: the server under test failed at "*" req/s: no "* ]]
+  pids_gone "$(results_line "$output")"
+}
+
+@test "capacity: 25 slots x 10 ms with a 200 ms SLO on the local lab is never found above its truth (steady state)" {
+  # The issue's case: with the drain's answers counted and a 200 ms SLO,
+  # the search passed 108 % of this server's truth.
+  run bash 05-capacity/run_capacity.sh -l local -p smoke -s PAYLOADS=1k -s SLOTS=25 -s SERVICE_TIME=10ms \
+    -s SLO_LATENCY_MS=200
+  echo "$output" | grep -v ' CMD ' | tail -n 14
+  [ "$status" -eq 0 ]
+  local s
+  s="$(results_line "$output")/summary.json"
+  jq -c '.capacity[0] | {capacity_rps, truth_capacity_rps, capacity_vs_truth_pct, bound, queue_growth_max_ms_per_s}' "${s}"
+  # ok: no above_truth fault (more than the 2 % resolution above the truth).
+  jq -e '.status == "ok" and (.faults | not) and .capacity[0].done' "${s}"
+  jq -e '.capacity[0] | .capacity_rps <= .truth_capacity_rps * 1.02 and .capacity_rps >= .truth_capacity_rps * 0.95' "${s}"
+  jq -e '.capacity[0] | .queue_growth_max_ms_per_s == 10 and (.bound | IN("latency", "achieved", "queue"))' "${s}"
+  # Every step of the search carries its latency growth.
+  jq -e '[.cells[] | select(.params.reason != "probe") | .metrics.latency_growth_ms_per_s | numbers] | length > 0' "${s}"
+  pids_gone "$(results_line "$output")"
+}

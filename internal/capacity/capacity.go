@@ -94,9 +94,14 @@ type Step struct {
 	GrowthMsPerS float64
 	Requests     float64 // requests scheduled
 	Errors       float64 // failed requests: an error, or a status other than 2xx
-	LatencyMs    float64 // at the SLO's percentile, from the due time; NaN unreadable
-	ClientBound  bool
-	ClientWhy    string // why it is client-bound (a sentence)
+	// Counted: the client's counts below were read (ReadStep); a step
+	// with none opened, sent or answered is the server's failure.
+	Counted                     bool
+	ConnsOpened, Sent, Answered float64
+	ConnsFailed                 float64
+	LatencyMs                   float64 // at the SLO's percentile, from the due time; NaN unreadable
+	ClientBound                 bool
+	ClientWhy                   string // why it is client-bound (a sentence)
 	// ClientCPUsBusyPct: how busy the client's CPUs were (the busiest
 	// process's), NaN unknown.
 	ClientCPUsBusyPct float64
@@ -113,15 +118,54 @@ const (
 	FailQueue   = "queue"
 	FailNoData  = "unreadable"
 	ClientBound = "client_bound"
+	// The server under test failed: they end the search, whatever the
+	// step's other figures, and make the run not ok (a summary fault).
+	ServerFailed = "server_failed" // no connection opened, no request sent, or none answered
+	ServerErrors = "server_errors" // errors above the SLO's share while the rest of the SLO held
 )
+
+// EndsSearch reports whether a step's code ends the search at once: the
+// client bound it, or the server failed.
+func EndsSearch(code string) bool {
+	return code == ClientBound || code == ServerFailed || code == ServerErrors
+}
 
 // Judge is one step's outcome code and a sentence saying why.
 func (s Search) Judge(st Step) (code, why string) {
+	if why := serverFailed(st); why != "" {
+		return ServerFailed, why
+	}
 	code, why = s.judgeSLO(st)
+	if code == FailErrors {
+		// Errors while the rest of the SLO held are the server's own
+		// failures (a server shedding load under overload keeps errors,
+		// and the search goes on below them).
+		rest := st
+		rest.Errors = 0
+		if c, _ := s.judgeSLO(rest); c == Pass {
+			return ServerErrors, "the server failed requests it had the capacity for: " + why
+		}
+	}
 	if code != Pass && st.ClientBound {
 		return ClientBound, "client-bound: " + st.ClientWhy + " (" + why + ")"
 	}
 	return code, why
+}
+
+// serverFailed is why a counted step shows a server that failed outright,
+// "" when it did not.
+func serverFailed(st Step) string {
+	switch {
+	case !st.Counted || st.Requests <= 0:
+		return ""
+	case st.ConnsOpened == 0:
+		return fmt.Sprintf("no connection opened (%.0f failed)", st.ConnsFailed)
+	case st.Sent == 0:
+		return "no request was sent"
+	case st.Answered == 0:
+		return fmt.Sprintf("no request was answered (%.0f sent, %.0f failed)", st.Sent, st.Errors)
+	}
+	return ""
 }
 
 // judgeSLO is the step against the SLO alone.
@@ -177,9 +221,13 @@ func (s Search) Next(steps []Step) Decision {
 	}
 	last := steps[len(steps)-1]
 	code, why := s.Judge(last)
-	if code == ClientBound {
+	switch code {
+	case ClientBound:
 		lo, hi := s.Bracket(steps)
 		return done(lo, hi, ClientBound, fmt.Sprintf("the client's ceiling (%.0f req/s achieved at %.0f offered) is below the server's capacity: %s", last.AchievedRPS, last.OfferedRPS, why))
+	case ServerFailed, ServerErrors:
+		lo, hi := s.Bracket(steps)
+		return done(lo, hi, code, fmt.Sprintf("the server under test failed at %.0f req/s: %s", last.OfferedRPS, why))
 	}
 	if last.Disturbed && !(len(steps) >= 2 && steps[len(steps)-2].OfferedRPS == last.OfferedRPS) {
 		if len(steps) < s.MaxSteps {

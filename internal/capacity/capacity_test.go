@@ -63,16 +63,50 @@ func TestBoundNamesTheBrokenTerm(t *testing.T) {
 	if d.Bound != FailLatency || d.LowRPS > 1000 || d.HighRPS <= 1000 || !strings.Contains(d.Says, "latency") {
 		t.Errorf("latency-bound: %+v", d)
 	}
+	// A server shedding load: past 2000/s it answers the rest with errors
+	// at once, and its 2xx rate stays 2000/s.
 	errs := func(r float64) Step {
 		st := Step{OfferedRPS: r, AchievedRPS: r, Requests: r * 5, LatencyMs: 1}
 		if r > 2000 {
-			st.Errors = st.Requests / 100 // 1 % > 0.1 %
+			st.AchievedRPS, st.Errors = 2000, (r-2000)*5
 		}
 		return st
 	}
 	d, _ = run(t, search(100), errs)
 	if d.Bound != FailErrors || d.LowRPS > 2000 || d.HighRPS <= 2000 {
 		t.Errorf("error-bound: %+v", d)
+	}
+}
+
+// A server that fails: errors while the rest of the SLO held (it failed
+// requests it had the capacity for), or no connection, request or answer
+// at all, ends the search at once with its code, whatever else the step
+// shows; counts never read (a step from before them) say nothing.
+func TestServerFailureEndsTheSearch(t *testing.T) {
+	s := search(200)
+	for _, tc := range []struct {
+		name string
+		st   Step
+		code string
+		says string
+	}{
+		{"1 in 100 answered 500", Step{OfferedRPS: 200, AchievedRPS: 198, Requests: 400, Errors: 4, LatencyMs: 1, Counted: true, ConnsOpened: 32, Sent: 400, Answered: 400},
+			ServerErrors, "failed requests it had the capacity for: errors 1% > 0.1%"},
+		{"no connection", Step{OfferedRPS: 200, Requests: 400, LatencyMs: math.NaN(), Counted: true, ConnsFailed: 32},
+			ServerFailed, "no connection opened (32 failed)"},
+		{"none answered", Step{OfferedRPS: 200, Requests: 400, Errors: 18, LatencyMs: math.NaN(), Counted: true, ConnsOpened: 18, Sent: 18},
+			ServerFailed, "no request was answered (18 sent, 18 failed)"},
+		{"nothing sent", Step{OfferedRPS: 200, Requests: 400, LatencyMs: math.NaN(), Counted: true, ConnsOpened: 18},
+			ServerFailed, "no request was sent"},
+	} {
+		steps := []Step{{OfferedRPS: 100, AchievedRPS: 100, Requests: 200, LatencyMs: 1}, tc.st}
+		d := s.Next(steps)
+		if !d.Done || d.Bound != tc.code || !strings.Contains(d.Says, tc.says) || !strings.Contains(d.Says, "the server under test failed at 200 req/s") {
+			t.Errorf("%s: %+v, want done, bound %s saying %q", tc.name, d, tc.code, tc.says)
+		}
+	}
+	if code, _ := s.Judge(Step{OfferedRPS: 200, Requests: 400, LatencyMs: math.NaN()}); code != FailNoData {
+		t.Errorf("a step without counts: %s, want %s", code, FailNoData)
 	}
 }
 

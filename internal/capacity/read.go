@@ -78,6 +78,12 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 			st.AchievedRPS += *l.RPSAchieved
 		}
 		st.Requests += float64(l.RequestsScheduled)
+		st.Counted = true
+		st.ConnsOpened += float64(l.ConnectionsEstablished)
+		st.ConnsFailed += float64(l.ConnectionsFailed)
+		st.Sent += float64(l.RequestsSent)
+		// Answered: a whole response, 2xx or not (cause "status").
+		st.Answered += float64(l.RequestsCompleted) + float64(l.Errors["status"])
 		switch {
 		case l.ScheduleTenths == nil || (!math.IsNaN(duration) && (tenths == nil || l.DurationS != duration)):
 			tenths = nil

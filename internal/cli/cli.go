@@ -105,7 +105,7 @@ func Summarize(dir, generatedBy string) error {
 	// The run's status, decided once: run.env (appended: the last value
 	// wins), summary.json, the report and the runner's last line and exit
 	// status read it.
-	d := summary.Decide(r, s.Cells, found)
+	d := summary.Decide(r, s.Cells, s.Faults, found)
 	d.Apply(s)
 	if add := summary.StatusLines(r, d); add != "" {
 		if err := atomicfile.Append(filepath.Join(r.Dir, "run.env"), []byte(add)); err != nil {

@@ -113,7 +113,16 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 			}
 			if res.CapacityRPS != nil {
 				res.TruthErrorPct = summary.F(decimal.Round(100*(*res.CapacityRPS / *truth.CapacityRPS - 1), 2))
+				if over := 100 * (*res.CapacityRPS / *truth.CapacityRPS - 1); over > search.ResolutionPct {
+					s.Faults = append(s.Faults, summary.Fault{Code: summary.FaultAboveTruth, Evidence: fmt.Sprintf(
+						"%s: the capacity found, %.0f req/s, is %.1f %% above the ground truth's %.0f req/s (more than the search's resolution, %g %%)",
+						size, *res.CapacityRPS, over, *truth.CapacityRPS, search.ResolutionPct)})
+				}
 			}
+		}
+		if res.Bound == capacity.ServerFailed || res.Bound == capacity.ServerErrors {
+			s.Faults = append(s.Faults, summary.Fault{Code: map[string]string{capacity.ServerFailed: summary.FaultServerFailed,
+				capacity.ServerErrors: summary.FaultServerErrors}[res.Bound], Evidence: size + ": " + res.Says})
 		}
 		s.Capacity = append(s.Capacity, res)
 	}

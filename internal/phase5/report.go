@@ -133,7 +133,8 @@ func boundName(code string) string {
 	if n, ok := map[string]string{"latency": "latency (the SLO's percentile)", "errors": "errors", "achieved": "the rate not delivered",
 		"queue":      "a growing queue (the latency from the due time rose over the schedule)",
 		"unreadable": "a step that could not be read", "client_bound": "the client", "max_steps": "SEARCH_MAX_STEPS", "max_time": "SEARCH_MAX_S",
-		"never_met": "the SLO, never met", "cut_short": "a search cut short"}[code]; ok {
+		"never_met": "the SLO, never met", "cut_short": "a search cut short", "server_failed": "the server under test failing",
+		"server_errors": "the server's errors (it failed requests it had the capacity for)"}[code]; ok {
 		return n
 	}
 	return code

@@ -49,14 +49,46 @@ func (d Decision) Apply(s *Summary) {
 // returns a reason the run is not ok, or "".
 type runRule struct {
 	name string
-	why  func(r *rundir.Run, cells []Cell) string
+	why  func(r *rundir.Run, cells []Cell, faults []Fault) string
 }
 
 // runRules make an ok run partial, in this order; the first that matches
 // gives the reason. (The runner's own end comes first: runnerStatus.)
 var runRules = []runRule{
-	{"oom", func(r *rundir.Run, _ []Cell) string { return oomFinding(r) }},
-	{"cells", cellsNotOK},
+	{"oom", func(r *rundir.Run, _ []Cell, _ []Fault) string { return oomFinding(r) }},
+	{"faults", func(_ *rundir.Run, _ []Cell, faults []Fault) string { return faultsFound(faults) }},
+	{"cells", func(r *rundir.Run, cells []Cell, _ []Fault) string { return cellsNotOK(r, cells) }},
+}
+
+// The codes of Fault.
+const (
+	// FaultServerFailed: Phase 5, a step in which the server under test
+	// took no connection, or was sent or answered no request.
+	FaultServerFailed = "server_failed"
+	// FaultServerErrors: Phase 5, a step whose errors passed the SLO's
+	// share while its latency, queue and rate of 2xx answers kept the
+	// SLO: the server failed requests it had the capacity for.
+	FaultServerErrors = "server_errors"
+	// FaultAboveTruth: Phase 5, a capacity above the ground-truth
+	// server's by more than the search's resolution: the search passed a
+	// rate no server can sustain.
+	FaultAboveTruth = "above_truth"
+)
+
+// Fault is something a phase found that makes an ok run partial whatever
+// its cells' own verdicts say: a code (the constants above) and the
+// figures that are its evidence, in words.
+type Fault struct {
+	Code     string `json:"code"`
+	Evidence string `json:"evidence"`
+}
+
+// faultsFound is the first fault's code and evidence, "" for none.
+func faultsFound(faults []Fault) string {
+	if len(faults) == 0 {
+		return ""
+	}
+	return faults[0].Code + ": " + faults[0].Evidence
 }
 
 // Decide is the run's status. unparsed is the summary's finding of raw
@@ -67,15 +99,16 @@ var runRules = []runRule{
 // The runner's end first (runnerStatus): not ok when it recorded an error
 // or a non-zero exit (failed when no cell began and no signal stopped it,
 // else partial), or when it recorded no end at all. Then the run rules, in
-// order, on an ok run: a host's OOM killer ran during it; some cell is not
+// order, on an ok run: a host's OOM killer ran during it; the phase found
+// a fault (faults, the first named); some cell is not
 // ok (failed, refused, or its output read with errors), by the summary's
 // cells, which hold every cell's own verdict (the one the runner's `cell
 // NAME ok|failed` line read: csb check).
-func Decide(r *rundir.Run, cells []Cell, unparsed string) Decision {
+func Decide(r *rundir.Run, cells []Cell, faults []Fault, unparsed string) Decision {
 	d := runnerStatus(r)
 	if d.Status == StatusOK {
 		for _, rule := range runRules {
-			if why := rule.why(r, cells); why != "" {
+			if why := rule.why(r, cells, faults); why != "" {
 				d.Status, d.Found = StatusPartial, why
 				break
 			}

@@ -66,7 +66,7 @@ func TestDecide(t *testing.T) {
 			ran[:3], []Cell{ok, refused}, "", Decision{Status: "partial", Runner: "1 cell(s) failed or refused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Decide(&rundir.Run{Env: tc.env, Cells: tc.cells}, tc.sum, tc.unparsed)
+			got := Decide(&rundir.Run{Env: tc.env, Cells: tc.cells}, tc.sum, nil, tc.unparsed)
 			if got != tc.want {
 				t.Errorf("Decide = %+v, want %+v", got, tc.want)
 			}
@@ -80,7 +80,7 @@ func TestDecideAgain(t *testing.T) {
 	r := &rundir.Run{Env: map[string]string{"finished_at": "x", "runner_exit": "0", "error": ""},
 		Cells: []rundir.Cell{{Name: "b", Status: "errors"}}}
 	cells := []Cell{{Name: "b", Status: rundir.StatusErrors}}
-	d := Decide(r, cells, "")
+	d := Decide(r, cells, nil, "")
 	add := StatusLines(r, d)
 	if add != "status=partial\nsummarize_error=1 cell(s) failed or refused\n" {
 		t.Fatalf("StatusLines = %q", add)
@@ -89,10 +89,26 @@ func TestDecideAgain(t *testing.T) {
 		k, v, _ := strings.Cut(l, "=")
 		r.Env[k] = v
 	}
-	if d2 := Decide(r, cells, ""); d2 != d || StatusLines(r, d2) != "" {
+	if d2 := Decide(r, cells, nil, ""); d2 != d || StatusLines(r, d2) != "" {
 		t.Errorf("again: %+v, lines %q", d2, StatusLines(r, d2))
 	}
 	if e := (Decision{Runner: "a", Found: "b"}).Error(); e != "a; b" {
 		t.Errorf("Error = %q", e)
+	}
+}
+
+// A fault makes an ok run partial, named by its code and evidence before
+// the cells' count; the runner's own reason still comes first.
+func TestDecideFaults(t *testing.T) {
+	end := map[string]string{"finished_at": "x", "runner_exit": "0", "error": ""}
+	ran := []rundir.Cell{{Name: "a", Status: "ok"}}
+	faults := []Fault{{Code: FaultServerFailed, Evidence: "no request was answered at 200 req/s"}, {Code: FaultAboveTruth, Evidence: "y"}}
+	d := Decide(&rundir.Run{Env: end, Cells: ran}, []Cell{{Name: "a", Status: "failed"}}, faults, "")
+	if want := (Decision{Status: "partial", Found: "server_failed: no request was answered at 200 req/s"}); d != want {
+		t.Errorf("Decide = %+v, want %+v", d, want)
+	}
+	end["runner_exit"], end["error"] = "130", "interrupted by SIGINT"
+	if d := Decide(&rundir.Run{Env: end, Cells: ran}, []Cell{{Name: "a", Status: "ok"}}, faults, ""); d.Runner != "interrupted by SIGINT" || d.Found != "" {
+		t.Errorf("with the runner's reason: %+v", d)
 	}
 }

@@ -96,6 +96,9 @@ type Summary struct {
 	Cells []Cell `json:"cells"`
 	// Capacity is Phase 5's result per payload (absent in other phases).
 	Capacity []Capacity `json:"capacity,omitempty"`
+	// Faults are what the phase found that makes the run not ok whatever
+	// its cells say (Decide reads them); absent when none.
+	Faults []Fault `json:"faults,omitempty"`
 }
 
 // Capacity is one payload's search (Phase 5): the highest offered rate

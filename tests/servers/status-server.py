@@ -3,7 +3,9 @@
 PORT EVERY [healthz] serves /healthz and /payload/<n>k (n KiB of 'x',
 Content-Length, keep-alive), and answers every EVERY-th request for a payload
 with 500 (EVERY=1: every one after the first 20, which the runner's path
-check reads). With healthz, requests for /healthz (Phase 3's low-rate
+check reads). EVERY=0 is a server that breaks after that check: every
+request after the first 20 gets a header promising 10 GiB, then the
+connection closes. With healthz, requests for /healthz (Phase 3's low-rate
 scenario) are counted and answered so too.
 """
 import http.server
@@ -35,6 +37,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with lock:
                 count += 1
                 n = count
+            if every == 0 and n > 20:
+                self.send_response(200)
+                self.send_header("Content-Length", str(10 << 30))
+                self.end_headers()
+                self.wfile.flush()
+                self.close_connection = True
+                return
             if (every == 1 and n > 20) or (every > 1 and n % every == 0):
                 status, body = 500, b"error\n"
         self.send_response(status)
