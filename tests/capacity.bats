@@ -155,12 +155,12 @@ teardown() {
 faulty_server() {
   run bash 05-capacity/run_capacity.sh -l netns -p smoke -n "faulty$1" -s PAYLOADS=1k -s START_RPS=200 -s SERVER=cmd \
     -s SERVER_BIN=tests/servers/status-server.py -s "SERVER_CMD=python3 {bin} {ip} {port} $1" -s SLO_LATENCY_MS=200
-  echo "$output" | grep -v ' CMD ' | tail -n 8
 }
 
 @test "capacity: a server answering 500 to 1 request in 100 ends the search, named; run partial, exit 1" {
   need_root
   faulty_server 100
+  echo "$output" | grep -v ' CMD ' | tail -n 8
   [ "$status" -eq 1 ]
   local s
   s="$(results_line "$output")/summary.json"
@@ -174,6 +174,7 @@ faulty_server() {
 @test "capacity: a server that breaks after its pre-check ends the search with server_failed; run partial, exit 1" {
   need_root
   faulty_server 0
+  echo "$output" | grep -v ' CMD ' | tail -n 8
   [ "$status" -eq 1 ]
   local s
   s="$(results_line "$output")/summary.json"
