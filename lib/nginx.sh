@@ -17,6 +17,8 @@ csb_config_declare NGINX_KEEPALIVE_REQUESTS "" posint_or_empty \
   "SERVER=nginx: keepalive_requests (empty: 1000000, so no busy connection is closed mid-cell)"
 csb_config_declare NGINX_KEEPALIVE_TIMEOUT "" posint_or_empty \
   "SERVER=nginx: keepalive_timeout in seconds (empty: 75, or Phase 3's hold + 60 so idle connections last the hold)"
+csb_config_declare NGINX_TCP_NOPUSH on on_off \
+  "SERVER=nginx: tcp_nopush, on (as Debian ships nginx) or off (a 10 KB answer's last segment can wait on the cork)"
 
 # The phase's largest connection count (CSB_SERVER_CONNS: a Phase 3
 # scenario's; Phase 1's CONNECTIONS, Phase 2's CONCURRENCY).
@@ -47,6 +49,7 @@ csb_start_nginx() {
     -sizes "${sizes}" -paths "${paths%,}" -health "${HEALTH_PATH}" -workers "${NGINX_WORKERS}" -server-cpus "${SERVER_CPUS}"
     -worker-connections "${NGINX_WORKER_CONNECTIONS:-0}" -max-conns "$(csb_nginx_max_conns)"
     -keepalive-requests "${NGINX_KEEPALIVE_REQUESTS:-0}" -keepalive-timeout "${NGINX_KEEPALIVE_TIMEOUT:-0}"
+    -tcp-nopush "${NGINX_TCP_NOPUSH}"
     -hold "${CSB_SERVER_IDLE_S:-${C10K_HOLD:-0}}" -fd-hard "${hard}" -procs "${procs}")
   ! csb_http2_on || gen+=(-http2 -http2-max-streams "${H2_MAX_STREAMS:-0}")
   if csb_tls_on; then

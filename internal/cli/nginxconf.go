@@ -32,6 +32,7 @@ Flags (empty or 0: the default above):
   -http2    the listen speaks HTTP/2 (h2 by ALPN over TLS; h2c in cleartext)
   -http2-max-streams N  with -http2: http2_max_concurrent_streams (0: nginx's
             own, 128)
+  -tcp-nopush on|off  tcp_nopush (default on, as Debian ships nginx)
 `
 
 func runNginxConf(args []string, stdout io.Writer) error {
@@ -58,6 +59,7 @@ func runNginxConf(args []string, stdout io.Writer) error {
 	fs.BoolVar(&in.TLSTickets, "tls-tickets", true, "")
 	fs.BoolVar(&in.HTTP2, "http2", false, "")
 	fs.Int64Var(&in.HTTP2MaxStreams, "http2-max-streams", 0, "")
+	fs.StringVar(&in.TCPNopush, "tcp-nopush", "on", "")
 	help := fs.Bool("h", false, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: nginx-conf: %v", errUsage, err)
@@ -72,6 +74,8 @@ func runNginxConf(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: nginx-conf needs -dir, -listen and -sizes", errUsage)
 	case in.HTTP2MaxStreams < 0:
 		return fmt.Errorf("%w: nginx-conf: -http2-max-streams %d is below 0", errUsage, in.HTTP2MaxStreams)
+	case in.TCPNopush != "on" && in.TCPNopush != "off":
+		return fmt.Errorf("%w: nginx-conf: -tcp-nopush %q: on or off", errUsage, in.TCPNopush)
 	}
 	in.Sizes = strings.Split(sizes, ",")
 	in.Paths = map[string]string{}

@@ -44,6 +44,16 @@ func TestRenderTLSAndPaths(t *testing.T) {
 	if conf := Render(in, s); !strings.Contains(conf, "listen [fd00::1]:8443 http2 backlog=65535;") || !strings.Contains(conf, "sendfile off;") {
 		t.Errorf("h2c:\n%s", conf)
 	}
+	// NGINX_TCP_NOPUSH: on by default (as Debian ships it), off when asked,
+	// and recorded in the settings line either way.
+	if conf := Render(in, s); !strings.Contains(conf, "tcp_nopush on;") || !strings.Contains(conf, " tcp_nopush=on ") {
+		t.Errorf("default tcp_nopush:\n%s", conf)
+	}
+	in.TCPNopush = "off"
+	s = Size(in)
+	if conf := Render(in, s); !strings.Contains(conf, "tcp_nopush off;") || !strings.Contains(conf, " tcp_nopush=off ") {
+		t.Errorf("tcp_nopush off:\n%s", conf)
+	}
 }
 
 // C1M: the plan's 56 server processes (fd limit 20000) are 56 workers, each

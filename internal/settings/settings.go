@@ -205,6 +205,7 @@ var kinds = map[string]kind{
 	"posints_or_empty":       {orEmpty(list(isPosint)), "a comma-separated list of positive integers such as 2000,5000, or empty for the profile's"},
 	"port":                   {isPort, "a port number 1-65535"},
 	"bool":                   {func(v string) bool { return v == "0" || v == "1" }, "0 or 1"},
+	"on_off":                 {func(v string) bool { return v == "on" || v == "off" }, "on or off"},
 	"name":                   {match(reName), expectName},
 	"name_or_empty":          {orEmpty(match(reName)), expectName},
 	"rate":                   {func(v string) bool { return v == "none" || reRate.MatchString(v) }, "a tc rate such as 1gbit or 100mbit, or none"},

@@ -33,6 +33,7 @@ func TestKinds(t *testing.T) {
 		{"clients", []string{"1", "8"}, []string{"0", "9", "10", "01", ""}},
 		{"client_hosts", []string{"", "local/192.0.2.11/enp1s0 me@c2/192.0.2.12+192.0.2.13/enp1s0"}, []string{"local/x/enp1s0", "local/192.0.2.11", "me@c2/192.0.2.12/eth0;"}},
 		{"workers_or_empty", []string{"", "auto", "4"}, []string{"0", "all"}},
+		{"on_off", []string{"on", "off"}, []string{"", "1", "On"}},
 		{"cmdline_or_empty", []string{"", "/usr/sbin/myserver -listen {ip}:{port} -bin={bin}"}, []string{"a;b", "$(x)", "a 'b'", "a\nb|c", "{host}"}},
 		{"cpulist_or_empty", []string{"", "1", "0-1", "0,2-3"}, []string{"one", "1,", "-1"}},
 		{"url_path", []string{"/healthz", "/a/b.c"}, []string{"healthz", "/a b", "/a?b"}},
