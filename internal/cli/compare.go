@@ -36,8 +36,12 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	roots := fs.Bool("roots", false, "A and B are results roots")
 	out := fs.String("out", "", "with -roots: write the comparison here instead of stdout")
 	asJSON := fs.Bool("json", false, "print the comparison as JSON (compare.Document)")
+	alpha := fs.Float64("alpha", compare.DefaultAlpha, "significance level of the Mann-Whitney U test")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: compare: %v", errUsage, err)
+	}
+	if !(*alpha > 0 && *alpha < 1) {
+		return fmt.Errorf("%w: compare: -alpha %g: a significance level above 0 and below 1, e.g. 0.05", errBadInput, *alpha)
 	}
 	if *roots {
 		if *asJSON {
@@ -46,7 +50,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		if fs.NArg() != 2 {
 			return fmt.Errorf("%w: compare -roots needs two results roots, A (baseline) and B", errUsage)
 		}
-		return compareRoots(fs.Arg(0), fs.Arg(1), *out, stdout, stderr)
+		return compareRoots(fs.Arg(0), fs.Arg(1), *out, *alpha, stdout, stderr)
 	}
 	if *out != "" {
 		return fmt.Errorf("%w: compare: -out goes with -roots", errUsage)
@@ -70,6 +74,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	res.Alpha = *alpha
 	if *asJSON {
 		return res.WriteJSON(stdout)
 	}
@@ -105,7 +110,7 @@ var RootMetrics = []string{"rps", "rps_achieved", "latency_p99_ms", compare.Serv
 // root a against the same runner's latest run in root b. A run whose
 // summary.json cannot be read is skipped, named on stderr and under
 // "Skipped runs"; a root with no run that can be read is an error.
-func compareRoots(a, b, out string, stdout, stderr io.Writer) error {
+func compareRoots(a, b, out string, alpha float64, stdout, stderr io.Writer) error {
 	ia, err := crossreport.Find(a, false)
 	if err != nil {
 		return err
@@ -137,6 +142,9 @@ func compareRoots(a, b, out string, stdout, stderr io.Writer) error {
 					continue
 				}
 				res, err := compare.Dirs(ra.Dir, rb.Dir, ra.Summary, rb.Summary, RootMetrics)
+				if res != nil {
+					res.Alpha = alpha
+				}
 				if err != nil {
 					return err
 				}

@@ -3,8 +3,9 @@
 // the pinning, the sysctls, the server under test, the tools, each fact
 // under a stable code), then cell by cell: each metric's value in both, the
 // change and the ratio, and — where both runs repeated the cell — whether
-// the change is bigger than the spread of the repetitions (the ranges do
-// not overlap). Runs that differ in HTTP version, or a run over both, get
+// the change is real: a two-sided Mann-Whitney U test of the repetitions
+// (internal/stats), `~` where its p-value is α or more, and no verdict
+// with fewer repetitions than could ever reach α (Significance). Runs that differ in HTTP version, or a run over both, get
 // each HTTP/1.1 cell beside its HTTP/2 partners as well (PairMux, MuxRow).
 package compare
 
@@ -17,7 +18,22 @@ import (
 	"strings"
 
 	"csbench/internal/mdtext"
+	"csbench/internal/stats"
 	"csbench/internal/summary"
+)
+
+// DefaultAlpha is the significance level unless the caller sets one: a
+// change is called real when its p-value is under it.
+const DefaultAlpha = 0.05
+
+// CIConf is the level of each median's confidence interval.
+const CIConf = 0.95
+
+// The codes of Significance's verdict.
+const (
+	Significant    = "significant"     // p < α
+	NotSignificant = "not_significant" // p ≥ α: printed ~
+	TooFew         = "too_few"         // fewer repetitions than could reach α: no verdict
 )
 
 // DefaultMetrics are compared unless the caller asks for others: the
@@ -222,8 +238,28 @@ func (r Row) BeyondSpread() string {
 	return "no"
 }
 
+// Significance is the row's two-sided Mann-Whitney U test of A's
+// repetitions against B's at level alpha: its p-value (NaN when not run)
+// and a verdict code (Significant, NotSignificant, TooFew), "" when a side
+// has no value.
+func (r Row) Significance(alpha float64) (p float64, verdict string) {
+	if len(r.A) == 0 || len(r.B) == 0 {
+		return math.NaN(), ""
+	}
+	if stats.MinP(len(r.A), len(r.B)) >= alpha {
+		return math.NaN(), TooFew
+	}
+	_, p = stats.MannWhitney(r.A, r.B)
+	if p < alpha {
+		return p, Significant
+	}
+	return p, NotSignificant
+}
+
 // Result is a whole comparison.
 type Result struct {
+	// Alpha is the significance level (0: DefaultAlpha).
+	Alpha     float64
 	A, B      *summary.Summary
 	Rows      []Row
 	OnlyInA   []string
@@ -434,8 +470,36 @@ func cellValue(v Values) string {
 	if len(v) < 2 {
 		return num(v.Median())
 	}
+	if lo, hi, ok := stats.MedianCI(v, CIConf); ok {
+		return fmt.Sprintf("%s [%s, %s]", num(v.Median()), num(lo), num(hi))
+	}
 	lo, hi := v.Range()
 	return fmt.Sprintf("%s (%s–%s)", num(v.Median()), num(lo), num(hi))
+}
+
+// alpha is the comparison's significance level.
+func (r *Result) alpha() float64 {
+	if r.Alpha > 0 {
+		return r.Alpha
+	}
+	return DefaultAlpha
+}
+
+// significanceCell is a row's test as benchstat prints it: "p=0.008 n=5+5"
+// when significant, "~ (p=0.310 n=5+5)" when not, and no verdict with too
+// few repetitions.
+func significanceCell(row Row, alpha float64) string {
+	p, v := row.Significance(alpha)
+	n := fmt.Sprintf("n=%d+%d", len(row.A), len(row.B))
+	switch v {
+	case Significant:
+		return fmt.Sprintf("p=%.3f %s", p, n)
+	case NotSignificant:
+		return fmt.Sprintf("~ (p=%.3f %s)", p, n)
+	case TooFew:
+		return "— (" + n + ")"
+	}
+	return "—"
 }
 
 // Markdown renders the comparison as a table, one row per cell and metric.
@@ -466,12 +530,13 @@ func (r *Result) Markdown() string {
 			b.WriteString("**The runs drove the server from different numbers of client hosts: a change may be the clients', not the server's.**\n\n")
 		}
 	}
-	stat := "single runs: no spread to compare a change with"
-	if r.Reps[0] > 1 && r.Reps[1] > 1 {
-		stat = fmt.Sprintf("median of the repetitions (A up to %d, B up to %d), min–max in brackets; \"beyond spread\" = the two ranges do not overlap", r.Reps[0], r.Reps[1])
+	need := stats.RunsNeeded(r.alpha())
+	stat := fmt.Sprintf("single runs: no spread to compare a change with, and no verdict on it (the test needs ≥ %d runs a side at α = %g: REPEAT=%d, or interleaved runs)", need, r.alpha(), need)
+	if r.Reps[0] > 1 || r.Reps[1] > 1 {
+		stat = fmt.Sprintf("median of the repetitions (A up to %d, B up to %d), its %g %% confidence interval in square brackets (6 or more repetitions), else min–max in round ones", r.Reps[0], r.Reps[1], 100*CIConf)
 	}
-	fmt.Fprintf(&b, "Values: %s. Change = B − A, ratio = B / A.\n\n", stat)
-	fmt.Fprintf(&b, "| cell | metric | %s | %s | change | ratio | beyond spread |\n|---|---|---|---|---|---|---|\n", colA, colB)
+	fmt.Fprintf(&b, "Values: %s. Change = B − A, ratio = B / A. Significance: a two-sided Mann-Whitney U test of A's repetitions against B's, exact p-value, n = A's + B's; `~` where p ≥ α = %g (the change may be noise), — where a side has fewer repetitions than could ever reach α (≥ %d a side).\n\n", stat, r.alpha(), need)
+	fmt.Fprintf(&b, "| cell | metric | %s | %s | change | ratio | significance |\n|---|---|---|---|---|---|---|\n", colA, colB)
 	for _, row := range r.Rows {
 		ch := num(row.Change())
 		if row.Change() > 0 {
@@ -481,11 +546,7 @@ func (r *Result) Markdown() string {
 		if v := row.Ratio(); !math.IsNaN(v) {
 			ratio = strconv.FormatFloat(v, 'f', 3, 64) + "×"
 		}
-		spread := row.BeyondSpread()
-		if spread == "" {
-			spread = "—"
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdtext.CodeCell(row.Cell), row.Metric, cellValue(row.A), cellValue(row.B), ch, ratio, spread)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdtext.CodeCell(row.Cell), row.Metric, cellValue(row.A), cellValue(row.B), ch, ratio, significanceCell(row, r.alpha()))
 	}
 	if len(r.Rows) == 0 {
 		b.WriteString("| — | no cell measured in both runs | | | | | |\n")

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestRepetitionsAndSpread(t *testing.T) {
 		t.Errorf("ratio %v", got)
 	}
 	md := r.Markdown()
-	for _, want := range []string{"| `p1k-c16` | rps | 105 (100–110) | 155 (150–160) | +50 | 1.476× | yes |", "Only in A: gone.", "Only in B: new.", "median of the repetitions"} {
+	for _, want := range []string{"| `p1k-c16` | rps | 105 (100–110) | 155 (150–160) | +50 | 1.476× | — (n=3+3) |", "Only in A: gone.", "Only in B: new.", "median of the repetitions"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -77,10 +78,10 @@ func TestDifferentServersLabelColumns(t *testing.T) {
 	}
 	md := r.Markdown()
 	for _, want := range []string{
-		"| cell | metric | A: csb | B: nginx 1.22.1 | change | ratio | beyond spread |",
+		"| cell | metric | A: csb | B: nginx 1.22.1 | change | ratio | significance |",
 		"A is csb, B is nginx 1.22.1",
-		"| `1k` | rps | 20000 | 40000 | +20000 | 2.000× | — |",
-		"| `1k` | server_cpu_us_per_req | 50 | 25 | -25 | 0.500× | — |",
+		"| `1k` | rps | 20000 | 40000 | +20000 | 2.000× | — (n=1+1) |",
+		"| `1k` | server_cpu_us_per_req | 50 | 25 | -25 | 0.500× | — (n=1+1) |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
@@ -106,7 +107,7 @@ func TestClientCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := r.Markdown()
-	for _, want := range []string{"Client hosts: A 1, B 2.", "different numbers of client hosts", "| `1k` | rps | 20000 | 38000 | +18000 | 1.900× | — |"} {
+	for _, want := range []string{"Client hosts: A 1, B 2.", "different numbers of client hosts", "| `1k` | rps | 20000 | 38000 | +18000 | 1.900× | — (n=1+1) |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -166,5 +167,45 @@ func TestCapacityRuns(t *testing.T) {
 	}
 	if md := r.Markdown(); !strings.Contains(md, "| 1k | latency/server_cpu | latency/link |") {
 		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// With repetitions enough for α: p-values as benchstat prints them, ~ for a
+// difference that may be noise, the medians' 95 % intervals from 6 runs,
+// and the JSON row's p-value and verdict code.
+func TestSignificance(t *testing.T) {
+	reps := func(vals ...float64) []summary.Cell {
+		var cs []summary.Cell
+		for i, v := range vals {
+			n := strconv.Itoa(i + 1)
+			cs = append(cs, summary.Cell{Name: "1k-r" + n, Status: "ok", Params: map[string]string{"rep": n},
+				Metrics: map[string]*float64{"rps": summary.F(v), "latency_p99_ms": summary.F(float64(10 + i%2))}})
+		}
+		return cs
+	}
+	a := &summary.Summary{Phase: "01-http-baseline", RunID: "a", Cells: reps(100, 101, 102, 103, 104, 105)}
+	b := &summary.Summary{Phase: "01-http-baseline", RunID: "b", Cells: reps(110, 111, 112, 113, 114, 115)}
+	r, err := Runs(a, b, []string{"rps", "latency_p99_ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := r.Markdown()
+	for _, want := range []string{
+		"| `1k` | rps | 102.5 [100, 105] | 112.5 [110, 115] | +10 | 1.098× | p=0.002 n=6+6 |",
+		"| `1k` | latency_p99_ms | 10.5 [10, 11] | 10.5 [10, 11] | 0 | 1.000× | ~ (p=1.000 n=6+6) |",
+		"≥ 4 a side",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	d := r.Document()
+	if row := d.Rows[0]; row.PValue == nil || *row.PValue != 2.0/924 || row.Significance == nil || *row.Significance != Significant || row.Alpha != 0.05 {
+		t.Errorf("JSON row: %+v", row)
+	}
+	// At α = 0.001 six a side are too few for any verdict.
+	r.Alpha = 0.001
+	if md := r.Markdown(); !strings.Contains(md, "| +10 | 1.098× | — (n=6+6) |") || !strings.Contains(md, "≥ 7 a side") {
+		t.Errorf("α = 0.001:\n%s", md)
 	}
 }

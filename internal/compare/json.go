@@ -101,6 +101,12 @@ type DocRow struct {
 	Change       *float64  `json:"change"`
 	Ratio        *float64  `json:"ratio"`
 	BeyondSpread *string   `json:"beyond_spread"`
+	// PValue is the two-sided Mann-Whitney U test's (null when it was not
+	// run), Significance its verdict at Alpha: significant,
+	// not_significant or too_few (null when a side has no value).
+	PValue       *float64 `json:"p_value"`
+	Significance *string  `json:"significance"`
+	Alpha        float64  `json:"alpha"`
 }
 
 func finite(v float64) *float64 {
@@ -118,6 +124,11 @@ func (r *Result) Document() Document {
 		dr := DocRow{Cell: row.Cell, Metric: row.Metric, A: row.A, B: row.B, Change: finite(row.Change()), Ratio: finite(row.Ratio())}
 		if s := row.BeyondSpread(); s != "" {
 			dr.BeyondSpread = &s
+		}
+		p, v := row.Significance(r.alpha())
+		dr.PValue, dr.Alpha = finite(p), r.alpha()
+		if v != "" {
+			dr.Significance = &v
 		}
 		d.Rows = append(d.Rows, dr)
 	}
