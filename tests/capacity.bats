@@ -157,30 +157,31 @@ faulty_server() {
     -s SERVER_BIN=tests/servers/status-server.py -s "SERVER_CMD=python3 {bin} {ip} {port} $1" -s SLO_LATENCY_MS=200
 }
 
+# faulty_ended OUTPUT STATUS CODE TEXT: the run ended partial with exit 1,
+# the search on the step that showed the fault CODE, which the summary's
+# first fault and the runner's last line name, with TEXT.
+faulty_ended() {
+  grep -v ' CMD ' <<<"$1" | tail -n 8
+  [ "$2" -eq 1 ]
+  local dir
+  dir=$(results_line "$1")
+  jq -e --arg c "$3" '.status == "partial" and .faults[0].code == $c and .capacity[0].bound == $c' "${dir}/summary.json"
+  [[ "$1" == *"run partial: $3: 1k: the server under test failed at "*"$4"* ]]
+  pids_gone "${dir}"
+}
+
 @test "capacity: a server answering 500 to 1 request in 100 ends the search, named; run partial, exit 1" {
   need_root
   faulty_server 100
-  echo "$output" | grep -v ' CMD ' | tail -n 8
-  [ "$status" -eq 1 ]
-  local s
-  s="$(results_line "$output")/summary.json"
-  jq -e '.status == "partial" and .faults[0].code == "server_errors" and .capacity[0].bound == "server_errors"' "${s}"
+  faulty_ended "$output" "$status" server_errors "the server failed requests it had the capacity for: errors "
   # The first step (200 req/s) was the server's fault: no step after it.
-  jq -e '[.cells[] | select(.params.reason != "probe")] | length == 1' "${s}"
-  [[ "$output" == *"run partial: server_errors: 1k: the server under test failed at 200 req/s: the server failed requests it had the capacity for: errors "* ]]
-  pids_gone "$(results_line "$output")"
+  jq -e '[.cells[] | select(.params.reason != "probe")] | length == 1' "$(results_line "$output")/summary.json"
 }
 
 @test "capacity: a server that breaks after its pre-check ends the search with server_failed; run partial, exit 1" {
   need_root
   faulty_server 0
-  echo "$output" | grep -v ' CMD ' | tail -n 8
-  [ "$status" -eq 1 ]
-  local s
-  s="$(results_line "$output")/summary.json"
-  jq -e '.status == "partial" and .faults[0].code == "server_failed" and .capacity[0].bound == "server_failed"' "${s}"
-  [[ "$output" == *"run partial: server_failed: 1k: the server under test failed at "*" req/s: no "* ]]
-  pids_gone "$(results_line "$output")"
+  faulty_ended "$output" "$status" server_failed " req/s: no "
 }
 
 @test "capacity: 25 slots x 10 ms with a 200 ms SLO on the local lab is never found above its truth (steady state)" {
