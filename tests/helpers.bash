@@ -99,14 +99,24 @@ alive() {
 
 # pids_gone DIR: every process the run recorded as started (run.env's
 # started.server / started.client, both hosts share this PID space in the
-# local and netns labs) has exited.
+# local and netns labs) has exited. A PID alive again in a process that
+# started after the run's end (finished_at) is another's: pid_max is 32768
+# here, and three lanes of tests wrap it in minutes.
 pids_gone() {
-  local pid_name
+  local pid_name pid end btime hz st
+  end=$(sed -n 's/^finished_at=//p' "$1/run.env" | tail -n 1)
+  end=$(date -d "${end:-now}" +%s) || return 1
+  btime=$(awk '/^btime / {print $2}' /proc/stat)
+  hz=$(getconf CLK_TCK)
   while read -r pid_name; do
-    if alive "${pid_name%% *}"; then
-      echo "still running: ${pid_name}" >&2
-      return 1
-    fi
+    pid=${pid_name%% *}
+    alive "${pid}" || continue
+    { read -r st <"/proc/${pid}/stat"; } 2>/dev/null || continue
+    # starttime, field 22 of stat: the 20th after "pid (comm) ".
+    st=$(awk '{print $20}' <<<"${st##*) }")
+    ((btime + st / hz <= end)) || continue
+    echo "still running: ${pid_name}" >&2
+    return 1
   done < <(sed -n 's/^started\.[a-z0-9]*=//p' "$1/run.env")
 }
 
