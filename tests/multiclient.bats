@@ -270,7 +270,9 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   need_root
   local log1="${BATS_TEST_TMPDIR}/killed.log" log2="${BATS_TEST_TMPDIR}/lost.log" runner dir1 dir2 h p rc=0
   # 1. SIGKILL mid-cell: no trap runs; monitors keep running on all three hosts.
-  bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k -s DURATION=3 >"${log1}" 2>&1 &
+  # (Its TMPDIR is the test's: the ERR trap's private directory that a
+  # killed runner cannot remove goes with the test's.)
+  TMPDIR=${BATS_TEST_TMPDIR} bash 01-http-baseline/run_http_baseline.sh -l netns -p smoke -s PAYLOADS=1k -s DURATION=3 >"${log1}" 2>&1 &
   runner=$!
   wait_for "${log1}" 'cell [0-9]+/[0-9]+ 1k .* starts' 180
   kill -KILL "${runner}"
