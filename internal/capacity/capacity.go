@@ -99,9 +99,13 @@ type Step struct {
 	Counted                     bool
 	ConnsOpened, Sent, Answered float64
 	ConnsFailed                 float64
-	LatencyMs                   float64 // at the SLO's percentile, from the due time; NaN unreadable
-	ClientBound                 bool
-	ClientWhy                   string // why it is client-bound (a sentence)
+	// ClientErrors counts the failures that were the client's own (no
+	// free port or address, no file descriptor: ClientCauses), which
+	// never make a step the server's failure.
+	ClientErrors float64
+	LatencyMs    float64 // at the SLO's percentile, from the due time; NaN unreadable
+	ClientBound  bool
+	ClientWhy    string // why it is client-bound (a sentence)
 	// ClientCPUsBusyPct: how busy the client's CPUs were (the busiest
 	// process's), NaN unknown.
 	ClientCPUsBusyPct float64
@@ -152,11 +156,15 @@ func (s Search) Judge(st Step) (code, why string) {
 	return code, why
 }
 
+// ClientCauses are connclient's error causes that are the client host's
+// limits, not the server's doing.
+var ClientCauses = []string{"eaddrnotavail", "eaddrinuse", "emfile", "enfile"}
+
 // serverFailed is why a counted step shows a server that failed outright,
-// "" when it did not.
+// "" when it did not (or when the client's own limits failed it).
 func serverFailed(st Step) string {
 	switch {
-	case !st.Counted || st.Requests <= 0:
+	case !st.Counted || st.Requests <= 0 || st.ClientErrors > 0:
 		return ""
 	case st.ConnsOpened == 0:
 		return fmt.Sprintf("no connection opened (%.0f failed)", st.ConnsFailed)

@@ -108,6 +108,11 @@ func TestServerFailureEndsTheSearch(t *testing.T) {
 	if code, _ := s.Judge(Step{OfferedRPS: 200, Requests: 400, LatencyMs: math.NaN()}); code != FailNoData {
 		t.Errorf("a step without counts: %s, want %s", code, FailNoData)
 	}
+	// No connection because the client ran out of file descriptors: not
+	// the server's failure.
+	if code, _ := s.Judge(Step{OfferedRPS: 200, Requests: 400, LatencyMs: math.NaN(), Counted: true, ConnsFailed: 32, ClientErrors: 32}); code != FailNoData {
+		t.Errorf("the client's emfile: %s, want %s", code, FailNoData)
+	}
 }
 
 // A client-bound step ends the search and is never the capacity.

@@ -82,6 +82,9 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 		st.ConnsOpened += float64(l.ConnectionsEstablished)
 		st.ConnsFailed += float64(l.ConnectionsFailed)
 		st.Sent += float64(l.RequestsSent)
+		for _, cause := range ClientCauses {
+			st.ClientErrors += float64(l.Errors[cause])
+		}
 		// Answered: a whole response, 2xx or not (cause "status").
 		st.Answered += float64(l.RequestsCompleted) + float64(l.Errors["status"])
 		switch {
