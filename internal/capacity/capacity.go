@@ -128,12 +128,6 @@ const (
 	ServerErrors = "server_errors" // errors above the SLO's share while the rest of the SLO held
 )
 
-// EndsSearch reports whether a step's code ends the search at once: the
-// client bound it, or the server failed.
-func EndsSearch(code string) bool {
-	return code == ClientBound || code == ServerFailed || code == ServerErrors
-}
-
 // Judge is one step's outcome code and a sentence saying why.
 func (s Search) Judge(st Step) (code, why string) {
 	if why := serverFailed(st); why != "" {

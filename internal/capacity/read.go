@@ -48,10 +48,9 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 	fig := Figures{LoopsBusyPct: math.NaN()}
 	var lat, svc, sent, lag []*connresult.HistDump
 	var cpuS, loopS float64
-	// The schedule's tenths, summed over the processes: nil unless every
-	// one recorded them (over one duration: one agreed schedule).
-	var tenths *connresult.Tenths
-	duration := math.NaN()
+	// Every process's schedule tenths and durations (one agreed schedule).
+	var tenths []*connresult.Tenths
+	durations := map[float64]bool{}
 	cpusBusy, cpusOf := math.NaN(), ""
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -87,16 +86,8 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 		}
 		// Answered: a whole response, 2xx or not (cause "status").
 		st.Answered += float64(l.RequestsCompleted) + float64(l.Errors["status"])
-		switch {
-		case l.ScheduleTenths == nil || (!math.IsNaN(duration) && (tenths == nil || l.DurationS != duration)):
-			tenths = nil
-		case tenths == nil:
-			t := *l.ScheduleTenths
-			tenths = &t
-		default:
-			tenths.Add(l.ScheduleTenths)
-		}
-		duration = l.DurationS
+		tenths = append(tenths, l.ScheduleTenths)
+		durations[l.DurationS] = true
 		// Failed: an error or a status other than 2xx. Requests never
 		// answered (unsent) are the queue, seen in the achieved rate.
 		st.Errors += float64(l.RequestsFailed)
@@ -130,8 +121,12 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 	if loopS > 0 {
 		fig.LoopsBusyPct = 100 * cpuS / loopS
 	}
-	if tenths != nil && fig.Latency[0] != nil {
-		st.SetSteady(tenths, duration, *fig.Latency[0], len(files))
+	// In steady state when every process recorded its tenths of one
+	// schedule: summed, they are the step's.
+	if sum, ok := sumTenths(tenths); ok && len(durations) == 1 && fig.Latency[0] != nil {
+		for d := range durations {
+			st.SetSteady(sum, d, *fig.Latency[0], len(files))
+		}
 	}
 	st.ClientCPUsBusyPct = cpusBusy
 	if cpusBusy >= 100*ClientCPUBusy {
@@ -145,6 +140,19 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its sender lag p99 (idle connection found) was %.2f ms > %g ms", *v[0], lagBoundMs)
 	}
 	return st, fig, nil
+}
+
+// sumTenths adds ts up; ok false when there are none or one is missing
+// (a result written before they existed).
+func sumTenths(ts []*connresult.Tenths) (*connresult.Tenths, bool) {
+	var sum connresult.Tenths
+	for _, t := range ts {
+		if t == nil {
+			return nil, false
+		}
+		sum.Add(t)
+	}
+	return &sum, len(ts) > 0
 }
 
 // StepFiles is step name's results in run directory dir: raw/<label>/
