@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"csbench/internal/rundir"
 	"fmt"
 	"math"
 	"os"
@@ -53,7 +54,7 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 	durations := map[float64]bool{}
 	cpusBusy, cpusOf := math.NaN(), ""
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := rundir.ReadFile(f)
 		if err != nil {
 			return st, fig, err
 		}
@@ -156,9 +157,10 @@ func sumTenths(ts []*connresult.Tenths) (*connresult.Tenths, bool) {
 }
 
 // StepFiles is step name's results in run directory dir: raw/<label>/
-// <name>.json of every client host's directory that has one, in the order
-// of the labels (the directory is listed, never globbed: a user's path is
-// data). None is an error naming where they were looked for.
+// <name>.json of every client host's directory that has one (plain or
+// gzipped: rundir.Open), in the order of the labels (the directory is
+// listed, never globbed: a user's path is data). None is an error naming
+// where they were looked for.
 func StepFiles(dir, name string) ([]string, error) {
 	ents, err := os.ReadDir(filepath.Join(dir, "raw"))
 	if err != nil {
@@ -167,7 +169,7 @@ func StepFiles(dir, name string) ([]string, error) {
 	var files []string
 	for _, e := range ents {
 		f := filepath.Join(dir, "raw", e.Name(), name+".json")
-		if fi, err := os.Stat(f); e.IsDir() && err == nil && fi.Mode().IsRegular() {
+		if e.IsDir() && rundir.Exists(f) {
 			files = append(files, f)
 		}
 	}

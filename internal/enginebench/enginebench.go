@@ -38,9 +38,9 @@ package enginebench
 
 import (
 	"bytes"
+	"csbench/internal/rundir"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -119,7 +119,7 @@ type CPUTime struct {
 
 // readTime reads a /usr/bin/time -f TimeFormat -o FILE file.
 func readTime(path string) (CPUTime, error) {
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return CPUTime{}, err
 	}
@@ -253,21 +253,18 @@ type BenchReport struct {
 
 // wrkRun reads wrk.out and wrk.time of dir.
 func wrkRun(dir string) (BenchRun, error) {
-	f, err := os.Open(filepath.Join(dir, "wrk.out"))
+	path := filepath.Join(dir, "wrk.out")
+	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return BenchRun{}, err
 	}
-	defer f.Close()
-	w, err := parse.ParseWrkJSON(f)
+	w, err := parse.ParseWrkJSON(bytes.NewReader(b))
 	if err != nil {
-		return BenchRun{}, fmt.Errorf("%s: %w", f.Name(), err)
+		return BenchRun{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return BenchRun{}, err
-	}
-	txt, err := parse.ParseWrkText(f)
+	txt, err := parse.ParseWrkText(bytes.NewReader(b))
 	if err != nil {
-		return BenchRun{}, fmt.Errorf("%s: %w", f.Name(), err)
+		return BenchRun{}, fmt.Errorf("%s: %w", path, err)
 	}
 	run := BenchRun{Connections: txt.Connections, Requests: int64(w.Requests),
 		Failed:   int64(w.Errors.Connect + w.Errors.Read + w.Errors.Write + w.Errors.Status + w.Errors.Timeout),
@@ -281,7 +278,7 @@ func wrkRun(dir string) (BenchRun, error) {
 // clientRun reads NAME.json and NAME.time of dir.
 func clientRun(dir, name string) (BenchRun, error) {
 	path := filepath.Join(dir, name+".json")
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return BenchRun{}, err
 	}
@@ -312,7 +309,7 @@ func sustainedRun(dir string) (*BenchRun, int, error) {
 	for k := 1; ; k++ {
 		name := "sustain-" + strconv.Itoa(k)
 		path := filepath.Join(dir, name+".json")
-		b, err := os.ReadFile(path)
+		b, err := rundir.ReadFile(path)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, k - 1, nil
 		}
@@ -364,7 +361,7 @@ func addTime(run *BenchRun, path string) error {
 func cpuBusy(a, b, cpu string) (float64, error) {
 	var ticks [2]float64
 	for i, path := range []string{a, b} {
-		data, err := os.ReadFile(path)
+		data, err := rundir.ReadFile(path)
 		if err != nil {
 			return 0, err
 		}
@@ -511,7 +508,7 @@ func BenchRate(wrkOut, result string, scale float64) (int, error) {
 	var rps float64
 	switch {
 	case wrkOut != "":
-		b, err := os.ReadFile(wrkOut)
+		b, err := rundir.ReadFile(wrkOut)
 		if err != nil {
 			return 0, err
 		}
@@ -521,7 +518,7 @@ func BenchRate(wrkOut, result string, scale float64) (int, error) {
 		}
 		rps = w.RequestsPerSecond()
 	default:
-		b, err := os.ReadFile(result)
+		b, err := rundir.ReadFile(result)
 		if err != nil {
 			return 0, err
 		}

@@ -55,7 +55,7 @@ func Load(dir string) *Hosts {
 	for _, host := range h.Names {
 		nics := names(host, NICFigures{})
 		p := filepath.Join(dir, "monitors", host, "sar.json")
-		if f, err := os.Open(p); err == nil {
+		if f, err := rundir.Open(p); err == nil {
 			r, err := parse.ParseSadf(f)
 			f.Close()
 			if err != nil {
@@ -68,7 +68,7 @@ func Load(dir string) *Hosts {
 		}
 		p = filepath.Join(dir, "monitors", host, "mpstat.json")
 		cpu := names(host, CPUFigures{})
-		if f, err := os.Open(p); err == nil {
+		if f, err := rundir.Open(p); err == nil {
 			r, err := parse.ParseMpstat(f)
 			f.Close()
 			if err != nil {
@@ -82,7 +82,7 @@ func Load(dir string) *Hosts {
 			h.problem(p, "unreadable: "+errors.Unwrap(err).Error(), cpu)
 		}
 		p = filepath.Join(dir, "monitors", host, "procs-pidstat.txt")
-		if f, err := os.Open(p); err == nil {
+		if f, err := rundir.Open(p); err == nil {
 			r, err := parse.ParsePidstatCPU(f)
 			f.Close()
 			if err != nil {
@@ -102,7 +102,7 @@ func Load(dir string) *Hosts {
 		}
 		for _, p := range files {
 			name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "pidstat-"), ".txt")
-			f, err := os.Open(p)
+			f, err := rundir.Open(p)
 			if err != nil {
 				h.problem(p, "unreadable: "+errors.Unwrap(err).Error(), procs)
 				continue
@@ -467,7 +467,7 @@ func (h *Hosts) Counters(c rundir.Cell) (map[string]CounterFigures, []string) {
 }
 
 func readNstat(p string) (parse.Nstat, error) {
-	f, err := os.Open(p)
+	f, err := rundir.Open(p)
 	if err != nil {
 		return nil, err
 	}
@@ -478,7 +478,7 @@ func readNstat(p string) (parse.Nstat, error) {
 // ReadSockstat reads /proc/net/sockstat ("TCP: inuse 5 orphan 0 tw 2 alloc
 // 7 mem 1") into "TCP.inuse"=5, "TCP.tw"=2, ...
 func ReadSockstat(p string) (map[string]float64, error) {
-	f, err := os.Open(p)
+	f, err := rundir.Open(p)
 	if err != nil {
 		return nil, err
 	}

@@ -6,11 +6,9 @@
 package httpphase
 
 import (
-	"compress/gzip"
-	"errors"
+	"bytes"
+	"csbench/internal/rundir"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -103,11 +101,11 @@ func usToMs(p *float64) *float64 {
 // lib/wrk/report.lua. The JSON is the source of every figure; the text is
 // a cross-check.
 func ReadWrk(path string) (*Load, error) {
-	f, err := os.Open(path)
+	out, err := rundir.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("no wrk output: %w", err)
 	}
-	defer f.Close()
+	f := bytes.NewReader(out)
 	j, err := parse.ParseWrkJSON(f)
 	if err != nil {
 		return nil, err
@@ -184,7 +182,7 @@ func ReadWrk(path string) (*Load, error) {
 // --output-format json) printed. responseBytes is the size of one whole
 // response (status line, headers, body) as curl fetched it, or nil.
 func ReadOha(path string, responseBytes *float64) (*Load, error) {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("no oha output: %w", err)
 	}
@@ -253,41 +251,6 @@ func H2loadLogName(textPath string) string {
 	return strings.TrimSuffix(textPath, ".txt") + ".log"
 }
 
-// openLog opens h2load's log at path, or, where only that exists, its
-// gzip copy path.gz (scripts/references.sh compresses the logs of the
-// committed runs, one line per request: the same lines, a fifth of the
-// bytes).
-func openLog(path string) (io.ReadCloser, error) {
-	f, err := os.Open(path)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return f, err
-	}
-	gf, gerr := os.Open(path + ".gz")
-	if gerr != nil {
-		return nil, err
-	}
-	zr, gerr := gzip.NewReader(gf)
-	if gerr != nil {
-		gf.Close()
-		return nil, fmt.Errorf("%s.gz: %w", path, gerr)
-	}
-	return gzipFile{zr, gf}, nil
-}
-
-// gzipFile closes the gzip reader and the file under it.
-type gzipFile struct {
-	*gzip.Reader
-	f *os.File
-}
-
-func (g gzipFile) Close() error {
-	err := g.Reader.Close()
-	if cerr := g.f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // ReadH2load reads raw/<cell>.h2load.txt, what h2load printed, and the
 // --log-file beside it (H2loadLogName): one line per request, the source
 // of the latency distribution (every request's, so several clients' merge
@@ -298,7 +261,7 @@ func (g gzipFile) Close() error {
 // are h2load's traffic total: every frame it read, headers (HPACK), data
 // and control, which HTTP/1.1's status lines and headers compare with.
 func ReadH2load(path string) (*Load, error) {
-	tf, err := os.Open(path)
+	tf, err := rundir.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("no h2load output: %w", err)
 	}
@@ -307,7 +270,7 @@ func ReadH2load(path string) (*Load, error) {
 	if err != nil {
 		return nil, err
 	}
-	lf, err := openLog(H2loadLogName(path))
+	lf, err := rundir.Open(H2loadLogName(path))
 	if err != nil {
 		return nil, fmt.Errorf("no h2load log: %w", err)
 	}

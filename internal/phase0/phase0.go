@@ -5,7 +5,6 @@ package phase0
 import (
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -109,7 +108,7 @@ func round1(p *float64) *float64 {
 }
 
 func readIperf3(path string) (*parse.Iperf3Result, error) {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("no iperf3 output: %w", err)
 	}

@@ -23,7 +23,7 @@ import (
 
 // readMemAvailable is MemAvailable, in KiB, from a copy of /proc/meminfo.
 func readMemAvailable(path string) (float64, error) {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path)
 	if err != nil {
 		return 0, err
 	}

@@ -2,6 +2,7 @@ package phase3
 
 import (
 	"bufio"
+	"csbench/internal/rundir"
 	"fmt"
 	"os"
 	"strconv"
@@ -47,7 +48,7 @@ var errUnreadable = fmt.Errorf("unreadable")
 // readSlab reads the "TCP" cache of a /proc/slabinfo copy; a file that is
 // not slabinfo (the snapshot wrote "unreadable") is errUnreadable.
 func readSlab(path string) (Slab, error) {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path)
 	if err != nil {
 		return Slab{}, err
 	}
@@ -82,7 +83,7 @@ func readSlab(path string) (Slab, error) {
 
 // readPageSize reads the page size the snapshot recorded (getconf PAGESIZE).
 func readPageSize(path string) (float64, error) {
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return 0, err
 	}

@@ -22,7 +22,6 @@ package phase3
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -304,12 +303,8 @@ func sumAll(vs []*float64) *float64 {
 // LAB=local both ends share one namespace with everything else on the
 // host: sockstat cannot tell them apart, so there is no count.
 func established(path func(host, when, ext string) string, host string, local bool) (*float64, string) {
-	// ss's listing, gzipped since the C1M step (70 MB a host), plain before.
-	v, err := countLines(path(host, "held", "established.gz"))
-	if os.IsNotExist(err) {
-		v, err = countLines(path(host, "held", "established"))
-	}
-	if err == nil {
+	// ss's listing, gzipped by the runner (70 MB a host at C1M).
+	if v, err := countLines(path(host, "held", "established")); err == nil {
 		return summary.F(v), "ss -Htn state established on the server port, with every connection held"
 	}
 	if local {
@@ -425,10 +420,8 @@ func measureActive(r *rundir.Run, rc rundir.Cell, c *summary.Cell, f *Figures, l
 	}
 }
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
+// exists tells whether a raw file is there, plain or gzipped.
+func exists(p string) bool { return rundir.Exists(p) }
 
 // kind is a cell's scenario.
 func kind(c *summary.Cell) string { return c.Params["scenario"] }

@@ -2,10 +2,9 @@ package phase3
 
 import (
 	"bufio"
-	"compress/gzip"
+	"csbench/internal/rundir"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -121,7 +120,7 @@ func readClients(dir, cell string) ([]*Client, error) {
 	var out []*Client
 	for i := 1; ; i++ {
 		name := fmt.Sprintf("raw/%s.client-%d.json", cell, i)
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := rundir.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, os.ErrNotExist) {
 			break
 		}
@@ -141,7 +140,7 @@ func readClients(dir, cell string) ([]*Client, error) {
 // concatenated /proc/PID/status (monitors/server/c10k/<cell>.<when>.status),
 // and returns how many processes had one.
 func readStatusRSS(path string) (kb float64, procs int, err error) {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -170,22 +169,13 @@ func readStatusRSS(path string) (kb float64, procs int, err error) {
 // countLines counts the non-empty lines of a file: one socket per line of
 // `ss -H` output.
 func countLines(path string) (float64, error) {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", path, err)
-		}
-		defer z.Close()
-		r = z
-	}
 	n := 0
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if strings.TrimSpace(sc.Text()) != "" {
 			n++
@@ -205,7 +195,7 @@ type TWWait struct {
 
 // readTWWait reads a tw-wait TSV; threshold decides BelowTarget (NaN: false).
 func readTWWait(path string, threshold float64) (*TWWait, error) {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,8 @@
 package phase3
 
 import (
+	"csbench/internal/rundir"
 	"io"
-	"os"
 
 	"csbench/internal/connresult"
 	"csbench/internal/httpphase"
@@ -47,7 +47,7 @@ func CheckResult(r io.Reader) error {
 
 // CheckFile is CheckResult on a file.
 func CheckFile(path string) error {
-	f, err := os.Open(path)
+	f, err := rundir.Open(path)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package phase4
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -232,7 +231,7 @@ func readResults(r *rundir.Run, set *clienthosts.Set, rc rundir.Cell, c *summary
 	var bursts []*connresult.BurstResult
 	for _, h := range shares {
 		path := set.RawPath(r.Dir, "", h.label, rc.Name+".json")
-		b, err := os.ReadFile(path)
+		b, err := rundir.ReadFile(path)
 		if err != nil {
 			c.SetRawError(r.Dir, path, err)
 			return nil, nil, false

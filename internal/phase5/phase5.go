@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -315,7 +314,7 @@ func num(s string) float64 {
 // readTruth is the ground-truth server's own account of the run (its
 // shutdown line's service figures), or nil.
 func readTruth(dir string) *truthStats {
-	f, err := os.Open(filepath.Join(dir, "server", "csb-server-1.log"))
+	f, err := rundir.Open(filepath.Join(dir, "server", "csb-server-1.log"))
 	if err != nil {
 		return nil
 	}
@@ -359,7 +358,7 @@ func windowTruth(dir string, s *summary.Summary, size string, res summary.Capaci
 		}
 		ok := true
 		for i := range st {
-			b, err := os.ReadFile(filepath.Join(dir, "raw", fmt.Sprintf("%s.stats%d.json", c.Name, i)))
+			b, err := rundir.ReadFile(filepath.Join(dir, "raw", fmt.Sprintf("%s.stats%d.json", c.Name, i)))
 			ok = ok && err == nil && json.Unmarshal(b, &st[i]) == nil
 		}
 		if ok && st[1].Requests > st[0].Requests {

@@ -3,7 +3,6 @@ package summary
 import (
 	"bufio"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -66,7 +65,7 @@ func TLSFor(r *rundir.Run) *TLS {
 func serverTLSLine(dir string) (string, *bool) {
 	logs, _ := rundir.Files(filepath.Join(dir, "server"), "", "-1.log")
 	for _, l := range logs {
-		f, err := os.Open(l)
+		f, err := rundir.Open(l)
 		if err != nil {
 			continue
 		}
