@@ -4,8 +4,9 @@
 # Usage: bash scripts/check-sizes.sh [-h] [-C DIR]
 #
 # Committed results are evidence, not an archive: a reference run keeps its
-# summary, report, notes, env and the compact raw files summarize reads, not
-# port dumps or per-request logs (scripts/references.sh prunes them). This
+# summary, report, notes, env and the raw files summarize reads (those of
+# 64 KiB or more gzipped), not port dumps (scripts/references.sh prunes
+# them). This
 # check, part of `make lint`, adds up the bytes git tracks (git ls-files, as
 # they are in the work tree) and fails when
 #   - all tracked files together pass TOTAL_MAX (150,000,000 bytes), or
@@ -32,20 +33,17 @@ usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 TOTAL_MAX=150000000
 DIR_MAX=10000000
 # Committed before the bound, with the bytes each may not pass (its size on
-# 2026-12-06, plus the few hundred bytes of its regenerated summary.json's
-# verdict codes). To be pruned or removed in later commits: each stop's diffs
-# must stay under 256 MiB, so the removal is spread over several.
-TOTAL_OVER=276700000
+# 2026-12-07, with its raw files of 64 KiB or more gzipped, rounded up to
+# 10 kB). Their h2load per-request logs (gzipped, 2-4.5 MB a cell) and the
+# C1M run's ss listings keep them over DIR_MAX: to be replaced by what
+# summarize reads of them (a histogram, a count) in a later commit.
 declare -A OVER=(
-  [03-c10k/results/2026-12-01_074032_c100k]=27623375
-  [03-c10k/results/2026-12-04_182026_c1m-csb]=21573517
-  [03-c10k/results/2026-12-05_103902_c1m]=53423349
-  [compare/http1-vs-http2/csb]=30062358
-  [compare/http1-vs-http2/nginx]=49722173
-  [compare/http1-vs-http2/csb/http2/01-http-baseline/2026-12-05_110655_http-baseline]=11359102
-  [compare/http1-vs-http2/csb/http2/02-http-matrix/2026-12-05_110905_http-matrix]=10581695
-  [compare/http1-vs-http2/nginx/http2/01-http-baseline/2026-12-05_111557_http-baseline]=20563924
-  [compare/http1-vs-http2/nginx/http2/02-http-matrix/2026-12-05_111809_http-matrix]=19742402
+  [03-c10k/results/2026-12-05_103902_c1m]=18330000
+  [compare/http1-vs-http2/csb]=23690000
+  [compare/http1-vs-http2/nginx]=42630000
+  [compare/http1-vs-http2/csb/http2/01-http-baseline/2026-12-05_110655_http-baseline]=10010000
+  [compare/http1-vs-http2/nginx/http2/01-http-baseline/2026-12-05_111557_http-baseline]=19140000
+  [compare/http1-vs-http2/nginx/http2/02-http-matrix/2026-12-05_111809_http-matrix]=18080000
 )
 
 main() {
@@ -84,17 +82,16 @@ main() {
     fi
     bound=${OVER[${dir}]:-${DIR_MAX}}
     if ((bytes > bound)); then
-      printf 'check-sizes: %s: %d bytes committed, over its bound of %d: leave out port dumps and per-request logs (scripts/references.sh)\n' "${dir}" "${bytes}" "${bound}" >&2
+      printf 'check-sizes: %s: %d bytes committed, over its bound of %d: prune it as scripts/references.sh does (no port dumps, raw files of 64 KiB or more gzipped)\n' "${dir}" "${bytes}" "${bound}" >&2
       bad=$((bad + 1))
     fi
   done <<<"${sizes}"
-  local tbound=$((TOTAL_OVER > TOTAL_MAX ? TOTAL_OVER : TOTAL_MAX))
-  if ((total > tbound)); then
-    printf 'check-sizes: the tracked files add up to %d bytes, over the bound of %d\n' "${total}" "${tbound}" >&2
+  if ((total > TOTAL_MAX)); then
+    printf 'check-sizes: the tracked files add up to %d bytes, over the bound of %d\n' "${total}" "${TOTAL_MAX}" >&2
     bad=$((bad + 1))
   fi
   ((bad == 0)) || exit 1
-  echo "check-sizes: ${total} bytes tracked (bound ${tbound}); no run or comparison over ${DIR_MAX} bytes but the ${#OVER[@]} listed, each within its own"
+  echo "check-sizes: ${total} bytes tracked (bound ${TOTAL_MAX}); no run or comparison over ${DIR_MAX} bytes but the ${#OVER[@]} listed, each within its own"
 }
 
 main "$@"

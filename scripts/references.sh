@@ -43,8 +43,10 @@
 # its README.md. Every reference run is pruned of what summarize does not
 # read and the repository need not carry: the ss port dumps
 # (raw/*.ports.txt, read by the planner during the run) are removed, and
-# h2load's logs (a line per request) gzipped (<cell>.h2load.log.gz, read
-# as they are); then the moved runs are summarized again where they lie.
+# every other file of raw/, monitors/ and an engine benchmark's rep-N/ of
+# 64 KiB or more is gzipped (NAME.gz, byte for byte the same once
+# unzipped; bin/csb reads either form, zcat reads it by hand); then the
+# moved runs are summarized again where they lie.
 # All groups take about 50 minutes; run them on a quiet machine (the
 # reports mark disturbed cells). The new runs go beside the old ones:
 # remove the old directories (git rm) and update README.md's "Results at
@@ -71,11 +73,15 @@ refs_run() {
 
 REFS_GROUPS=(phases c1m csb-vs-nginx http-vs-https clients1-vs-clients2 http1-vs-http2 capacity)
 
-# refs_prune DIR: leave out of the reference runs under DIR what summarize
-# does not read (the port dumps), and gzip the per-request logs.
+# refs_prune DIR...: leave out of the reference runs under each DIR what
+# summarize does not read (the port dumps), and gzip their raw files of
+# 64 KiB or more (REFS_GZIP_MIN bytes): sar.bin, sar.json, pidstat's text,
+# ss listings, h2load's per-request logs, connclient's results.
+REFS_GZIP_MIN=65536
 refs_prune() {
-  find "$1" -name '*.ports.txt' -type f -delete || REFS_FAILED+=("prune $1")
-  find "$1" -name '*.h2load.log' -type f -exec gzip -n -9 {} + || REFS_FAILED+=("gzip $1")
+  find "$@" -name '*.ports.txt' -type f -delete || REFS_FAILED+=("prune $*")
+  find "$@" -type f \( -path '*/raw/*' -o -path '*/monitors/*' -o -path '*/rep-[0-9]*/*' \) \
+    ! -name '*.gz' -size +$((REFS_GZIP_MIN - 1))c -exec gzip -n -9 {} + || REFS_FAILED+=("gzip $*")
 }
 
 # refs_adopt: move the runs made in the private root (RESULTS_ROOT/<phase>/
