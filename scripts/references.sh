@@ -43,10 +43,13 @@
 # its README.md. Every reference run is pruned of what summarize does not
 # read and the repository need not carry: the ss port dumps
 # (raw/*.ports.txt, read by the planner during the run) are removed, and
-# every other file of raw/, monitors/ and an engine benchmark's rep-N/ of
-# 64 KiB or more is gzipped (NAME.gz, byte for byte the same once
-# unzipped; bin/csb reads either form, zcat reads it by hand); then the
-# moved runs are summarized again where they lie.
+# h2load's per-request logs are replaced by their tallies (bin/csb
+# h2load-tally: the requests by status and the exact latency distribution,
+# which is all summarize reads of them, with the log's SHA-256); every
+# other file of raw/, monitors/ and an engine benchmark's rep-N/ of 64 KiB
+# or more is gzipped (NAME.gz, byte for byte the same once unzipped;
+# bin/csb reads either form, zcat reads it by hand); then the moved runs
+# are summarized again where they lie.
 # All groups take about 50 minutes; run them on a quiet machine (the
 # reports mark disturbed cells). The new runs go beside the old ones:
 # remove the old directories (git rm) and update README.md's "Results at
@@ -74,12 +77,22 @@ refs_run() {
 REFS_GROUPS=(phases c1m csb-vs-nginx http-vs-https clients1-vs-clients2 http1-vs-http2 capacity)
 
 # refs_prune DIR...: leave out of the reference runs under each DIR what
-# summarize does not read (the port dumps), and gzip their raw files of
-# 64 KiB or more (REFS_GZIP_MIN bytes): sar.bin, sar.json, pidstat's text,
-# ss listings, h2load's per-request logs, connclient's results.
+# summarize does not read (the port dumps), keep h2load's logs as their
+# tallies, and gzip their raw files of 64 KiB or more (REFS_GZIP_MIN
+# bytes): sar.bin, sar.json, pidstat's text, ss listings, connclient's
+# results.
 REFS_GZIP_MIN=65536
 refs_prune() {
   find "$@" -name '*.ports.txt' -type f -delete || REFS_FAILED+=("prune $*")
+  local -a logs
+  mapfile -d '' logs < <(find "$@" -type f \( -name '*.h2load.log' -o -name '*.h2load.log.gz' \) -print0)
+  if ((${#logs[@]})); then
+    if "${CSB_ROOT}/bin/csb" h2load-tally "${logs[@]}" >/dev/null; then
+      rm -f -- "${logs[@]}"
+    else
+      REFS_FAILED+=("h2load-tally $*")
+    fi
+  fi
   find "$@" -type f \( -path '*/raw/*' -o -path '*/monitors/*' -o -path '*/rep-[0-9]*/*' \) \
     ! -name '*.gz' -size +$((REFS_GZIP_MIN - 1))c -exec gzip -n -9 {} + || REFS_FAILED+=("gzip $*")
 }

@@ -67,6 +67,8 @@ var commands = []command{
 		"From the steps measured so far (each step's connclient lowrate results of every client host, merged): the next rate (up, down, bisect) or the highest rate that kept the SLO, its bracket and what bounded it; KEY=VALUE lines; bad SLO settings one line, exit 2 (-h).", noStderr(runCapacityNext)},
 	{"progress", "a step's k/n and time left; how long earlier runs took", []string{"progress [-what WORD] [-name TEXT] -k K -in S -first S PLAN_S...", "progress -took -lab LAB -profile P -dir DIR... RUNNER..."},
 		"Time left: the plan's rest, stretched by how far the steps run so far overran theirs; -took: the newest like run of each runner, for make demo's plan (-h).", noStderr(runProgress)},
+	{"h2load-tally", "keep what summarize reads of h2load logs, in their place", []string{"h2load-tally LOG..."},
+		"Reads each h2load --log-file (<cell>.h2load.log, or .log.gz) and writes <cell>.h2load.tally.json beside it (temp and rename): the requests by status and the exact distribution of the completed ones' elapsed times, with the log's name, lines, bytes and SHA-256. summarize reads a cell's log where it is there, else its tally, to the same figures; scripts/references.sh keeps the tallies of the committed runs and removes their logs. Nothing is written for a log that cannot be read (exit 1, each named).", runH2loadTally},
 }
 
 // noStderr adapts a command that writes nothing to stderr.
@@ -215,6 +217,28 @@ func runSummarize(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%d of %d run directories failed: %s", len(failed), len(args), strings.Join(failed, " "))
+	}
+	return nil
+}
+
+// runH2loadTally is csb h2load-tally LOG...: every log is tried; the
+// failures are named on stderr and counted in the error.
+func runH2loadTally(args []string, stdout, stderr io.Writer) error {
+	if len(args) < 1 {
+		return fmt.Errorf("%w: h2load-tally needs at least one h2load log", errUsage)
+	}
+	var failed []string
+	for _, log := range args {
+		out, err := httpphase.WriteH2loadTally(log)
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			failed = append(failed, log)
+			continue
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", out)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d h2load logs failed: %s", len(failed), len(args), strings.Join(failed, " "))
 	}
 	return nil
 }

@@ -3,8 +3,12 @@ package httpphase
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -149,5 +153,78 @@ func TestReadH2loadGzipLog(t *testing.T) {
 	}
 	if _, err := ReadH2load(path); err == nil || !strings.Contains(err.Error(), ".gz") {
 		t.Errorf("a broken gzip copy: %v, want an error naming it", err)
+	}
+}
+
+// TestReadH2loadTally: a cell whose log was replaced by its tally (csb
+// h2load-tally, as scripts/references.sh keeps the committed runs) reads
+// to the same figures, each fixture of several statuses and failed
+// streams; a tally that is not one log's is refused; the log wins where
+// both are there.
+func TestReadH2loadTally(t *testing.T) {
+	for _, name := range []string{"h2load-h2c-slots", "h2load-h2-tls-slots"} {
+		dir := t.TempDir()
+		path := h2loadCell(t, dir, name, "1k-h2")
+		want, err := ReadH2load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := WriteH2loadTally(H2loadLogName(path))
+		if err != nil || out != H2loadTallyName(path) || filepath.Base(out) != "1k-h2.h2load.tally.json" {
+			t.Fatalf("%s: tally %q, %v", name, out, err)
+		}
+		got, err := ReadH2load(path) // both there: the log's
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: with the log and the tally: %v", name, err)
+		}
+		b, _ := os.ReadFile(H2loadLogName(path))
+		if err := os.Remove(H2loadLogName(path)); err != nil {
+			t.Fatal(err)
+		}
+		got, err = ReadH2load(path)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: from the tally: %+v, %v; want %+v", name, got, err, want)
+		}
+		var tf TallyFile
+		tb, _ := os.ReadFile(out)
+		if err := json.Unmarshal(tb, &tf); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		if tf.Log.Name != "1k-h2.h2load.log" || tf.Log.Bytes != int64(len(b)) || tf.Log.SHA256 != hex.EncodeToString(sum[:]) ||
+			tf.Log.Lines != uint64(bytes.Count(b, []byte{'\n'})) {
+			t.Errorf("%s: source %+v, want the log's %d bytes, %d lines", name, tf.Log, len(b), bytes.Count(b, []byte{'\n'}))
+		}
+		// One request more by status than the latencies hold: not one log's.
+		tf.Statuses["200"]++
+		tb, _ = json.Marshal(tf)
+		if err := os.WriteFile(out, tb, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadH2load(path); err == nil || !strings.Contains(err.Error(), "not one log's") {
+			t.Errorf("%s: a tampered tally: %v", name, err)
+		}
+	}
+	if _, err := WriteH2loadTally(filepath.Join(t.TempDir(), "x.txt")); err == nil {
+		t.Error("a file not named as a log was tallied")
+	}
+	// Every status and the failed streams (-1) come back as they were.
+	dir := t.TempDir()
+	log := filepath.Join(dir, "c.h2load.log")
+	lines := "1796167022261700\t200\t500\n1796167022261701\t404\t70\n1796167022261702\t-1\t9\n1796167022261703\t200\t500\n"
+	if err := os.WriteFile(log, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lg, err := parse.ParseH2loadLog(strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteH2loadTally(log); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(log)
+	got, err := readH2loadTally(filepath.Join(dir, "c.h2load.txt"))
+	if want := lg.Tally(); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("tally %+v, %v; want %+v", got, err, want)
 	}
 }

@@ -254,7 +254,8 @@ func H2loadLogName(textPath string) string {
 // ReadH2load reads raw/<cell>.h2load.txt, what h2load printed, and the
 // --log-file beside it (H2loadLogName): one line per request, the source
 // of the latency distribution (every request's, so several clients' merge
-// exactly), tied to the text by parse.CrossCheckH2load. Responses are the
+// exactly), tied to the text by parse.CrossCheckH2load; where the log is
+// not there, the tally that took its place (H2loadTallyName). Responses are the
 // completed requests (any status), OK the 2xx and 3xx ones; the streams
 // that closed in error and the requests h2load never sent or abandoned are
 // errors ("errored"), as are the error statuses ("status"). The wire bytes
@@ -270,12 +271,7 @@ func ReadH2load(path string) (*Load, error) {
 	if err != nil {
 		return nil, err
 	}
-	lf, err := rundir.Open(H2loadLogName(path))
-	if err != nil {
-		return nil, fmt.Errorf("no h2load log: %w", err)
-	}
-	defer lf.Close()
-	lg, err := parse.ParseH2loadLog(lf)
+	lg, err := readH2loadTally(path)
 	if err != nil {
 		return nil, err
 	}
@@ -307,7 +303,7 @@ func ReadH2load(path string) (*Load, error) {
 		l.Latency = latencyOf(dist.Dist{}) // none: the log is not this run's
 		return l, nil
 	}
-	d := lg.Latency()
+	d := lg.Latency
 	l.Dist = &d
 	l.Latency = latencyOf(d)
 	return l, nil

@@ -33,7 +33,7 @@ const (
 const WrkLatencyNote = "wrk's latencies (its text and the hook's alike) include wrk's own coordinated-omission correction (`stats_correct`, applied before `done()`): every response slower than runtime / (requests / connections) adds synthetic samples, so wrk's mean and tail overstate what the requests themselves took."
 
 // H2loadNote says what h2load's latency figures are.
-const H2loadNote = "HTTP/2 cells are h2load's (`raw/<client>/<cell>.h2load.txt`, its text): its latencies come from its `--log-file` (`.h2load.log` beside it), one line per request with its status and time from sending to the end of the response, so percentiles are of every request and several clients' merge exactly; h2load is a closed loop too (a slow response delays the next request of its stream), without wrk's correction. Its text is cross-checked against the log."
+const H2loadNote = "HTTP/2 cells are h2load's (`raw/<client>/<cell>.h2load.txt`, its text): its latencies come from its `--log-file` (`.h2load.log` beside it; in the committed references its tally, `.h2load.tally.json`: `csb h2load-tally`), one line per request with its status and time from sending to the end of the response, so percentiles are of every request and several clients' merge exactly; h2load is a closed loop too (a slow response delays the next request of its stream), without wrk's correction. Its text is cross-checked against the log."
 
 // Rules states the verdict rules, for the reports.
 func Rules(s *summary.Summary) string {

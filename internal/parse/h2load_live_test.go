@@ -73,7 +73,7 @@ func TestH2loadLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := CrossCheckH2load(txt, log); err != nil {
+	if err := CrossCheckH2load(txt, log.Tally()); err != nil {
 		t.Errorf("cross-check: %v\n%s", err, out)
 	}
 	if txt.Protocol != "h2c" || txt.Succeeded != 200 || len(log.Requests) != 200 {

@@ -273,13 +273,13 @@ func TestParseH2loadLogMalformed(t *testing.T) {
 func TestCrossCheckH2load(t *testing.T) {
 	for _, name := range h2loadFixtures {
 		txt, log := h2loadFixture(t, name)
-		if err := CrossCheckH2load(txt, log); err != nil {
+		if err := CrossCheckH2load(txt, log.Tally()); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
 	txt, log := h2loadFixture(t, "h2load-h2c-slots")
 	_, other := h2loadFixture(t, "h2load-h2-tls-slots")
-	err := CrossCheckH2load(txt, other)
+	err := CrossCheckH2load(txt, other.Tally())
 	wantErrContains(t, err, "done: log 1448 lines, text 2129")
 	wantErrContains(t, err, "time for request min: log 11872.0us, text 12980us")
 
@@ -288,32 +288,32 @@ func TestCrossCheckH2load(t *testing.T) {
 	// the text's classes, in no log line; no more than the open streams.
 	open := *txt
 	open.Status2xx += 40 // 2169 started, 2129 done
-	if err := CrossCheckH2load(&open, log); err != nil {
+	if err := CrossCheckH2load(&open, log.Tally()); err != nil {
 		t.Errorf("40 open streams with headers: %v", err)
 	}
 	open.Status2xx++
-	wantErrContains(t, CrossCheckH2load(&open, log), "status codes: text has 41 more than the log's, which has only 0 failed streams and 40 still open at the end")
+	wantErrContains(t, CrossCheckH2load(&open, log.Tally()), "status codes: text has 41 more than the log's, which has only 0 failed streams and 40 still open at the end")
 
 	// One line lost.
 	cut := &H2loadLog{Requests: log.Requests[1:]}
-	wantErrContains(t, CrossCheckH2load(txt, cut), "done: log 2128 lines, text 2129")
+	wantErrContains(t, CrossCheckH2load(txt, cut.Tally()), "done: log 2128 lines, text 2129")
 	// A 200 that the log calls a failed stream: done still agrees.
 	changed := &H2loadLog{Requests: append([]H2loadRequest(nil), log.Requests...)}
 	changed.Requests[5].Status = -1
-	err = CrossCheckH2load(txt, changed)
+	err = CrossCheckH2load(txt, changed.Tally())
 	wantErrContains(t, err, "completed: log 2128, text succeeded 2129 + failed 0 - errored 0 = 2129")
 	wantErrContains(t, err, "succeeded: log 2xx+3xx 2128, text 2129")
 	// A 200 that the log calls a 503.
 	changed.Requests[5].Status = 503
-	wantErrContains(t, CrossCheckH2load(txt, changed), "5xx: log 1, text 0")
+	wantErrContains(t, CrossCheckH2load(txt, changed.Tally()), "5xx: log 1, text 0")
 	// A latency the text's max does not allow.
 	changed.Requests[5].Status = 200
 	changed.Requests[5].ElapsedUs = 90000
-	wantErrContains(t, CrossCheckH2load(txt, changed), "time for request max: log 90000.0us, text 72180us (printed to 5us)")
+	wantErrContains(t, CrossCheckH2load(txt, changed.Tally()), "time for request max: log 90000.0us, text 72180us (printed to 5us)")
 
 	// A run with no completed request against a log that has some.
 	none, _ := h2loadFixture(t, "h2load-refused")
-	wantErrContains(t, CrossCheckH2load(none, log), "time for request: text none, log 2129 completed requests")
+	wantErrContains(t, CrossCheckH2load(none, log.Tally()), "time for request: text none, log 2129 completed requests")
 }
 
 // TestH2loadLogMergesExactly: split a real log into two "hosts" (every
