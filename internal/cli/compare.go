@@ -34,6 +34,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	metrics := fs.String("metrics", "", "comma-separated metric names, or all")
 	roots := fs.Bool("roots", false, "A and B are results roots")
+	every := fs.Bool("all", false, "with -roots: pool every run of each runner in a root (an A/B's rounds), not its latest alone")
 	out := fs.String("out", "", "with -roots: write the comparison here instead of stdout")
 	asJSON := fs.Bool("json", false, "print the comparison as JSON (compare.Document)")
 	alpha := fs.Float64("alpha", compare.DefaultAlpha, "significance level of the Mann-Whitney U test")
@@ -50,7 +51,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		if fs.NArg() != 2 {
 			return fmt.Errorf("%w: compare -roots needs two results roots, A (baseline) and B", errUsage)
 		}
-		return compareRoots(fs.Arg(0), fs.Arg(1), *out, *alpha, stdout, stderr)
+		return compareRoots(fs.Arg(0), fs.Arg(1), *out, *alpha, *every, stdout, stderr)
 	}
 	if *out != "" {
 		return fmt.Errorf("%w: compare: -out goes with -roots", errUsage)
@@ -107,10 +108,12 @@ var RootMetrics = []string{"rps", "rps_achieved", "latency_p99_ms", compare.Serv
 	"server_rss_per_conn_kb", "throughput_mbps", "server_proc_cpu_pct"}
 
 // compareRoots sets the latest run of each runner of Phases 1 to 5 in
-// root a against the same runner's latest run in root b. A run whose
-// summary.json cannot be read is skipped, named on stderr and under
-// "Skipped runs"; a root with no run that can be read is an error.
-func compareRoots(a, b, out string, alpha float64, stdout, stderr io.Writer) error {
+// root a against the same runner's latest run in root b; with every, all
+// the runs of each runner in a root, pooled as repetitions (an A/B's
+// rounds). A run whose summary.json cannot be read is skipped, named on
+// stderr and under "Skipped runs"; a root with no run that can be read is
+// an error.
+func compareRoots(a, b, out string, alpha float64, every bool, stdout, stderr io.Writer) error {
 	ia, err := crossreport.Find(a, false)
 	if err != nil {
 		return err
@@ -131,17 +134,25 @@ func compareRoots(a, b, out string, alpha float64, stdout, stderr io.Writer) err
 	default:
 		sb.WriteString("# Two servers under test, side by side\n\n")
 	}
-	fmt.Fprintf(&sb, "A: %s. B: %s. Each phase: the latest run of each runner in both roots.\n", mdtext.Code(a), mdtext.Code(b))
+	which := "the latest run of each runner in both roots"
+	if every {
+		which = "every run of each runner in each root, pooled (a cell's values over the runs and their repetitions)"
+	}
+	fmt.Fprintf(&sb, "A: %s. B: %s. Each phase: %s.\n", mdtext.Code(a), mdtext.Code(b), which)
 	sb.WriteString("server_cpu_us_per_req is the server processes' CPU (pidstat) over the requests per second, in µs per request; " +
 		"server_rss_per_conn_kb is Phase 3's RSS per held connection.\n")
 	n := 0
 	for _, p := range crossreport.Phases[1:] {
-		for _, ra := range ia.Runs[p.Name] {
-			for _, rb := range ib.Runs[p.Name] {
+		for i, ra := range ia.Runs[p.Name] {
+			for j, rb := range ib.Runs[p.Name] {
 				if runnerName(ra.Dir) != runnerName(rb.Dir) {
 					continue
 				}
-				res, err := compare.Dirs(ra.Dir, rb.Dir, ra.Summary, rb.Summary, RootMetrics)
+				as, bs := []*summary.Summary{ra.Summary}, []*summary.Summary{rb.Summary}
+				if every {
+					as, bs = summaries(ia.Every[p.Name][i]), summaries(ib.Every[p.Name][j])
+				}
+				res, err := compare.DirSets(ra.Dir, rb.Dir, as, bs, RootMetrics)
 				if res != nil {
 					res.Alpha = alpha
 				}
@@ -166,6 +177,15 @@ func compareRoots(a, b, out string, alpha float64, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "comparison: %s\n", out)
 	return nil
+}
+
+// summaries are the runs' summaries, in their order.
+func summaries(runs []crossreport.Run) []*summary.Summary {
+	out := make([]*summary.Summary, len(runs))
+	for i, r := range runs {
+		out[i] = r.Summary
+	}
+	return out
 }
 
 // skippedRuns lists the run directories of either root that were skipped

@@ -139,3 +139,31 @@ func TestReportSkipsUnreadableRun(t *testing.T) {
 		t.Errorf("report does not list the skipped run:\n%s", md)
 	}
 }
+
+// csb compare -roots -all pools every run of a runner in a root: a second
+// copy of Phase 1's run under a later name doubles A's values, named in
+// the header; without -all the latest run alone is compared.
+func TestCompareRootsAll(t *testing.T) {
+	t.Setenv("PATH", "")
+	a, b, _ := twoRoots(t)
+	runs, _ := filepath.Glob(filepath.Join(a, "01-http-baseline", "*_http-baseline"))
+	if len(runs) != 1 {
+		t.Fatalf("the fixture's Phase 1 runs: %v", runs)
+	}
+	again := filepath.Join(a, "01-http-baseline", "2099-01-01_000000_http-baseline")
+	if err := os.Rename(golden.CopyTree(t, runs[0], "again2"), again); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if got := Main([]string{"compare", "-roots", "-all", a, b}, &stdout, &stderr); got != 0 {
+		t.Fatalf("status %d (stderr %q)", got, stderr.String())
+	}
+	md := stdout.String()
+	if !strings.Contains(md, "every run of each runner in each root, pooled") || !strings.Contains(md, "Baseline A: 2 runs (") {
+		t.Errorf("-all:\n%s", md)
+	}
+	stdout.Reset()
+	if got := Main([]string{"compare", "-roots", a, b}, &stdout, &stderr); got != 0 || strings.Contains(stdout.String(), "2 runs (") {
+		t.Errorf("without -all: status %d\n%s", got, stdout.String())
+	}
+}

@@ -105,15 +105,17 @@ func Scheme(s *summary.Summary) string {
 // naming the side that took it. "" when the schemes are the same.
 func tlsCost(r *Result) string {
 	plain, enc := r.A, r.B
+	plainRuns, encRuns := sideRuns(r.RunsA, r.A), sideRuns(r.RunsB, r.B)
 	if Scheme(r.A) == Scheme(r.B) {
 		return ""
 	}
 	if Scheme(r.A) == "https" {
 		plain, enc = r.B, r.A
+		plainRuns, encRuns = encRuns, plainRuns
 	}
 	ms := []string{"rps", "throughput_mbps", ServerCPUPerRequest, ClientCPUPerRequest}
-	cp, order, _ := collect(plain, ms)
-	ce, _, _ := collect(enc, ms)
+	cp, order, _ := collect(plainRuns, ms)
+	ce, _, _ := collect(encRuns, ms)
 	var b strings.Builder
 	b.WriteString("\n### What TLS cost\n\n")
 	fmt.Fprintf(&b, "https (%s) against http (%s), medians: RPS and throughput as a fraction of http; CPU per request (pidstat: the server processes, the load generator) in µs, http → https. ", mdtext.Code(enc.RunID), mdtext.Code(plain.RunID))
@@ -259,14 +261,18 @@ func (r Row) Significance(alpha float64) (p float64, verdict string) {
 // Result is a whole comparison.
 type Result struct {
 	// Alpha is the significance level (0: DefaultAlpha).
-	Alpha     float64
-	A, B      *summary.Summary
-	Rows      []Row
-	OnlyInA   []string
-	OnlyInB   []string
-	Reps      [2]int // most repetitions of a cell in A and in B
-	Compared  []string
-	Unmatched []string // metrics asked for that neither run has
+	Alpha float64
+	// A and B are each side's latest run (its environment, labels and
+	// HTTP versions stand for the side); RunsA and RunsB every run of the
+	// side, in time order, whose values are pooled (one run: that run).
+	A, B         *summary.Summary
+	RunsA, RunsB []*summary.Summary
+	Rows         []Row
+	OnlyInA      []string
+	OnlyInB      []string
+	Reps         [2]int // most repetitions of a cell in A and in B
+	Compared     []string
+	Unmatched    []string // metrics asked for that neither run has
 	// Env is where the two runs' environments differ (Environments).
 	Env *Env
 	// Bounds: Phase 5's payloads, each with what ended A's and B's
@@ -276,12 +282,15 @@ type Result struct {
 	Mux []MuxRow
 }
 
-func collect(s *summary.Summary, metrics []string) (map[string]map[string]Values, []string, int) {
+// collect is every ok cell's values of metrics over the runs ss, pooled
+// by cell (repetitions and runs alike), in the order cells first appear;
+// and the most values a cell has.
+func collect(ss []*summary.Summary, metrics []string) (map[string]map[string]Values, []string, int) {
 	cells := map[string]map[string]Values{}
 	var order []string
 	reps := map[string]int{}
 	maxReps := 0
-	for _, c := range s.Cells {
+	for _, c := range allCells(ss) {
 		if c.Status != "ok" {
 			continue
 		}
@@ -301,16 +310,38 @@ func collect(s *summary.Summary, metrics []string) (map[string]map[string]Values
 	return cells, order, maxReps
 }
 
-// Runs compares b against a (a is the baseline). metrics nil means
-// DefaultMetrics; "all" as the only element means every metric either has.
+func allCells(ss []*summary.Summary) []summary.Cell {
+	var out []summary.Cell
+	for _, s := range ss {
+		out = append(out, s.Cells...)
+	}
+	return out
+}
+
+// Runs compares b against a (a is the baseline): Sets of one run a side.
 func Runs(a, b *summary.Summary, metrics []string) (*Result, error) {
-	if a.Phase != b.Phase {
-		return nil, fmt.Errorf("runs of different phases: %s is %s, %s is %s", a.RunID, a.Phase, b.RunID, b.Phase)
+	return Sets([]*summary.Summary{a}, []*summary.Summary{b}, metrics)
+}
+
+// Sets compares the runs bs against the runs as (the baseline), each a
+// side's runs of one runner in time order (an A/B's rounds, or one run):
+// a cell's values are pooled over the side's runs and repetitions. metrics
+// nil means DefaultMetrics; "all" as the only element means every metric
+// either side has.
+func Sets(as, bs []*summary.Summary, metrics []string) (*Result, error) {
+	if len(as) == 0 || len(bs) == 0 {
+		return nil, fmt.Errorf("a side with no run (A %d, B %d)", len(as), len(bs))
+	}
+	a, b := as[len(as)-1], bs[len(bs)-1]
+	for _, s := range append(append([]*summary.Summary(nil), as...), bs...) {
+		if s.Phase != a.Phase {
+			return nil, fmt.Errorf("runs of different phases: %s is %s, %s is %s", a.RunID, a.Phase, s.RunID, s.Phase)
+		}
 	}
 	if len(metrics) == 1 && metrics[0] == "all" {
 		set := map[string]bool{}
-		for _, s := range []*summary.Summary{a, b} {
-			for _, c := range s.Cells {
+		for _, ss := range [][]*summary.Summary{as, bs} {
+			for _, c := range allCells(ss) {
 				for k := range c.Metrics {
 					set[k] = true
 				}
@@ -328,11 +359,11 @@ func Runs(a, b *summary.Summary, metrics []string) (*Result, error) {
 		metrics = DefaultMetrics
 	}
 	if len(a.Capacity) > 0 || len(b.Capacity) > 0 {
-		return capacityRuns(a, b), nil
+		return capacityRuns(as, bs), nil
 	}
-	ca, orderA, repsA := collect(a, metrics)
-	cb, orderB, repsB := collect(b, metrics)
-	r := &Result{A: a, B: b, Reps: [2]int{repsA, repsB}, Env: Environments(a, b, "", "")}
+	ca, orderA, repsA := collect(as, metrics)
+	cb, orderB, repsB := collect(bs, metrics)
+	r := &Result{A: a, B: b, RunsA: as, RunsB: bs, Reps: [2]int{repsA, repsB}, Env: Environments(a, b, "", "")}
 	used := map[string]bool{}
 	for _, cell := range orderA {
 		mb, ok := cb[cell]
@@ -368,37 +399,49 @@ func Runs(a, b *summary.Summary, metrics []string) (*Result, error) {
 // rates, so a step of one run has no like in the other.
 const CapacityMetric = "capacity_rps"
 
-// capacityRuns compares two Phase 5 runs payload by payload: the capacity
-// (a lower bound where a search ended without a failing step above it),
-// and, in Bounds, what ended each search.
-func capacityRuns(a, b *summary.Summary) *Result {
-	r := &Result{A: a, B: b, Reps: [2]int{1, 1}, Env: Environments(a, b, "", "")}
-	of := func(s *summary.Summary) (map[string]summary.Capacity, []string) {
-		m := map[string]summary.Capacity{}
-		var order []string
-		for _, c := range s.Capacity {
-			m[c.Payload] = c
-			order = append(order, c.Payload)
-		}
-		return m, order
+// capacityRuns compares two sides' Phase 5 runs payload by payload: the
+// capacity (a lower bound where a search ended without a failing step
+// above it), one value per run, and, in Bounds, what ended each side's
+// searches.
+func capacityRuns(as, bs []*summary.Summary) *Result {
+	a, b := as[len(as)-1], bs[len(bs)-1]
+	r := &Result{A: a, B: b, RunsA: as, RunsB: bs, Env: Environments(a, b, "", "")}
+	type side struct {
+		values map[string]Values
+		bounds map[string][]string
+		order  []string
 	}
-	ma, orderA := of(a)
-	mb, orderB := of(b)
-	for _, p := range orderA {
-		cb, ok := mb[p]
-		if !ok {
+	of := func(ss []*summary.Summary) side {
+		sd := side{values: map[string]Values{}, bounds: map[string][]string{}}
+		for _, s := range ss {
+			for _, c := range s.Capacity {
+				if _, seen := sd.bounds[c.Payload]; !seen {
+					sd.order = append(sd.order, c.Payload)
+				}
+				sd.bounds[c.Payload] = append(sd.bounds[c.Payload], capacityBound(c))
+				if c.CapacityRPS != nil {
+					sd.values[c.Payload] = append(sd.values[c.Payload], *c.CapacityRPS)
+				}
+			}
+		}
+		return sd
+	}
+	sa, sb := of(as), of(bs)
+	for _, p := range sa.order {
+		if _, ok := sb.bounds[p]; !ok {
 			r.OnlyInA = append(r.OnlyInA, p)
 			continue
 		}
-		ca := ma[p]
-		r.Bounds = append(r.Bounds, [3]string{p, capacityBound(ca), capacityBound(cb)})
-		if ca.CapacityRPS == nil || cb.CapacityRPS == nil {
+		r.Bounds = append(r.Bounds, [3]string{p, tally(sa.bounds[p]), tally(sb.bounds[p])})
+		va, vb := sa.values[p], sb.values[p]
+		r.Reps = [2]int{max(r.Reps[0], len(va)), max(r.Reps[1], len(vb))}
+		if len(va) == 0 || len(vb) == 0 {
 			continue
 		}
-		r.Rows = append(r.Rows, Row{Cell: p, Metric: CapacityMetric, A: Values{*ca.CapacityRPS}, B: Values{*cb.CapacityRPS}})
+		r.Rows = append(r.Rows, Row{Cell: p, Metric: CapacityMetric, A: va, B: vb})
 	}
-	for _, p := range orderB {
-		if _, ok := ma[p]; !ok {
+	for _, p := range sb.order {
+		if _, ok := sa.bounds[p]; !ok {
 			r.OnlyInB = append(r.OnlyInB, p)
 		}
 	}
@@ -406,6 +449,28 @@ func capacityRuns(a, b *summary.Summary) *Result {
 		r.Compared = []string{CapacityMetric}
 	}
 	return r
+}
+
+// tally is a list of codes as each distinct one with how many times it
+// came, in the order they first came: "latency" for one run,
+// "latency ×4, server_cpu ×1" for five.
+func tally(codes []string) string {
+	n := map[string]int{}
+	var order []string
+	for _, c := range codes {
+		if n[c] == 0 {
+			order = append(order, c)
+		}
+		n[c]++
+	}
+	if len(codes) == 1 {
+		return codes[0]
+	}
+	parts := make([]string, len(order))
+	for i, c := range order {
+		parts[i] = fmt.Sprintf("%s ×%d", c, n[c])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // capacityBound is what ended a payload's search, as codes: the bound,
@@ -425,11 +490,17 @@ func capacityBound(c summary.Capacity) string {
 // environments are compared with what only the directories hold (each
 // host's qdisc) as well.
 func Dirs(dirA, dirB string, a, b *summary.Summary, metrics []string) (*Result, error) {
-	r, err := Runs(a, b, metrics)
+	return DirSets(dirA, dirB, []*summary.Summary{a}, []*summary.Summary{b}, metrics)
+}
+
+// DirSets is Sets whose sides' latest runs are in dirA and dirB: their
+// environments are compared with what only the directories hold as well.
+func DirSets(dirA, dirB string, as, bs []*summary.Summary, metrics []string) (*Result, error) {
+	r, err := Sets(as, bs, metrics)
 	if err != nil {
 		return nil, err
 	}
-	r.Env = Environments(a, b, dirA, dirB)
+	r.Env = Environments(r.A, r.B, dirA, dirB)
 	return r, nil
 }
 
@@ -502,6 +573,40 @@ func significanceCell(row Row, alpha float64) string {
 	return "—"
 }
 
+// sideRuns is a side's runs; a Result built without its list (a test's)
+// has its one run.
+func sideRuns(runs []*summary.Summary, latest *summary.Summary) []*summary.Summary {
+	if len(runs) == 0 {
+		return []*summary.Summary{latest}
+	}
+	return runs
+}
+
+// runIDs names a side's runs: the run's id for one, "N runs (`id`, ...)"
+// for several. latest stands for a side built without its list.
+func runIDs(runs []*summary.Summary, latest *summary.Summary) string {
+	if len(runs) <= 1 {
+		return mdtext.Code(latest.RunID)
+	}
+	ids := make([]string, len(runs))
+	for i, s := range runs {
+		ids[i] = mdtext.Code(s.RunID)
+	}
+	return fmt.Sprintf("%d runs (%s)", len(runs), strings.Join(ids, ", "))
+}
+
+// statuses is a side's run statuses, tallied ("ok", "ok ×4, partial ×1").
+func statuses(runs []*summary.Summary, latest *summary.Summary) string {
+	if len(runs) <= 1 {
+		return latest.Status
+	}
+	st := make([]string, len(runs))
+	for i, s := range runs {
+		st[i] = s.Status
+	}
+	return tally(st)
+}
+
 // Markdown renders the comparison as a table, one row per cell and metric.
 func (r *Result) Markdown() string {
 	var b strings.Builder
@@ -513,7 +618,7 @@ func (r *Result) Markdown() string {
 	la, lb = mdtext.Text(la), mdtext.Text(lb)
 	t := mdtext.Text
 	fmt.Fprintf(&b, "Baseline A: %s (%s, %s, profile %s, server under test %s). Compared B: %s (%s, %s, profile %s, server under test %s).\n\n",
-		mdtext.Code(r.A.RunID), t(r.A.Lab), t(r.A.Status), t(r.A.Profile), la, mdtext.Code(r.B.RunID), t(r.B.Lab), t(r.B.Status), t(r.B.Profile), lb)
+		runIDs(r.RunsA, r.A), t(r.A.Lab), t(statuses(r.RunsA, r.A)), t(r.A.Profile), la, runIDs(r.RunsB, r.B), t(r.B.Lab), t(statuses(r.RunsB, r.B)), t(r.B.Profile), lb)
 	b.WriteString(r.Env.Markdown())
 	colA, colB := "A", "B"
 	if !same {

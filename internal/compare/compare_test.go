@@ -209,3 +209,64 @@ func TestSignificance(t *testing.T) {
 		t.Errorf("α = 0.001:\n%s", md)
 	}
 }
+
+// Runs of one runner a side (an A/B's rounds) pool as repetitions: five
+// single runs a side reach a verdict where each pair alone has none; a
+// set of one run is Runs of that run; Phase 5's capacity is a value per
+// run, its bounds tallied.
+func TestSetsPoolRuns(t *testing.T) {
+	run := func(id string, rps float64) *summary.Summary {
+		return &summary.Summary{Phase: "01-http-baseline", RunID: id, Lab: "netns", Status: "ok", Profile: "quick",
+			Cells: []summary.Cell{cell("1k", "", rps)}}
+	}
+	var as, bs []*summary.Summary
+	for i, v := range []float64{100, 104, 101, 103, 102} {
+		as = append(as, run("a"+strconv.Itoa(i), v))
+		bs = append(bs, run("b"+strconv.Itoa(i), v+10))
+	}
+	r, err := Sets(as, bs, []string{"rps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows) != 1 || len(r.Rows[0].A) != 5 || r.Rows[0].A.Median() != 102 || r.Rows[0].B.Median() != 112 || r.Reps != [2]int{5, 5} {
+		t.Fatalf("rows %+v reps %v", r.Rows, r.Reps)
+	}
+	if p, v := r.Rows[0].Significance(DefaultAlpha); v != Significant || p != 2.0/252 {
+		t.Errorf("significance %v %q, want p = 2/252", p, v)
+	}
+	md := r.Markdown()
+	for _, want := range []string{"Baseline A: 5 runs (`a0`, `a1`, `a2`, `a3`, `a4`) (netns, ok ×5, profile quick", "| p=0.008 n=5+5 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	one, _ := Sets(as[:1], bs[:1], []string{"rps"})
+	pair, _ := Runs(as[0], bs[0], []string{"rps"})
+	if one.Markdown() != pair.Markdown() {
+		t.Errorf("a set of one run differs from Runs:\n%s\n%s", one.Markdown(), pair.Markdown())
+	}
+	if _, err := Sets(as, append(bs, &summary.Summary{Phase: "03-c10k", RunID: "x"}), nil); err == nil {
+		t.Error("a side mixing phases was compared")
+	}
+
+	f := func(v float64) *float64 { return &v }
+	capRun := func(id string, v float64, cause string) *summary.Summary {
+		return &summary.Summary{Phase: "05-capacity", RunID: id, Status: "ok",
+			Capacity: []summary.Capacity{{Payload: "1k", CapacityRPS: f(v), HighRPS: f(v + 100), Bound: "latency", Cause: cause}}}
+	}
+	ca := []*summary.Summary{capRun("a1", 4000, "server_cpu"), capRun("a2", 4100, "server_cpu"), capRun("a3", 3900, "queue"), capRun("a4", 4050, "server_cpu")}
+	cb := []*summary.Summary{capRun("b1", 4400, "server_cpu"), capRun("b2", 4450, "server_cpu"), capRun("b3", 4380, "server_cpu"), capRun("b4", 4420, "server_cpu")}
+	r, err = Sets(ca, cb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows) != 1 || len(r.Rows[0].A) != 4 || r.Rows[0].B.Median() != 4410 || r.Reps != [2]int{4, 4} {
+		t.Fatalf("capacity rows %+v reps %v", r.Rows, r.Reps)
+	}
+	if r.Bounds[0] != [3]string{"1k", "latency/server_cpu ×3, latency/queue ×1", "latency/server_cpu ×4"} {
+		t.Errorf("bounds %v", r.Bounds)
+	}
+	if p, v := r.Rows[0].Significance(DefaultAlpha); v != Significant || p != 2.0/70 {
+		t.Errorf("capacity significance %v %q, want p = 2/70", p, v)
+	}
+}

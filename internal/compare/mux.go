@@ -168,7 +168,7 @@ func httpVersions(s *summary.Summary) (h1, h2 bool) {
 // a run that loaded over both is paired with itself (the same run, the
 // same conditions); when neither did and one loaded over HTTP/1.1 only
 // and the other over HTTP/2, the first's cells with the second's. Runs of
-// one HTTP version have no pairs.
+// one HTTP version have no pairs. A side of several runs pairs its latest.
 func muxRows(a, b *summary.Summary) []MuxRow {
 	a1, a2 := httpVersions(a)
 	b1, b2 := httpVersions(b)
@@ -192,8 +192,8 @@ func muxRows(a, b *summary.Summary) []MuxRow {
 	}
 	var rows []MuxRow
 	for _, p := range pairs {
-		c1, order1, _ := collect(p[0].s, muxMetrics)
-		c2, order2, _ := collect(p[1].s, muxMetrics)
+		c1, order1, _ := collect([]*summary.Summary{p[0].s}, muxMetrics)
+		c2, order2, _ := collect([]*summary.Summary{p[1].s}, muxMetrics)
 		for _, mp := range PairMux(order1, order2) {
 			rows = append(rows, muxRow(mp, p[0].label, p[1].label, c1[mp.H1], c2[mp.H2], cellParams(p[0].s, mp.H1)))
 		}

@@ -50,9 +50,12 @@ type Run struct {
 
 // Inputs are the runs found for each phase, newest last.
 type Inputs struct {
-	Root    string
-	Runs    map[string][]Run // phase -> the latest run of each runner (03-c10k has three)
-	Skipped []Skipped        // run directories whose summary.json could not be read
+	Root string
+	Runs map[string][]Run // phase -> the latest run of each runner (03-c10k has three)
+	// Every is, beside each run of Runs, every run of its runner in the
+	// root, in time order, the latest last: Every[phase][i] for Runs[phase][i].
+	Every   map[string][][]Run
+	Skipped []Skipped // run directories whose summary.json could not be read
 }
 
 // Skipped is a run directory whose summary.json Find could not read or
@@ -99,7 +102,7 @@ func runnerOf(dir string) string {
 
 // Find collects the latest summarized run of each runner of each phase.
 func Find(root string, repo bool) (*Inputs, error) {
-	in := &Inputs{Root: root, Runs: map[string][]Run{}}
+	in := &Inputs{Root: root, Runs: map[string][]Run{}, Every: map[string][][]Run{}}
 	for _, p := range Phases {
 		// Every entry of the phase's directory, by name (the timestamp
 		// prefix sorts by time); root is matched by no pattern, so one
@@ -110,6 +113,7 @@ func Find(root string, repo bool) (*Inputs, error) {
 		}
 		sort.Strings(dirs)
 		latest := map[string]Run{}
+		every := map[string][]Run{}
 		var order []string
 		for _, d := range dirs {
 			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
@@ -135,9 +139,11 @@ func Find(root string, repo bool) (*Inputs, error) {
 				order = append(order, k)
 			}
 			latest[k] = r
+			every[k] = append(every[k], r)
 		}
 		for _, k := range order {
 			in.Runs[p.Name] = append(in.Runs[p.Name], latest[k])
+			in.Every[p.Name] = append(in.Every[p.Name], every[k])
 		}
 	}
 	if len(in.Runs) == 0 {
