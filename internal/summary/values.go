@@ -40,6 +40,7 @@ func (r metricRule) match(name string) bool {
 var signedMetrics = []metricRule{
 	{"suffix", "_per_conn_kb", "memory per connection (held minus baseline)"},
 	{"suffix", "_kb_per_conn", "kernel memory per connection (held minus baseline)"},
+	{"exact", "latency_growth_ms_per_s", "the trend of a step's latency (negative when a queue drains)"},
 }
 
 // nonNegativeMetrics: times, rates, throughputs, shares, sizes, counts.

@@ -80,6 +80,8 @@ func TestMetricKind(t *testing.T) {
 		"client2_retrans_segs": true, "client_time_wait_cooldown_end": true, "server_cpu_us_per_req": true,
 		"latency_under_1s": true, "duration_s": true, "connect_rate_achieved_per_s": true,
 		"server_rss_per_conn_kb": false, "kernel_tcp_mem_kb_per_conn": false, "kernel_kb_per_conn": false,
+		// A step whose queue drained: its latency fell over the schedule.
+		"latency_growth_ms_per_s": false,
 	} {
 		if got, _ := metricKind(name); got != want {
 			t.Errorf("metricKind(%s) non-negative = %v, want %v", name, got, want)
