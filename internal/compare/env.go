@@ -20,8 +20,9 @@ const Unreadable = "unreadable"
 // Difference is one fact of the two runs' environments that differs.
 // Code is stable and is what a script reads: cpu_model, cpu_count,
 // cpu_pinning, kernel, link_rate, nic_speed_mbps, nic_mtu, qdisc, ulimit_n,
-// sysctl:<key>, server, server_setting:<name>, tool:<name>, lab, profile,
-// clients. Hosts names the hosts the values are of (server, client), none
+// sysctl:<key>, server, server_setting:<name>, setting:<KEY> (a runner's
+// setting as run.env resolved it: SLOTS, NGINX_TCP_NOPUSH, HTTP, ...),
+// tool:<name>, lab, profile, clients. Hosts names the hosts the values are of (server, client), none
 // for a fact of the whole run; A and B are the values, Unreadable where one
 // could not be read.
 type Difference struct {
@@ -32,10 +33,16 @@ type Difference struct {
 }
 
 // ServerCode says the code is of the server under test (server,
-// server_setting:*) rather than of the machines around it.
+// server_setting:*) or of the run's own settings (setting:*) rather than
+// of the machines around it.
 func ServerCode(code string) bool {
-	return code == "server" || strings.HasPrefix(code, "server_setting:")
+	return code == "server" || strings.HasPrefix(code, "server_setting:") || strings.HasPrefix(code, "setting:")
 }
+
+// settingsApart are the settings a run's identity or another code already
+// covers: they are not compared as setting:<KEY>.
+var settingsApart = map[string]bool{"RESULTS_ROOT": true, "RUN_NAME": true, "BASELINE_RUN": true, "LAB": true,
+	"PROFILE": true, "CLIENTS": true, "LINK_RATE": true, "SCHEME": true, "SERVER": true, "CPU_PIN": true}
 
 // Env is what the two runs' environments were compared on and where they
 // differ.
@@ -353,6 +360,22 @@ func Environments(a, b *summary.Summary, dirA, dirB string) *Env {
 			}))
 		}
 	}
+	set := map[string]bool{}
+	for _, s := range []*summary.Summary{a, b} {
+		for k := range s.Settings {
+			set[k] = !settingsApart[k]
+		}
+	}
+	for _, k := range kv.SortedKeys(set) {
+		if set[k] {
+			run("setting:"+k, func(s *summary.Summary) string {
+				if v, ok := s.Settings[k]; ok && v == "" {
+					return "(empty)"
+				}
+				return s.Settings[k]
+			})
+		}
+	}
 	for _, t := range unionKeys(a, b, func(h summary.Host) map[string]string { return h.Tools }) {
 		host("tool:"+t, fact(func(h summary.Host) string { return h.Tools[t] }))
 	}
@@ -376,10 +399,12 @@ func unionKeys(a, b *summary.Summary, m func(h summary.Host) map[string]string) 
 // the server under test's.
 func (e *Env) checkedSummary(machinesOnly bool) string {
 	var out, settings []string
-	nSys, nTool := 0, 0
+	nSys, nTool, nSet := 0, 0, 0
 	for _, c := range e.Checked {
 		switch {
 		case machinesOnly && ServerCode(c):
+		case strings.HasPrefix(c, "setting:"):
+			nSet++
 		case strings.HasPrefix(c, "sysctl:"):
 			nSys++
 		case strings.HasPrefix(c, "tool:"):
@@ -396,10 +421,33 @@ func (e *Env) checkedSummary(machinesOnly bool) string {
 	if nSys > 0 {
 		out = append(out, fmt.Sprintf("%d sysctls", nSys))
 	}
+	if nSet > 0 {
+		out = append(out, fmt.Sprintf("%d run settings", nSet))
+	}
 	if nTool > 0 {
 		out = append(out, fmt.Sprintf("%d tool versions", nTool))
 	}
 	return strings.Join(out, ", ")
+}
+
+// whatDiffers names what differs where no machine does: the servers under
+// test, the runs' settings (setting:*), or both.
+func (e *Env) whatDiffers() string {
+	server, settings := false, false
+	for _, d := range e.Differences {
+		if strings.HasPrefix(d.Code, "setting:") {
+			settings = true
+		} else {
+			server = true
+		}
+	}
+	switch {
+	case server && settings:
+		return "The servers under test and the runs' settings"
+	case settings:
+		return "The runs' settings"
+	}
+	return "The servers under test"
 }
 
 // Markdown is the environment section a comparison opens with: one line per
@@ -413,7 +461,7 @@ func (e *Env) Markdown() string {
 	if e.MachinesDiffer() {
 		b.WriteString("**Environments differ** (A → B):\n\n")
 	} else {
-		b.WriteString("**The servers under test differ** (A → B):\n\n")
+		fmt.Fprintf(&b, "**%s differ** (A → B):\n\n", e.whatDiffers())
 	}
 	for _, d := range e.Differences {
 		hosts := ""
@@ -426,7 +474,7 @@ func (e *Env) Markdown() string {
 	if e.MachinesDiffer() {
 		b.WriteString("Where the environments differ, a change cannot be put down to the server alone.\n\n")
 	} else {
-		b.WriteString("Only the server under test differs; the rest is the same: " + e.checkedSummary(true) + ".\n\n")
+		fmt.Fprintf(&b, "Only %s differ; the rest is the same: %s.\n\n", strings.ToLower(e.whatDiffers()[:1])+e.whatDiffers()[1:], e.checkedSummary(true))
 	}
 	return b.String()
 }

@@ -197,3 +197,24 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+// Two runs that differ in a runner's setting (an A/B of SLOTS=40 against
+// 44) list it as setting:SLOTS; their results roots and names are not
+// differences; the section says the settings differ, not the machines.
+func TestEnvironmentsSettings(t *testing.T) {
+	a := &summary.Summary{Phase: "05-capacity", Lab: "netns", Settings: map[string]string{"SLOTS": "40", "SERVICE_TIME": "10ms", "RESULTS_ROOT": "/r/a", "RUN_NAME": "", "START_RPS": ""}}
+	b := &summary.Summary{Phase: "05-capacity", Lab: "netns", Settings: map[string]string{"SLOTS": "44", "SERVICE_TIME": "10ms", "RESULTS_ROOT": "/r/b", "RUN_NAME": "x"}}
+	e := Environments(a, b, "", "")
+	if got := e.Codes(); len(got) != 2 || got[0] != "setting:SLOTS" || got[1] != "setting:START_RPS" {
+		t.Fatalf("codes %v, want setting:SLOTS and setting:START_RPS", got)
+	}
+	if e.MachinesDiffer() {
+		t.Error("a setting was taken for a machine's fact")
+	}
+	md := e.Markdown()
+	for _, want := range []string{"**The runs' settings differ** (A → B):", "- `setting:SLOTS`: 40 → 44", "- `setting:START_RPS`: (empty) → unreadable"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
