@@ -131,8 +131,10 @@ func compareRoots(a, b, out string, alpha float64, every bool, stdout, stderr io
 		sb.WriteString("# HTTP/2 against HTTP/1.1, side by side\n\n")
 	case schemesDiffer(ia, ib):
 		sb.WriteString("# https against http, side by side\n\n")
-	default:
+	case rootsDiffer(ia, ib, serverOf):
 		sb.WriteString("# Two servers under test, side by side\n\n")
+	default:
+		sb.WriteString("# Two configurations of one server under test, side by side\n\n")
 	}
 	which := "the latest run of each runner in both roots"
 	if every {
@@ -214,19 +216,28 @@ func httpDiffer(a, b *crossreport.Inputs) bool {
 	})
 }
 
+// serverOf is a run's server under test, in a few words; "" for a run
+// without one (Phase 0), which rootsDiffer passes over.
+func serverOf(s *summary.Summary) string {
+	if s.Server == nil {
+		return ""
+	}
+	return s.Server.Label()
+}
+
 // schemesDiffer: the two roots' runs were made with different SCHEMEs
 // (every run of a root with one scheme).
 func schemesDiffer(a, b *crossreport.Inputs) bool { return rootsDiffer(a, b, compare.Scheme) }
 
-// rootsDiffer: every run of each root has one value of fact, and the two
-// roots' values differ.
+// rootsDiffer: every run of each root has one value of fact (a run whose
+// value is "" aside), and the two roots' values differ.
 func rootsDiffer(a, b *crossreport.Inputs, fact func(*summary.Summary) string) bool {
 	of := func(in *crossreport.Inputs) string {
 		set := ""
 		for _, rs := range in.Runs {
 			for _, r := range rs {
-				if v := fact(r.Summary); set == "" || set == v {
-					set = v
+				if v := fact(r.Summary); v == "" || set == "" || set == v {
+					set = max(set, v)
 				} else {
 					return "mixed"
 				}
