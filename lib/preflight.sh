@@ -58,6 +58,10 @@ csb_preflight_tools() {
     pkgs=$(for t in "${missing[@]}"; do printf '%s; ' "$(csb_pkg_of "${t}")"; done)
     die "missing on ${hn}: ${missing[*]}; install there: ${pkgs}(or: make setup)" 3
   done
+  # Every runner calls this once its settings are checked and before it
+  # writes or sends anything: with CSB_CHECK_ONLY=1 (scripts/ab.sh checks
+  # both sides of an A/B so before its first run) it ends here, status 0.
+  [[ "${CSB_CHECK_ONLY:-0}" != 1 ]] || exit 0
 }
 
 # csb_ipj KIND [ARG]: `bin/csb ipj`, which reads ip's JSON (ip -j) on stdin

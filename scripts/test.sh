@@ -15,7 +15,7 @@
 #   lane 2: isolation, the demo, fault paths, the library, reports,
 #           Phases 2 and 4, configuration, contracts, merges
 #   lane 3: several clients, servers under test (their "within noise" is a
-#           factor of two), faults
+#           factor of two), faults, the interleaved A/B
 # (balanced on a fresh clone's timings: a file takes up to 1.6 times as
 # long beside two other lanes as beside one). Then, alone on the machine,
 # the files whose assertions depend on the CPUs being quiet (known rates,
@@ -42,7 +42,7 @@ fi
 LANE1=(tests/phase1.bats tests/tls.bats tests/rehearsal.bats tests/http2.bats)
 LANE2=(tests/isolation.bats tests/demo.bats tests/faults-paths.bats tests/lib.bats tests/report.bats tests/phase2.bats
   tests/phase4.bats tests/config.bats tests/contracts.bats tests/merge.bats)
-LANE3=(tests/multiclient.bats tests/server.bats tests/faults.bats)
+LANE3=(tests/multiclient.bats tests/server.bats tests/faults.bats tests/ab.bats)
 QUIET=(tests/phase0.bats tests/phase3.bats tests/c100k.bats tests/trust.bats tests/capacity.bats)
 # Every bats file is in exactly one group.
 listed=$(printf '%s\n' "${LANE1[@]}" "${LANE2[@]}" "${LANE3[@]}" "${QUIET[@]}" | sort)
