@@ -128,6 +128,19 @@ csb_lab_enter() {
     CSB_NETNS_TCP_MEM="$(cat /proc/sys/net/ipv4/tcp_mem 2>/dev/null || true)" bash "${script}" "$@"
 }
 
+# csb_netns_hold WHY: for a script that runs several runners on LAB=netns
+# (make demo, scripts/ab.sh), so that they share one lab: bring it up once
+# when it is down, and take it down at the script's end if this call
+# brought it up. WHY is the refusal when not root. Nothing for other labs.
+csb_netns_hold() {
+  [[ "${LAB}" == netns ]] || return 0
+  [[ ${EUID} -eq 0 ]] || die "$1" 2
+  ! "${CSB_ROOT}/lab/netns.sh" status >/dev/null 2>&1 || return 0
+  "${CSB_ROOT}/lab/netns.sh" up || die "could not bring the netns lab up (see above); try: make lab-down && make lab-up" 1
+  csb_exit_add csb_netns_hold_release
+}
+csb_netns_hold_release() { "${CSB_ROOT}/lab/netns.sh" down || true; }
+
 # csb_lab_release: at the end of a run, take down a netns lab the run brought
 # up itself (unless LAB_KEEP=1, or another run waits for the lab: then it is
 # handed over to that run), and let go of the lab lock. Once: a second call

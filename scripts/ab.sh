@@ -41,11 +41,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
 usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
-AB_OWNS_LAB=0
-ab_cleanup() {
-  ((AB_OWNS_LAB == 0)) || "${CSB_ROOT}/lab/netns.sh" down || true
-}
-
 # ab_setting VALUE: a -a/-b/-s value is KEY=VALUE with an upper-case key.
 ab_setting() {
   [[ "$1" =~ ^[A-Z][A-Z0-9_]*=.*$ ]] || usage_error "expected KEY=VALUE (an upper-case setting), got: $1"
@@ -82,14 +77,7 @@ main() {
   [[ ! -e "${out}" ]] || usage_error "-o ${out}: already there; an A/B writes a new directory"
 
   export LAB="${LAB:-netns}"
-  if [[ "${LAB}" == netns ]]; then
-    [[ ${EUID} -eq 0 ]] || die "LAB=netns needs root: sudo bash scripts/ab.sh ... (or LAB=local)" 2
-    if ! "${CSB_ROOT}/lab/netns.sh" status >/dev/null 2>&1; then
-      "${CSB_ROOT}/lab/netns.sh" up
-      AB_OWNS_LAB=1
-    fi
-  fi
-  csb_exit_add ab_cleanup
+  csb_netns_hold "LAB=netns needs root: sudo bash scripts/ab.sh ... (or LAB=local)"
 
   # Both sides checked as the runner checks them, before anything is sent.
   local side
@@ -107,16 +95,20 @@ main() {
   } >"${env}"
   local took k=0 first=${SECONDS} r profile=${PROFILE:-quick} x
   for x in "${common[@]}"; do [[ "${x}" != PROFILE=* ]] || profile=${x#PROFILE=}; done
-  read -r took _ < <("${CSB_ROOT}/bin/csb" progress -took -lab "${LAB}" -profile "${profile}" \
-    -dir "${CSB_ROOT}/${runner%%/*}/results" -dir "$(csb_results_root "${runner%%/*}")" "${runner}")
   local -a plans=() failed=()
-  for ((r = 0; r < 2 * rounds; r++)); do plans+=("${took}"); done
   for ((r = 1; r <= rounds; r++)); do
     local -a order=(a b)
     ((r % 2)) || order=(b a)
     for side in "${order[@]}"; do
       k=$((k + 1))
       local -n settings="s${side}"
+      # Each run planned as the newest like run took: this A/B's own once
+      # it has one, else a reference's or one of yours.
+      read -r took _ < <("${CSB_ROOT}/bin/csb" progress -took -lab "${LAB}" -profile "${profile}" \
+        -dir "${out}/a/${runner%%/*}" -dir "${out}/b/${runner%%/*}" \
+        -dir "${CSB_ROOT}/${runner%%/*}/results" -dir "$(csb_results_root "${runner%%/*}")" "${runner}")
+      plans=()
+      for ((x = 0; x < 2 * rounds; x++)); do plans+=("${took}"); done
       log_info "ab: $("${CSB_ROOT}/bin/csb" progress -what run -k "${k}" -in "${SECONDS}" -first "${first}" \
         -name "round ${r}/${rounds}, side ${side^^} (${settings[*]})" -- "${plans[@]}")"
       printf 'run%d=round %d side %s\n' "${k}" "${r}" "${side}" >>"${env}"

@@ -44,12 +44,6 @@ RUNNERS=(
   05-capacity/run_capacity.sh
 )
 
-demo_cleanup() {
-  if [[ "${LAB:-}" == netns && "${CSB_DEMO_OWNS_LAB:-0}" == 1 ]]; then
-    "${CSB_ROOT}/lab/netns.sh" down || true
-  fi
-}
-
 main() {
   case "${1:-}" in
     -h | --help) usage; exit 0 ;;
@@ -59,14 +53,7 @@ main() {
   export LAB="${LAB:-netns}" PROFILE="${PROFILE:-quick}"
   csb_config_validate LAB PROFILE || exit 2
   [[ "${PHASES:=0,1,2,3,4,5}" =~ ^[0-5](,[0-5])*$ ]] || usage_error "PHASES=${PHASES}: expected phase numbers 0 to 5, comma-separated (e.g. 0,1)"
-  if [[ "${LAB}" == netns ]]; then
-    [[ ${EUID} -eq 0 ]] || die "make demo runs on the netns lab, which needs root: sudo make demo (or: make demo LAB=local)" 2
-    if ! "${CSB_ROOT}/lab/netns.sh" status >/dev/null 2>&1; then
-      "${CSB_ROOT}/lab/netns.sh" up
-      CSB_DEMO_OWNS_LAB=1
-    fi
-    csb_exit_add demo_cleanup
-  fi
+  csb_netns_hold "make demo runs on the netns lab, which needs root: sudo make demo (or: make demo LAB=local)"
   local runner failed=() results=() out line runs=() plan=() dirs=() took dir k=0 first=${SECONDS}
   for runner in "${RUNNERS[@]}"; do
     [[ -f "${CSB_ROOT}/${runner}" && ",${PHASES}," == *",${runner:1:1},"* ]] || continue

@@ -206,17 +206,30 @@ func runSummarize(args []string, stdout, stderr io.Writer) error {
 	if len(args) < 1 {
 		return fmt.Errorf("%w: summarize needs at least one run directory", errUsage)
 	}
-	var failed []string
-	for _, dir := range args {
+	return eachArg(args, "run directories", stdout, stderr, func(dir string) (string, error) {
 		if err := Summarize(dir, GeneratedBy); err != nil {
-			fmt.Fprintf(stderr, "error: %s: %v\n", dir, err)
-			failed = append(failed, dir)
+			return "", fmt.Errorf("%s: %w", dir, err)
+		}
+		return "summarized " + dir, nil
+	})
+}
+
+// eachArg runs do on every argument, in order: its line on stdout, or its
+// error on stderr; the error counts and names the arguments (what they
+// are) that failed.
+func eachArg(args []string, what string, stdout, stderr io.Writer, do func(string) (string, error)) error {
+	var failed []string
+	for _, a := range args {
+		line, err := do(a)
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\n", err)
+			failed = append(failed, a)
 			continue
 		}
-		fmt.Fprintf(stdout, "summarized %s\n", dir)
+		fmt.Fprintln(stdout, line)
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d run directories failed: %s", len(failed), len(args), strings.Join(failed, " "))
+		return fmt.Errorf("%d of %d %s failed: %s", len(failed), len(args), what, strings.Join(failed, " "))
 	}
 	return nil
 }
@@ -227,20 +240,10 @@ func runH2loadTally(args []string, stdout, stderr io.Writer) error {
 	if len(args) < 1 {
 		return fmt.Errorf("%w: h2load-tally needs at least one h2load log", errUsage)
 	}
-	var failed []string
-	for _, log := range args {
+	return eachArg(args, "h2load logs", stdout, stderr, func(log string) (string, error) {
 		out, err := httpphase.WriteH2loadTally(log)
-		if err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
-			failed = append(failed, log)
-			continue
-		}
-		fmt.Fprintf(stdout, "wrote %s\n", out)
-	}
-	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d h2load logs failed: %s", len(failed), len(args), strings.Join(failed, " "))
-	}
-	return nil
+		return "wrote " + out, err
+	})
 }
 
 // runCheck is csb check [-non2xx-max F] KIND FILE.
