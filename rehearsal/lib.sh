@@ -68,6 +68,9 @@ rh_args_max() {
 # make REHEARSAL_DIR on this (the client) host. Call it once the step's own
 # words are checked.
 rh_enter() {
+  # A REHEARSAL_DIR that is there already is checked before the lab is
+  # taken: refused (exit 2) even while another run holds the lab.
+  [[ ! -e "${REHEARSAL_DIR}" && ! -L "${REHEARSAL_DIR}" ]] || csb_dir_is_mine "${REHEARSAL_DIR}" || exit 2
   csb_lab_enter "$0" "${RH_ALL_ARGS[@]}"
   # Reused from step to step, so checked each time: this user's own, mode
   # 0700, not a symlink (another user's directory there is refused, exit 2).
