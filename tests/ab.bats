@@ -3,7 +3,8 @@
 # scripts/ab.sh, an interleaved A/B, on loopback (no root): both sides
 # checked before anything runs; the rounds in ABBA order, each side's runs
 # in a results root of its own; the comparison pooling them and naming the
-# setting that differs.
+# setting that differs. Its own SERVER_PORT, so that its loopback runs
+# take a lab lock of their own (local-18097) beside other lanes' tests.
 
 load helpers
 
@@ -13,12 +14,12 @@ teardown() { common_teardown; }
 @test "ab: a side with a bad setting, a runner or a count that is not one: exit 2, nothing written or sent" {
   local out="${BATS_TEST_TMPDIR}/ab"
   # SLOTS goes with SERVICE_TIME: the runner's own check refuses side A.
-  run env LAB=local bash scripts/ab.sh -o "${out}" -a SLOTS=40 -b SLOTS=44 05-capacity/run_capacity.sh
+  run env LAB=local SERVER_PORT=18097 bash scripts/ab.sh -o "${out}" -a SLOTS=40 -b SLOTS=44 05-capacity/run_capacity.sh
   [ "$status" -eq 2 ]
   [[ "$output" == *"side A (-s SLOTS=40) is refused by 05-capacity/run_capacity.sh"* ]]
   [[ "$output" != *"ab: run 1/"* ]]
   [ ! -e "${out}" ]
-  run env LAB=local bash scripts/ab.sh -o "${out}" -a SLOTS=40 -a SERVICE_TIME=10ms -b NOSUCH=1 05-capacity/run_capacity.sh
+  run env LAB=local SERVER_PORT=18097 bash scripts/ab.sh -o "${out}" -a SLOTS=40 -a SERVICE_TIME=10ms -b NOSUCH=1 05-capacity/run_capacity.sh
   [ "$status" -eq 2 ]
   [[ "$output" == *"unknown setting NOSUCH"* && "$output" == *"side B (-s NOSUCH=1) is refused"* ]]
   [ ! -e "${out}" ]
@@ -33,7 +34,7 @@ teardown() { common_teardown; }
 
 @test "ab: two rounds on loopback run A B B A, each side pooled, the differing setting named" {
   local out="${BATS_TEST_TMPDIR}/ab"
-  run env LAB=local bash scripts/ab.sh -n 2 -o "${out}" -s PROFILE=smoke -s PAYLOADS=1k \
+  run env LAB=local bash scripts/ab.sh -n 2 -o "${out}" -s PROFILE=smoke -s PAYLOADS=1k -s SERVER_PORT=18097 \
     -a UNSTEADY_CV=10 -b UNSTEADY_CV=20 01-http-baseline/run_http_baseline.sh
   echo "$output" | grep -E 'ab: |error|failed' || true
   [ "$status" -eq 0 ]
