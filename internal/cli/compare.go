@@ -236,9 +236,12 @@ func rootsDiffer(a, b *crossreport.Inputs, fact func(*summary.Summary) string) b
 		set := ""
 		for _, rs := range in.Runs {
 			for _, r := range rs {
-				if v := fact(r.Summary); v == "" || set == "" || set == v {
-					set = max(set, v)
-				} else {
+				v := fact(r.Summary)
+				switch {
+				case v == "":
+				case set == "" || set == v:
+					set = v
+				default:
 					return "mixed"
 				}
 			}
