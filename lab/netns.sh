@@ -309,6 +309,11 @@ netns_shape() {
 }
 
 # netns_sshd_config FILE LISTEN_IP SUFFIX: one sshd's configuration.
+# SetEnv SHLVL=1: bash run by sshd sources ~/.bashrc even for `ssh host
+# cmd` (Debian builds it with SSH_SOURCE_BASHRC) unless it is a nested
+# shell; a runner opens ~30 sessions a run, and a slow .bashrc (pyenv init:
+# 0.7 s) was most of a short run's time. The lab's hosts are the lab's own;
+# a real host's sshd and .bashrc are its owner's (docs/labs.md).
 netns_sshd_config() {
   cat >"$1" <<EOF
 # Written by lab/netns.sh for the CS Benchmark netns lab; removed by 'down'.
@@ -325,6 +330,7 @@ UsePAM no
 StrictModes no
 MaxStartups 100:30:200
 MaxSessions 64
+SetEnv SHLVL=1
 LogLevel ERROR
 EOF
 }
