@@ -45,7 +45,9 @@
 # (raw/*.ports.txt, read by the planner during the run) are removed, and
 # h2load's per-request logs are replaced by their tallies (bin/csb
 # h2load-tally: the requests by status and the exact latency distribution,
-# which is all summarize reads of them, with the log's SHA-256); every
+# which is all summarize reads of them, with the log's SHA-256), and
+# Phase 3's ss listings of the held connections by their counts (bin/csb
+# lines-tally: NAME.lines.json, with the listing's SHA-256); every
 # other file of raw/, monitors/ and an engine benchmark's rep-N/ of 64 KiB
 # or more is gzipped (NAME.gz, byte for byte the same once unzipped;
 # bin/csb reads either form, zcat reads it by hand); then the moved runs
@@ -78,7 +80,7 @@ REFS_GROUPS=(phases c1m csb-vs-nginx http-vs-https clients1-vs-clients2 http1-vs
 
 # refs_prune DIR...: leave out of the reference runs under each DIR what
 # summarize does not read (the port dumps), keep h2load's logs as their
-# tallies, and gzip their raw files of 64 KiB or more (REFS_GZIP_MIN
+# tallies and ss listings as their counts, and gzip their raw files of 64 KiB or more (REFS_GZIP_MIN
 # bytes): sar.bin, sar.json, pidstat's text, ss listings, connclient's
 # results.
 REFS_GZIP_MIN=65536
@@ -91,6 +93,15 @@ refs_prune() {
       rm -f -- "${logs[@]}"
     else
       REFS_FAILED+=("h2load-tally $*")
+    fi
+  fi
+  local -a listings
+  mapfile -d '' listings < <(find "$@" -type f \( -name '*.established' -o -name '*.established.gz' \) -print0)
+  if ((${#listings[@]})); then
+    if "${CSB_ROOT}/bin/csb" lines-tally "${listings[@]}" >/dev/null; then
+      rm -f -- "${listings[@]}"
+    else
+      REFS_FAILED+=("lines-tally $*")
     fi
   fi
   find "$@" -type f \( -path '*/raw/*' -o -path '*/monitors/*' -o -path '*/rep-[0-9]*/*' \) \

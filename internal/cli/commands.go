@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"csbench/internal/httpphase"
+	"csbench/internal/rundir"
 )
 
 // command is one csb subcommand: its row in `csb -h` and in cmd/csb's doc
@@ -69,6 +70,8 @@ var commands = []command{
 		"Time left: the plan's rest, stretched by how far the steps run so far overran theirs; -took: the newest like run of each runner, for make demo's plan (-h).", noStderr(runProgress)},
 	{"h2load-tally", "keep what summarize reads of h2load logs, in their place", []string{"h2load-tally LOG..."},
 		"Reads each h2load --log-file (<cell>.h2load.log, or .log.gz) and writes <cell>.h2load.tally.json beside it (temp and rename): the requests by status and the exact distribution of the completed ones' elapsed times, with the log's name, lines, bytes and SHA-256. summarize reads a cell's log where it is there, else its tally, to the same figures; scripts/references.sh keeps the tallies of the committed runs and removes their logs. Nothing is written for a log that cannot be read (exit 1, each named).", runH2loadTally},
+	{"lines-tally", "keep a raw listing's count, in its place", []string{"lines-tally LISTING..."},
+		"Reads each raw listing (an `ss` listing of held connections, <cell>.held.established, or .gz) and writes LISTING.lines.json beside it (temp and rename): its lines that are not blank, with its name, bytes and SHA-256. summarize counts a listing where it is there, else reads its count; scripts/references.sh keeps the counts of the committed runs and removes their listings. Nothing is written for a listing that cannot be read (exit 1, each named).", runLinesTally},
 }
 
 // noStderr adapts a command that writes nothing to stderr.
@@ -242,6 +245,17 @@ func runH2loadTally(args []string, stdout, stderr io.Writer) error {
 	}
 	return eachArg(args, "h2load logs", stdout, stderr, func(log string) (string, error) {
 		out, err := httpphase.WriteH2loadTally(log)
+		return "wrote " + out, err
+	})
+}
+
+// runLinesTally is csb lines-tally LISTING...: as runH2loadTally.
+func runLinesTally(args []string, stdout, stderr io.Writer) error {
+	if len(args) < 1 {
+		return fmt.Errorf("%w: lines-tally needs at least one listing", errUsage)
+	}
+	return eachArg(args, "listings", stdout, stderr, func(l string) (string, error) {
+		out, err := rundir.WriteLines(l)
 		return "wrote " + out, err
 	})
 }

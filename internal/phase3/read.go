@@ -166,24 +166,6 @@ func readStatusRSS(path string) (kb float64, procs int, err error) {
 	return kb, procs, nil
 }
 
-// countLines counts the non-empty lines of a file: one socket per line of
-// `ss -H` output.
-func countLines(path string) (float64, error) {
-	f, err := rundir.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	n := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) != "" {
-			n++
-		}
-	}
-	return float64(n), sc.Err()
-}
-
 // TWWait is a TIME_WAIT wait recorded by lib/c10k.sh: one "epoch_ms count"
 // line per poll.
 type TWWait struct {
