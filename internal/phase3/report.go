@@ -186,7 +186,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		{"`raw/<cell>.tw-wait.tsv`, `raw/tw-cooldown.tsv`", "TIME_WAIT toward the server, once a second, while the runner waited"},
 		{"`raw/limits.{server,client}.env`", "fd limits, sysctls, MemAvailable, fs.file-nr read before the run"},
 		{"`monitors/server/c10k/<cell>.{before,held}.status`", "the server processes' `/proc/PID/status` (VmRSS) before the clients started and with every connection held"},
-		{"`monitors/{server,client}/c10k/<cell>.held.established.gz`", "idle: `ss` of the ESTABLISHED sockets on the server port (gzip)"},
+		{"`monitors/{server,client}/c10k/<cell>.held.established.gz`", "idle: `ss` of the ESTABLISHED sockets on the server port (gzip; in a committed reference its count, `.held.established.lines.json`)"},
 		{"`monitors/{server,client}/c10k/<cell>.{before,held}.meminfo`", "`/proc/meminfo`: MemAvailable's fall per connection, the cost a larger step is planned from"},
 		{"`monitors/{server,client}/c10k/<cell>.{before,held}.sockstat`", "`/proc/net/sockstat` before the clients started and with every connection held"},
 		{"`monitors/server/limits-csb-server-<cell>.txt`", "the server processes' `/proc/PID/limits`"},
