@@ -13,9 +13,6 @@
 #   - a committed run directory (one holding a run.env, under <phase>/results/
 #     or compare/) or a side of a comparison (compare/<a>-vs-<b>/<side>/)
 #     passes DIR_MAX (10,000,000 bytes).
-# The runs committed before the bound are listed below (OVER), each with
-# the size it may not pass: they shrink as later commits prune or remove
-# them, and a run or comparison that is not listed never passes DIR_MAX.
 # Each finding is one line: the directory, its bytes, the bound. -C DIR
 # checks the git checkout DIR instead of this one.
 #
@@ -32,13 +29,6 @@ usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
 
 TOTAL_MAX=150000000
 DIR_MAX=10000000
-# Committed before the bound, with the bytes each may not pass (its size on
-# 2026-12-07, raw files of 64 KiB or more gzipped, rounded up to 10 kB):
-# the C1M run's two ss listings of a million sockets (9.4 MB gzipped),
-# from which summarize reads a count, keep it over DIR_MAX.
-declare -A OVER=(
-  [03-c10k/results/2026-12-05_103902_c1m]=18330000
-)
 
 main() {
   local dir
@@ -68,15 +58,14 @@ main() {
       for (d in run) if (d ~ /(^0[0-9]-[^\/]+\/results\/|^compare\/)/) printf "dir\t%d\t%s\n", size[d], d
       for (d in side) if (!(d in run)) printf "dir\t%d\t%s\n", size[d], d
     }')
-  local kind bytes total=0 bad=0 bound
+  local kind bytes total=0 bad=0
   while IFS=$'\t' read -r kind bytes dir; do
     if [[ "${kind}" == total ]]; then
       total=${bytes}
       continue
     fi
-    bound=${OVER[${dir}]:-${DIR_MAX}}
-    if ((bytes > bound)); then
-      printf 'check-sizes: %s: %d bytes committed, over its bound of %d: prune it as scripts/references.sh does (no port dumps, raw files of 64 KiB or more gzipped)\n' "${dir}" "${bytes}" "${bound}" >&2
+    if ((bytes > DIR_MAX)); then
+      printf 'check-sizes: %s: %d bytes committed, over the bound of %d: prune it as scripts/references.sh does (no port dumps, h2load logs and ss listings as their tallies, raw files of 64 KiB or more gzipped)\n' "${dir}" "${bytes}" "${DIR_MAX}" >&2
       bad=$((bad + 1))
     fi
   done <<<"${sizes}"
@@ -85,7 +74,7 @@ main() {
     bad=$((bad + 1))
   fi
   ((bad == 0)) || exit 1
-  echo "check-sizes: ${total} bytes tracked (bound ${TOTAL_MAX}); no run or comparison over ${DIR_MAX} bytes but the ${#OVER[@]} listed, each within its own"
+  echo "check-sizes: ${total} bytes tracked (bound ${TOTAL_MAX}); no run or comparison over ${DIR_MAX} bytes"
 }
 
 main "$@"
