@@ -109,8 +109,12 @@ type Step struct {
 	// ClientCPUsBusyPct: how busy the client's CPUs were (the busiest
 	// process's), NaN unknown.
 	ClientCPUsBusyPct float64
-	Disturbed         bool
-	Seconds           float64 // the step's wall time, set up to end (0: unknown)
+	// Disturbed: the step is to be repeated, not trusted alone: its trust
+	// marks say so (the runner's -disturbed), or the client's CPUs were
+	// taken by others' work (ReadStep: DisturbedWhy says how).
+	Disturbed    bool
+	DisturbedWhy string
+	Seconds      float64 // the step's wall time, set up to end (0: unknown)
 }
 
 // Outcome codes of one step.
@@ -146,6 +150,9 @@ func (s Search) Judge(st Step) (code, why string) {
 	}
 	if code != Pass && st.ClientBound {
 		return ClientBound, "client-bound: " + st.ClientWhy + " (" + why + ")"
+	}
+	if code != Pass && st.DisturbedWhy != "" {
+		why += "; the client was disturbed, not the limit: " + st.DisturbedWhy
 	}
 	return code, why
 }

@@ -1,26 +1,96 @@
 package capacity
 
 import (
-	"csbench/internal/rundir"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"csbench/internal/connresult"
+	"csbench/internal/rundir"
 )
 
 // ClientCPUBusy: a client whose event loops were busy this share of their
 // time (CPU seconds over elapsed × loops) bounded the step itself.
 const ClientCPUBusy = 0.9
 
-// LagBoundMs is the engine lag p99 above which a step is the client's:
-// lagMaxMs, or half the SLO's latency bound when that is more. A client
-// whose own lateness takes half the budget broke it; one a millisecond
-// late did not: on a shared machine an overloaded server's or a full
-// link's step sees the client's loops wake a little late too (1.0–1.6 ms
-// measured here at 10 KB and 100 KB on the link, p99 0.2–4 s).
-func LagBoundMs(lagMaxMs, sloLatencyMs float64) float64 { return math.Max(lagMaxMs, sloLatencyMs/2) }
+// LagBoundMs is the engine lag p99 above which a step's lateness is the
+// client's own: half the SLO's latency bound (a client whose own lateness
+// takes half the budget broke it), at least lagMaxMs and at most
+// LagCapMs, whatever the SLO (an SLO of a minute does not make a client
+// 30 s late keep its schedule). On a shared machine an overloaded server's
+// or a full link's step sees the client's loops wake a little late too
+// (1.0–1.6 ms measured here at 10 KB and 100 KB on the link).
+func LagBoundMs(lagMaxMs, sloLatencyMs float64) float64 {
+	return math.Max(lagMaxMs, math.Min(sloLatencyMs/2, LagCapMs))
+}
+
+// LagCapMs is LagBoundMs's highest bound, and LagMinRequests the requests
+// that found an idle connection a lag p99 needs to be read at all (its
+// 1 % is then ten requests or more, not one).
+const (
+	LagCapMs       = 5
+	LagMinRequests = 1000
+)
+
+// OthersBusy: a client's CPUs busy this share of the schedule more than
+// the client process used them itself were kept busy by others.
+const OthersBusy = 0.1
+
+// clientEvidence is what a step's client processes show of themselves
+// (NaN: not measured) and of their CPUs.
+type clientEvidence struct {
+	LoopsBusyPct float64 // the event loops' CPU time over their time
+	OwnPct       float64 // the busiest process's own CPU time over its CPUs' time
+	CPUsBusyPct  float64 // its CPUs busy, whoever used them (the busiest's)
+	OthersPct    float64 // CPUsBusyPct − OwnPct of the process with the most
+	CPUs         string  // that process's CPU list
+	LagP99Ms     float64 // the engine lag p99 of the merged histograms
+	LagRequests  uint64  // the requests behind it
+	LagBoundMs   float64
+}
+
+// whose decides whether a step's limit is the client's, on the client's
+// own evidence only (its loops, its process's CPU time, its lag with the
+// CPUs its own), or the step was disturbed (its CPUs were busy with
+// others' work: repeated, never blamed on the client). The rules, in order:
+//   - its event loops were busy ClientCPUBusy of their time: client-bound;
+//   - its process used ClientCPUBusy of its CPUs' time: client-bound;
+//   - its CPUs were busy ClientCPUBusy while the process used less:
+//     disturbed (client-bound in results from before connclient measured
+//     its own share: nothing then told the two apart);
+//   - its engine lag p99, over LagMinRequests or more, passed the bound:
+//     disturbed when others kept its CPUs busy OthersBusy of the time or
+//     more, else client-bound.
+func whose(e clientEvidence) (clientBound, disturbed bool, why string) {
+	busy := 100 * ClientCPUBusy
+	switch {
+	case e.LoopsBusyPct >= busy:
+		return true, false, fmt.Sprintf("its event loops were busy %.0f%% of their time (≥ %.0f%%)", e.LoopsBusyPct, busy)
+	case e.OwnPct >= busy:
+		return true, false, fmt.Sprintf("it used %.0f%% of its CPUs (%s) itself (≥ %.0f%%)", e.OwnPct, e.CPUs, busy)
+	case e.CPUsBusyPct >= busy && math.IsNaN(e.OwnPct):
+		// A result from before connclient measured its own share: whoever
+		// used the CPUs, the client had none to spare (as it was judged).
+		return true, false, fmt.Sprintf("its CPUs (%s) were %.0f%% busy (≥ %.0f%%), its own share not measured: the client had no CPU to spare", e.CPUs, e.CPUsBusyPct, busy)
+	case e.CPUsBusyPct >= busy:
+		return false, true, fmt.Sprintf("its CPUs (%s) were %.0f%% busy while it used %s of them itself: others' work", e.CPUs, e.CPUsBusyPct, pctText(e.OwnPct))
+	case e.LagRequests >= LagMinRequests && e.LagP99Ms > e.LagBoundMs && e.OthersPct >= 100*OthersBusy:
+		return false, true, fmt.Sprintf("its sender lag p99 was %.2f ms > %g ms while others kept its CPUs (%s) %.0f%% busy", e.LagP99Ms, e.LagBoundMs, e.CPUs, e.OthersPct)
+	case e.LagRequests >= LagMinRequests && e.LagP99Ms > e.LagBoundMs:
+		return true, false, fmt.Sprintf("its sender lag p99 (idle connection found) was %.2f ms > %g ms", e.LagP99Ms, e.LagBoundMs)
+	}
+	return false, false, ""
+}
+
+// pctText is p as a whole percentage, or "an unmeasured share".
+func pctText(p float64) string {
+	if math.IsNaN(p) {
+		return "an unmeasured share"
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
 
 // Figures are the step's merged figures for its report: the p50, p99 and
 // p99.9 (nil: not merged) of the latency from the due time, of the service
@@ -38,12 +108,10 @@ var Quantiles = []float64{0.5, 0.99, 0.999}
 // ReadStep merges one step's connclient lowrate results (one file per
 // client process, on every client host) into a Step: rates and counts
 // summed, the latency at the SLO's percentile and the engine's own lag
-// from the histograms merged bucket by bucket. The step is client-bound
-// when a client's CPUs were busy ClientCPUBusy of the schedule (by any
-// task: a client given a small share of its CPUs), its loops were busy
-// ClientCPUBusy of their time, or the engine's lag
-// p99 exceeded lagBoundMs (LagBoundMs: the schedule, not the server, fell
-// behind). Figures are read from the same files.
+// from the histograms merged bucket by bucket. Whether the step's limit was
+// the client's, or its CPUs were taken by others (Disturbed), is
+// decided by whose on the client's own evidence (lagBoundMs: LagBoundMs).
+// Figures are read from the same files.
 func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, error) {
 	st := Step{LatencyMs: math.NaN(), GrowthMsPerS: math.NaN()}
 	fig := Figures{LoopsBusyPct: math.NaN()}
@@ -53,6 +121,7 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 	var tenths []*connresult.Tenths
 	durations := map[float64]bool{}
 	cpusBusy, cpusOf := math.NaN(), ""
+	own, others := math.NaN(), math.NaN()
 	for _, f := range files {
 		b, err := rundir.ReadFile(f)
 		if err != nil {
@@ -99,6 +168,12 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 		if p := l.ClientCPUsBusyPct; p != nil && !(*p <= cpusBusy) {
 			cpusBusy, cpusOf = *p, l.ClientCPUs
 		}
+		if p := l.ClientProcessCPUPct; p != nil {
+			own = nanMax(own, *p)
+			if l.ClientCPUsBusyPct != nil {
+				others = nanMax(others, *l.ClientCPUsBusyPct-*p)
+			}
+		}
 		if l.EventLoopsCPUS != nil && l.EventLoops != nil && l.ElapsedS != nil {
 			cpuS += *l.EventLoopsCPUS
 			loopS += float64(*l.EventLoops) * *l.ElapsedS
@@ -130,15 +205,22 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 		}
 	}
 	st.ClientCPUsBusyPct = cpusBusy
-	if cpusBusy >= 100*ClientCPUBusy {
-		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its CPUs (%s) were %.0f%% busy (≥ %.0f%%): the client had no CPU to spare", cpusOf, cpusBusy, 100*ClientCPUBusy)
-	} else if fig.LoopsBusyPct >= 100*ClientCPUBusy {
-		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its event loops were busy %.0f%% of their time (≥ %.0f%%)", fig.LoopsBusyPct, 100*ClientCPUBusy)
-	}
-	if v, ok, err := connresult.MergedQuantilesMs(lag, 0.99); err != nil {
+	ev := clientEvidence{LoopsBusyPct: fig.LoopsBusyPct, OwnPct: own, CPUsBusyPct: cpusBusy, OthersPct: others,
+		CPUs: cpusOf, LagP99Ms: math.NaN(), LagBoundMs: lagBoundMs}
+	if h, err := connresult.MergeDumps(lag); err != nil {
 		return st, fig, err
-	} else if ok && v[0] != nil && *v[0] > lagBoundMs && !st.ClientBound {
-		st.ClientBound, st.ClientWhy = true, fmt.Sprintf("its sender lag p99 (idle connection found) was %.2f ms > %g ms", *v[0], lagBoundMs)
+	} else if h != nil && h.Count() > 0 && !slices.Contains(lag, nil) {
+		ev.LagRequests = h.Count()
+		if v := connresult.QuantileMs(h, 0.99); v != nil {
+			ev.LagP99Ms = *v
+		}
+	}
+	var why string
+	st.ClientBound, st.Disturbed, why = whose(ev)
+	if st.ClientBound {
+		st.ClientWhy = why
+	} else {
+		st.DisturbedWhy = why
 	}
 	return st, fig, nil
 }
@@ -177,4 +259,12 @@ func StepFiles(dir, name string) ([]string, error) {
 		return nil, fmt.Errorf("%s: no raw/<client>/%s.json", dir, name)
 	}
 	return files, nil
+}
+
+// nanMax is the larger of a and b, b where a is NaN.
+func nanMax(a, b float64) float64 {
+	if math.IsNaN(a) || b > a {
+		return b
+	}
+	return a
 }

@@ -49,8 +49,10 @@ Flags:
                       RUN's cells.tsv): no step that would pass it (0: none)
   -repeat N           the bracket's two rates get N steps each at the end; a
                       rate passes when all of its steps pass (1)
-  -lag-max-ms MS      a step that broke the SLO while the engine lag p99 exceeded
-                      it (or half -latency-ms when more) is client-bound (1)
+  -lag-max-ms MS      the least engine lag p99 that makes a step that broke the
+                      SLO client-bound (half -latency-ms when more, up to 5 ms;
+                      over 1,000 requests or more, with others using under 10 %
+                      of its CPUs) (1)
   -disturbed K        step K (1-based) is disturbed (trust marks); repeatable
 `
 
@@ -149,7 +151,7 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("step %d: %w", i+1, err)
 		}
-		st.Disturbed = disturbed[i+1]
+		st.Disturbed = st.Disturbed || disturbed[i+1]
 		st.Seconds = cells[name]
 		steps[i] = st
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // How busy the CPUs this process may run on were over a window, from
@@ -96,20 +98,41 @@ func cpuTimes(cpus map[int]bool) (busy, total uint64, err error) {
 	return busy, total, nil
 }
 
-// CPUWindow measures how busy the process's CPUs are from Begin to End.
+// CPUWindow measures how busy the process's CPUs are from Begin to End,
+// by every task and by this process.
 type CPUWindow struct {
 	list        string
 	cpus        map[int]bool
 	busy, total uint64
 	err         error
+	began       time.Time
+	own0        time.Duration
+	own         float64
+	ownOK       bool
 }
 
-// Begin starts the window: it reads the CPU list and their counters.
+// Begin starts the window: it reads the CPU list and their counters, and
+// this process's CPU time.
 func (w *CPUWindow) Begin() {
+	w.began, w.own0 = time.Now(), processCPU()
 	if w.list, w.cpus, w.err = allowedCPUs(); w.err == nil {
 		w.busy, w.total, w.err = cpuTimes(w.cpus)
 	}
 }
+
+// processCPU is this process's CPU time so far (user + system, every
+// thread), 0 when getrusage fails.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// Own is the share (0..1) of its CPUs' time over the window that this
+// process used itself, from End; ok false when it could not be read.
+func (w *CPUWindow) Own() (share float64, ok bool) { return w.own, w.ownOK }
 
 // List is the CPU list the window watches (Cpus_allowed_list, such as
 // "0-1,3"), once begun.
@@ -120,6 +143,10 @@ func (w *CPUWindow) List() string { return w.list }
 func (w *CPUWindow) End() (share float64, ok bool) {
 	if w.err != nil {
 		return 0, false
+	}
+	if wall := time.Since(w.began); wall > 0 && w.own0 > 0 && len(w.cpus) > 0 {
+		w.own = (processCPU() - w.own0).Seconds() / (wall.Seconds() * float64(len(w.cpus)))
+		w.ownOK = true
 	}
 	busy, total, err := cpuTimes(w.cpus)
 	if err != nil || total <= w.total {

@@ -46,4 +46,24 @@ func TestCPUWindowSeesABusyCPU(t *testing.T) {
 	if !ok || share < 0.5 || share > 1 {
 		t.Errorf("busy share %v (ok %v) over a busy loop on every allowed CPU", share, ok)
 	}
+	// This process's own share: some of it (how much depends on what else
+	// runs on this shared machine), never more than the CPUs' busy share.
+	if own, ok := w.Own(); !ok || own <= 0 || own > share+0.05 {
+		t.Errorf("own share %v (ok %v) over its own busy loops, the CPUs' %v", own, ok, share)
+	}
+}
+
+// A process that sleeps through the window used next to none of it,
+// however busy its CPUs were.
+func TestCPUWindowOwnIdle(t *testing.T) {
+	var w CPUWindow
+	w.Begin()
+	if w.err != nil {
+		t.Skip("no /proc/stat here:", w.err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	w.End()
+	if own, ok := w.Own(); !ok || own > 0.2 {
+		t.Errorf("own share %v (ok %v) of a sleeping process", own, ok)
+	}
 }

@@ -193,6 +193,9 @@ func runLowrate(ctx context.Context, cfg *config, lim [2]uint64, stdout, stderr 
 		if share, ok := r.cpuShare(); ok {
 			res.ClientCPUs = r.cpu.List()
 			res.ClientCPUsBusyPct = ptr(round(100*share, 1))
+			if own, ok := r.cpu.Own(); ok {
+				res.ClientProcessCPUPct = ptr(round(100*own, 1))
+			}
 		}
 		res.ScheduleStartedAt = ptr(stamp(r.start))
 		r.mu.Lock()

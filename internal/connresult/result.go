@@ -227,6 +227,11 @@ type LowrateResult struct {
 	// whoever took it. Null when /proc/stat could not be read.
 	ClientCPUs        string   `json:"client_cpus"`
 	ClientCPUsBusyPct *float64 `json:"client_cpus_busy_pct"`
+	// ClientProcessCPUPct is how much of those CPUs' time over the schedule
+	// this process used itself (every thread, getrusage): what tells a
+	// client that ran out of CPU from one whose CPUs others kept busy.
+	// Null in results written before it, or when it could not be read.
+	ClientProcessCPUPct *float64 `json:"client_process_cpu_pct,omitempty"`
 	// RequestsLatePoolBusy counts the requests that, when due, found every
 	// connection of their loop busy and waited for one: the pool was too
 	// small for the load, the server was not necessarily slow.
