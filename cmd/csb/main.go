@@ -28,6 +28,7 @@
 //	csb capacity-next   Phase 5's search: the next step's rate, or the capacity
 //	csb progress        a step's k/n and time left; how long earlier runs took
 //	csb h2load-tally    keep what summarize reads of h2load logs, in their place
+//	csb history         one cell's figure across runs, changes tested
 //	csb lines-tally     keep a raw listing's count, in its place
 //	csb -h              usage: every subcommand, its forms and what it does
 //

@@ -672,3 +672,7 @@ func (r *Result) Markdown() string {
 	b.WriteString(muxMarkdown(r))
 	return b.String()
 }
+
+// Figure is cell c's value of metric (a figure of its own, or one derived
+// from them such as ServerCPUPerRequest), nil when it has none.
+func Figure(c summary.Cell, metric string) *float64 { return derived(c.Metrics, metric) }

@@ -478,3 +478,15 @@ func (e *Env) Markdown() string {
 	}
 	return b.String()
 }
+
+// Settings are run s's settings that tell its configuration, without those
+// its identity or another code already covers (settingsApart).
+func Settings(s *summary.Summary) map[string]string {
+	out := map[string]string{}
+	for k, v := range s.Settings {
+		if !settingsApart[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
