@@ -86,26 +86,26 @@ REFS_GROUPS=(phases c1m csb-vs-nginx http-vs-https clients1-vs-clients2 http1-vs
 REFS_GZIP_MIN=65536
 refs_prune() {
   find "$@" -name '*.ports.txt' -type f -delete || REFS_FAILED+=("prune $*")
-  local -a logs
-  mapfile -d '' logs < <(find "$@" -type f \( -name '*.h2load.log' -o -name '*.h2load.log.gz' \) -print0)
-  if ((${#logs[@]})); then
-    if "${CSB_ROOT}/bin/csb" h2load-tally "${logs[@]}" >/dev/null; then
-      rm -f -- "${logs[@]}"
-    else
-      REFS_FAILED+=("h2load-tally $*")
-    fi
-  fi
-  local -a listings
-  mapfile -d '' listings < <(find "$@" -type f \( -name '*.established' -o -name '*.established.gz' \) -print0)
-  if ((${#listings[@]})); then
-    if "${CSB_ROOT}/bin/csb" lines-tally "${listings[@]}" >/dev/null; then
-      rm -f -- "${listings[@]}"
-    else
-      REFS_FAILED+=("lines-tally $*")
-    fi
-  fi
+  refs_tally h2load-tally '*.h2load.log' "$@"
+  refs_tally lines-tally '*.established' "$@"
   find "$@" -type f \( -path '*/raw/*' -o -path '*/monitors/*' -o -path '*/rep-[0-9]*/*' \) \
     ! -name '*.gz' -size +$((REFS_GZIP_MIN - 1))c -exec gzip -n -9 {} + || REFS_FAILED+=("gzip $*")
+}
+
+# refs_tally COMMAND NAME DIR...: the files named NAME (or NAME.gz) under
+# each DIR replaced by what bin/csb COMMAND keeps of them, the files removed
+# only when it kept all.
+refs_tally() {
+  local cmd=$1 name=$2
+  shift 2
+  local -a files
+  mapfile -d '' files < <(find "$@" -type f \( -name "${name}" -o -name "${name}.gz" \) -print0)
+  ((${#files[@]})) || return 0
+  if "${CSB_ROOT}/bin/csb" "${cmd}" "${files[@]}" >/dev/null; then
+    rm -f -- "${files[@]}"
+  else
+    REFS_FAILED+=("${cmd} $*")
+  fi
 }
 
 # refs_adopt: move the runs made in the private root (RESULTS_ROOT/<phase>/
