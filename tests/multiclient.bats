@@ -245,7 +245,14 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   # PIDs by then: they start at the due time, after their launch returned);
   # on a loaded machine client2's launch over ssh ends seconds after
   # client1's. The hosts are namespaces of this machine: pgrep sees both.
+  # The signal comes once the runner has recorded client2's start-at (its
+  # launch over ssh returned): a signal during the launch is the other
+  # case, "never tracked, stopped now", that the lost-host test covers.
   wait_for "${log}" 'CMD client2: .*/csb-run\.[^ ]*/bin/csb start-at' 180
+  local dir
+  dir=$(sed -n 's/.* INFO run [^ ]* (.*) in //p' "${log}" | head -n 1)
+  [ -n "${dir}" ]
+  wait_for "${dir}/run.env" '^started\.client2=[0-9]+ start-at$' 180
   wait_procs 2 'wrk -t [0-9]+ -c 8 -d 20s .*:18383/payload/1k' || true
   sleep 1
   kill -INT "${pid}"
@@ -253,8 +260,7 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   wait "${pid}" || rc=$?
   tail -n 15 "${log}"
   [ "${rc}" -ne 0 ]
-  local dir
-  dir=$(results_line "$(cat "${log}")")
+  [ "${dir}" == "$(results_line "$(cat "${log}")")" ]
   grep -qx 'status=partial' "${dir}/run.env"
   grep -q '^started\.client2=[0-9]* start-at$' "${dir}/run.env"
   grep -q 'stopping client2 .*process [0-9]* start-at' "${log}"
