@@ -42,9 +42,9 @@ const OthersBusy = 0.1
 // (NaN: not measured) and of their CPUs.
 type clientEvidence struct {
 	LoopsBusyPct float64 // the event loops' CPU time over their time
-	OwnPct       float64 // the busiest process's own CPU time over its CPUs' time
+	OwnPct       float64 // the client processes' own CPU time over their CPUs' time (the busiest list's)
 	CPUsBusyPct  float64 // its CPUs busy, whoever used them (the busiest's)
-	OthersPct    float64 // CPUsBusyPct − OwnPct of the process with the most
+	OthersPct    float64 // CPUsBusyPct − OwnPct: what others used of those CPUs
 	CPUs         string  // that process's CPU list
 	LagP99Ms     float64 // the engine lag p99 of the merged histograms
 	LagRequests  uint64  // the requests behind it
@@ -121,7 +121,12 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 	var tenths []*connresult.Tenths
 	durations := map[float64]bool{}
 	cpusBusy, cpusOf := math.NaN(), ""
-	own, others := math.NaN(), math.NaN()
+	// The client processes' own CPU shares added up per CPU list: the
+	// processes of one machine pinned to the same CPUs (the netns lab's
+	// client hosts) are one client there, not others to each other. (Two
+	// real machines with the same list are added up too: then the step
+	// leans to the client's side, as it was judged before.)
+	ownOn, busyOn := map[string]float64{}, map[string]float64{}
 	for _, f := range files {
 		b, err := rundir.ReadFile(f)
 		if err != nil {
@@ -168,11 +173,9 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 		if p := l.ClientCPUsBusyPct; p != nil && !(*p <= cpusBusy) {
 			cpusBusy, cpusOf = *p, l.ClientCPUs
 		}
-		if p := l.ClientProcessCPUPct; p != nil {
-			own = nanMax(own, *p)
-			if l.ClientCPUsBusyPct != nil {
-				others = nanMax(others, *l.ClientCPUsBusyPct-*p)
-			}
+		if p := l.ClientProcessCPUPct; p != nil && l.ClientCPUsBusyPct != nil {
+			ownOn[l.ClientCPUs] += *p
+			busyOn[l.ClientCPUs] = max(busyOn[l.ClientCPUs], *l.ClientCPUsBusyPct)
 		}
 		if l.EventLoopsCPUS != nil && l.EventLoops != nil && l.ElapsedS != nil {
 			cpuS += *l.EventLoopsCPUS
@@ -205,13 +208,23 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 		}
 	}
 	st.ClientCPUsBusyPct = cpusBusy
+	// The evidence is that of the busiest CPU list's processes.
+	own, others := math.NaN(), math.NaN()
+	if _, ok := ownOn[cpusOf]; ok {
+		own = ownOn[cpusOf]
+		others = busyOn[cpusOf] - own
+	}
 	ev := clientEvidence{LoopsBusyPct: fig.LoopsBusyPct, OwnPct: own, CPUsBusyPct: cpusBusy, OthersPct: others,
 		CPUs: cpusOf, LagP99Ms: math.NaN(), LagBoundMs: lagBoundMs}
-	if h, err := connresult.MergeDumps(lag); err != nil {
-		return st, fig, err
-	} else if h != nil && h.Count() > 0 && !slices.Contains(lag, nil) {
+	// (No engine lag from the goroutine engine, or from a result before
+	// it: nothing merged, nothing judged on it.)
+	if len(lag) > 0 && !slices.Contains(lag, nil) {
+		h, err := connresult.MergeDumps(lag)
+		if err != nil {
+			return st, fig, err
+		}
 		ev.LagRequests = h.Count()
-		if v := connresult.QuantileMs(h, 0.99); v != nil {
+		if v := connresult.QuantileMs(h, 0.99); v != nil && h.Count() > 0 {
 			ev.LagP99Ms = *v
 		}
 	}
@@ -259,12 +272,4 @@ func StepFiles(dir, name string) ([]string, error) {
 		return nil, fmt.Errorf("%s: no raw/<client>/%s.json", dir, name)
 	}
 	return files, nil
-}
-
-// nanMax is the larger of a and b, b where a is NaN.
-func nanMax(a, b float64) float64 {
-	if math.IsNaN(a) || b > a {
-		return b
-	}
-	return a
 }

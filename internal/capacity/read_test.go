@@ -1,9 +1,14 @@
 package capacity
 
 import (
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"csbench/internal/connresult"
 )
 
 // Whose limit a step was, each rule alone: the client's only on its own
@@ -68,5 +73,41 @@ func TestHostDisturbedStepRepeated(t *testing.T) {
 	again.Disturbed, again.DisturbedWhy, again.LatencyMs = false, "", 2
 	if d := s.Next([]Step{ok, busy, again}); d.Done || d.Reason != "up" || d.RPS != 4000 {
 		t.Fatalf("after its repeat passed: %+v", d)
+	}
+}
+
+// writeLowrate writes a minimal lowrate result of one client process that
+// used own % of its CPUs (list cpus), which were busy % busy.
+func writeLowrate(t *testing.T, path, cpus string, own, busy float64) {
+	t.Helper()
+	r := connresult.LowrateResult{RPSTarget: 1000, DurationS: 2, RequestsScheduled: 2000, RequestsCompleted: 2000,
+		ClientCPUs: cpus, ClientCPUsBusyPct: &busy, ClientProcessCPUPct: &own}
+	r.SchemaVersion, r.Tool, r.Mode, r.Errors = connresult.SchemaVersion, "connclient", "lowrate", map[string]uint64{}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Client processes pinned to the same CPUs (the netns lab's client hosts)
+// are one client there: two using 47 % each of a CPU 94 % busy are the
+// client's limit, not others'; on CPUs of their own, each is judged alone.
+func TestReadStepAddsUpClientsOnOneCPUList(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	writeLowrate(t, a, "1", 47, 94)
+	writeLowrate(t, b, "1", 47, 94)
+	st, _, err := ReadStep([]string{a, b}, 99, 5)
+	if err != nil || !st.ClientBound || st.Disturbed || !strings.Contains(st.ClientWhy, "it used 94% of its CPUs (1) itself") {
+		t.Fatalf("one CPU list: %v, client-bound %v (%s), disturbed %v (%s)", err, st.ClientBound, st.ClientWhy, st.Disturbed, st.DisturbedWhy)
+	}
+	writeLowrate(t, b, "0", 10, 94)
+	writeLowrate(t, a, "1", 10, 20)
+	st, _, err = ReadStep([]string{a, b}, 99, 5)
+	if err != nil || st.ClientBound || !st.Disturbed || !strings.Contains(st.DisturbedWhy, "its CPUs (0) were 94% busy while it used 10% of them itself") {
+		t.Fatalf("CPU lists apart: %v, client-bound %v (%s), disturbed %v (%s)", err, st.ClientBound, st.ClientWhy, st.Disturbed, st.DisturbedWhy)
 	}
 }
