@@ -193,8 +193,10 @@ up_cut() {
   UP_LOG="${BATS_TEST_TMPDIR}/up.log"
   for try in 1 2 3; do
     # env --default-signal: a background job of a script starts with INT
-    # ignored; a terminal's foreground job does not.
-    setsid env --default-signal=INT,TERM CSB_LAB_ID=${FLT_LAB} lab/netns.sh up >"${UP_LOG}" 2>&1 &
+    # ignored; a terminal's foreground job does not. (TMPDIR: the ERR
+    # trap's private directory, which an up killed outright cannot remove,
+    # goes with the test's.)
+    setsid env --default-signal=INT,TERM TMPDIR="${BATS_TEST_TMPDIR}" CSB_LAB_ID=${FLT_LAB} lab/netns.sh up >"${UP_LOG}" 2>&1 &
     pid=$!
     while [[ ! -e "${when}" ]] && kill -0 "${pid}" 2>/dev/null; do :; done
     kill "-${sig}" -- "-${pid}" 2>/dev/null || true
