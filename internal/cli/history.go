@@ -112,7 +112,7 @@ func writeSeries(sb *strings.Builder, s history.Series) {
 		}
 		fmt.Fprintf(sb, "| %s | %s | %d: %s | %s | %s | %s | %d | %s |\n", mdtext.Text(filepath.Base(p.Run.Dir)), p.Run.S.StartedAt,
 			p.Group+1, mdtext.Text(s.Groups[p.Group].Key), mdtext.Text(h.Kernel), mdtext.Text(h.CPUModel), mdtext.Text(server),
-			len(p.Values), num(history.Median(p.Values)))
+			len(p.Values), num(compare.Values(p.Values).Median()))
 	}
 	for _, c := range s.Changes {
 		v := "— (too few values for a verdict: n=" + fmt.Sprintf("%d+%d", c.NA, c.NB) + ")"
@@ -135,7 +135,7 @@ func seriesChart(dir string, i int, s history.Series) string {
 	c := chart.Chart{Name: name, Title: s.String(), XLabel: "run (oldest first)", YLabel: s.Metric, HLine: math.NaN()}
 	ser := chart.Series{Title: "median of the run"}
 	for k, p := range s.Points {
-		ser.Points = append(ser.Points, chart.Point{X: float64(k + 1), Y: history.Median(p.Values)})
+		ser.Points = append(ser.Points, chart.Point{X: float64(k + 1), Y: compare.Values(p.Values).Median()})
 	}
 	c.Series = []chart.Series{ser}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -138,7 +138,7 @@ func changes(s Series, alpha float64) []Change {
 	var out []Change
 	for g := 1; g < len(pooled); g++ {
 		a, b := pooled[g-1], pooled[g]
-		c := Change{Group: g, MedianA: Median(a), MedianB: Median(b), NA: len(a), NB: len(b), P: math.NaN()}
+		c := Change{Group: g, MedianA: compare.Values(a).Median(), MedianB: compare.Values(b).Median(), NA: len(a), NB: len(b), P: math.NaN()}
 		if stats.MinP(len(a), len(b)) < alpha {
 			_, c.P = stats.MannWhitney(a, b)
 			c.Significant = c.P < alpha
@@ -185,20 +185,6 @@ func groupKeys(runs []Run) []string {
 		out[i] = strings.TrimSpace(commit + " " + strings.Join(since, " "))
 	}
 	return out
-}
-
-// Median is the median of v, NaN for none.
-func Median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // String is a series' name: phase, runner, cell and figure.
