@@ -40,7 +40,7 @@ teardown() {
   jq -e '.status == "ok" and (.capacity | length == 1) and .capacity[0].done' "${s}"
   # The truth is the server's own account: 40 / the mean hold it measured.
   jq -e '.capacity[0] | .truth_capacity_rps > 3500 and .truth_capacity_rps <= 4000' "${s}"
-  jq -e '.capacity[0] | (.capacity_rps / .truth_capacity_rps - 1 | fabs) <= 0.05' "${s}"
+  capacity_near_truth "${s}" 0.95 1.05
   jq -e '.capacity[0] | .capacity_bracket_low_rps <= .truth_capacity_rps * 1.05 and .capacity_bracket_high_rps >= .truth_capacity_rps * 0.95' "${s}"
   jq -e '.capacity[0].bound | IN("latency", "achieved")' "${s}"
   # No Phase 2 run to start from: a probe at full speed first (every
@@ -145,7 +145,7 @@ teardown() {
   local dir s step want got
   dir=$(results_line "$output")
   s="${dir}/summary.json"
-  jq -e '.capacity[0] | (.capacity_rps / .truth_capacity_rps - 1 | fabs) <= 0.05' "${s}"
+  capacity_near_truth "${s}" 0.95 1.05
   for step in $(jq -r '.cells[].name' "${s}"); do
     [ -s "${dir}/raw/client1/${step}.json" ] && [ -s "${dir}/raw/client2/${step}.json" ]
     # The rate was split: the hosts' offered rates add up to the step's.
@@ -205,7 +205,7 @@ faulty_ended() {
   jq -c '.capacity[0] | {capacity_rps, truth_capacity_rps, capacity_vs_truth_pct, bound, queue_growth_max_ms_per_s}' "${s}"
   # ok: no above_truth fault (more than the 2 % resolution above the truth).
   jq -e '.status == "ok" and (.faults | not) and .capacity[0].done' "${s}"
-  jq -e '.capacity[0] | .capacity_rps <= .truth_capacity_rps * 1.02 and .capacity_rps >= .truth_capacity_rps * 0.95' "${s}"
+  capacity_near_truth "${s}" 0.95 1.02
   jq -e '.capacity[0] | .queue_growth_max_ms_per_s == 10 and (.bound | IN("latency", "achieved", "queue"))' "${s}"
   # Every step of the search carries its latency growth.
   jq -e '[.cells[] | select(.params.reason != "probe") | .metrics.latency_growth_ms_per_s | numbers] | length > 0' "${s}"

@@ -119,6 +119,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 				}
 			}
 		}
+		res.BoundDisturbed = boundDisturbed(s.Cells, size, res.HighRPS)
 		if res.Bound == capacity.ServerFailed || res.Bound == capacity.ServerErrors {
 			s.Faults = append(s.Faults, summary.Fault{Code: map[string]string{capacity.ServerFailed: summary.FaultServerFailed,
 				capacity.ServerErrors: summary.FaultServerErrors}[res.Bound], Evidence: size + ": " + res.Says})
@@ -126,6 +127,22 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 		s.Capacity = append(s.Capacity, res)
 	}
 	return nil
+}
+
+// boundDisturbed is the names of the steps of size at rate high (the
+// bracket's failing rate, nil for none) that failed while their cell was
+// marked disturbed.
+func boundDisturbed(cells []summary.Cell, size string, high *float64) []string {
+	var out []string
+	for i := range cells {
+		c := &cells[i]
+		if high == nil || c.Params["payload"] != size || c.Verdict == nil || c.Verdict.Code == capacity.Pass ||
+			c.Trust == nil || !c.Trust.Disturbed || summary.Val(figuresOf(c).OfferedRPS) != *high {
+			continue
+		}
+		out = append(out, c.Name)
+	}
+	return out
 }
 
 // ServerBusy is the server host's CPU share (mean or busiest core) at

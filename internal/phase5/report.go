@@ -20,7 +20,7 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	report.Header(&d, s, "Phase 5 — capacity: the highest rate the server keeps within its latency budget")
 	d.H(2, "Findings")
 	for _, c := range s.Capacity {
-		d.P("%s", Headline(c))
+		d.P("%s", Headline(c, s.Cells))
 	}
 	if len(s.Capacity) == 0 {
 		d.P("No step could be read: no capacity was found (see the cells' errors below).")
@@ -75,8 +75,9 @@ func passRule(s *summary.Summary) string {
 	return head + " and the achieved rate (requests answered, within the step's 1 s drain, over the schedule's duration) ≥ 99 % of the offered. These steps were recorded before connclient cut its schedule into tenths: they are judged as then, with no test of a queue that grows (latency growth —)."
 }
 
-// Headline is one payload's finding in one sentence or two.
-func Headline(c summary.Capacity) string {
+// Headline is one payload's finding in one sentence or two (cells: the
+// run's, for the marks of a disturbed step at the bound).
+func Headline(c summary.Capacity, cells []summary.Cell) string {
 	var b strings.Builder
 	switch {
 	case c.CapacityRPS != nil && c.HighRPS == nil:
@@ -116,6 +117,17 @@ func Headline(c summary.Capacity) string {
 		}
 		fmt.Fprintf(&b, " The ground-truth server's capacity was %s req/s (its slots / the mean hold it measured over %s, %s ms): the search found %s %% of it.",
 			report.N(c.TruthRPS, 0), over, report.N(c.TruthHoldMeanMs, 3), pctOf(c.CapacityRPS, c.TruthRPS))
+	}
+	if len(c.BoundDisturbed) > 0 {
+		var lines []string
+		for _, name := range c.BoundDisturbed {
+			for i := range cells {
+				if cells[i].Name == name {
+					lines = append(lines, "`"+name+"` "+trust.DisturbLine(cells[i].Trust))
+				}
+			}
+		}
+		fmt.Fprintf(&b, " ⚑ The failing step above it was disturbed (%s): the failure may be the other work's, so the capacity is a lower bound; run it again on a quiet machine.", strings.Join(lines, "; "))
 	}
 	return b.String()
 }

@@ -149,6 +149,11 @@ type Capacity struct {
 	// the steps at the capacity's rate) or run (its shutdown line).
 	TruthBasis    string   `json:"truth_basis,omitempty"`
 	TruthErrorPct *float64 `json:"capacity_vs_truth_pct,omitempty"`
+	// BoundDisturbed names the failing steps at the bracket's high rate
+	// whose cells are marked disturbed (trust marks: others' CPU or steal
+	// on a host): the failure may be theirs, and the capacity is then a
+	// lower bound only (noise slows a server; it never speeds one up).
+	BoundDisturbed []string `json:"bound_disturbed_steps,omitempty"`
 }
 
 // Clients is the client hosts of an N-client run, from run.env.
