@@ -33,7 +33,8 @@
 #                  {http1,http2}/, each server's README.md by bin/csb
 #                  compare -roots
 #   capacity       Phase 5 (quick) with SERVER=csb and with SERVER=nginx,
-#                  each named by its server; the connclient engine
+#                  each named by its server, and nginx again with
+#                  NGINX_TCP_NOPUSH=off (capacity-nginx-nopush-off); the connclient engine
 #                  benchmark (scripts/engine-bench.sh -c 64 -l 1024 -n 5)
 #                  into 05-capacity/results/<date>_engine-bench
 # The phases, c1m and capacity groups run into a private results root
@@ -159,6 +160,8 @@ refs_group() {
       for s in csb nginx; do
         refs_run 05-capacity/run_capacity.sh -n "capacity-${s}" -s SERVER="${s}"
       done
+      # nginx as shipped corks its answers (tcp_nopush): the same search without.
+      refs_run 05-capacity/run_capacity.sh -n capacity-nginx-nopush-off -s SERVER=nginx -s NGINX_TCP_NOPUSH=off
       bash "${CSB_ROOT}/scripts/engine-bench.sh" -o "${CSB_ROOT}/05-capacity/results/$(date -u +%Y-%m-%d_%H%M%S)_engine-bench" \
         -c 64 -l 1024 -d 10 -n 5 || REFS_FAILED+=("scripts/engine-bench.sh")
       refs_adopt

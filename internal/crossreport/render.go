@@ -578,7 +578,7 @@ func details(d *report.Doc, in *Inputs, l *linker) {
 
 // causeWords are Phase 5's cause codes in a few words.
 var causeWords = map[string]string{"server_cpu": "the server's CPU", "link": "the link", "slots": "the slots",
-	"errors": "errors", "client": "the client", "unexplained": "neither CPU nor link"}
+	"errors": "errors", "client": "the client", "unexplained": "neither CPU nor link", "nginx_cork": "nginx's tcp_nopush, not load"}
 
 // capacityText is one payload's capacity in a few words: "1k 11,375
 // (the link)", "1k ≥ 32,000 (the client)".
@@ -632,10 +632,7 @@ func finding5(in *Inputs, rs []Run) string {
 		if len(ps) == 0 {
 			continue
 		}
-		name := "server"
-		if s.Server != nil {
-			name = s.Server.Kind
-		}
+		name := serverName(s)
 		c0 := s.Capacity[0]
 		parts = append(parts, fmt.Sprintf("%s at p%g ≤ %g ms: %s req/s", name, c0.SLOPercentile, c0.SLOLatencyMs, strings.Join(ps, ", ")))
 	}
@@ -645,6 +642,18 @@ func finding5(in *Inputs, rs []Run) string {
 	return strings.Join(parts, "; ")
 }
 
+// serverName is the kind of s's server, with nginx's tcp_nopush when it
+// was off (not as nginx ships: Phase 5's 10 KB figures differ by it).
+func serverName(s *summary.Summary) string {
+	switch {
+	case s.Server == nil:
+		return "server"
+	case s.Server.TCPNopush() == "off":
+		return s.Server.Kind + " (tcp_nopush off)"
+	}
+	return s.Server.Kind
+}
+
 // detail5: per run and payload the capacity, its bracket, what bounded
 // it, and Phase 2's closed-loop maximum of the same lab and server beside.
 func detail5(d *report.Doc, l *linker, in *Inputs, rs []Run) {
@@ -652,10 +661,7 @@ func detail5(d *report.Doc, l *linker, in *Inputs, rs []Run) {
 	var lines []string
 	for _, r := range rs {
 		s := r.Summary
-		name := "server"
-		if s.Server != nil {
-			name = s.Server.Kind
-		}
+		name := serverName(s)
 		for _, c := range s.Capacity {
 			line := fmt.Sprintf("%s %s: %s req/s at p%g ≤ %g ms", name, c.Payload, valp(c.CapacityRPS, 0), c.SLOPercentile, c.SLOLatencyMs)
 			if c.LowRPS != nil && c.HighRPS != nil {

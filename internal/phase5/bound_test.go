@@ -45,3 +45,30 @@ func TestBoundDisturbed(t *testing.T) {
 		t.Errorf("undisturbed headline marked:\n%s", h)
 	}
 }
+
+// nginx's tcp_nopush wait: nginx with it on, answers of several segments,
+// most answers fast (the median within half the SLO); not with it off, not
+// at 1 KB, not for a queue (the median up too), not for another server.
+func TestCorked(t *testing.T) {
+	run := func(kind, nginx, bytes string) *summary.Summary {
+		return &summary.Summary{Server: &summary.Server{Kind: kind, Nginx: nginx},
+			Cells: []summary.Cell{{Params: map[string]string{"payload": "x", "payload_bytes": bytes}}}}
+	}
+	fast, queued := &Figures{LatencyP50Ms: summary.F(0.18), LatencyP99Ms: summary.F(129.3)}, &Figures{LatencyP50Ms: summary.F(40), LatencyP99Ms: summary.F(129.3)}
+	for _, c := range []struct {
+		s    *summary.Summary
+		m    *Figures
+		want bool
+	}{
+		{run("nginx", "worker_processes=auto", "10240"), fast, true},
+		{run("nginx", "tcp_nopush=on", "10240"), fast, true},
+		{run("nginx", "tcp_nopush=off", "10240"), fast, false},
+		{run("nginx", "tcp_nopush=on", "1024"), fast, false},
+		{run("nginx", "tcp_nopush=on", "10240"), queued, false},
+		{run("csb", "", "10240"), fast, false},
+	} {
+		if got := corked(c.s, c.m, "x", 10); got != c.want {
+			t.Errorf("%+v %v: corked %v, want %v", *c.s.Server, c.s.Cells[0].Params, got, c.want)
+		}
+	}
+}

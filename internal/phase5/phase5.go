@@ -195,8 +195,26 @@ func cause(s *summary.Summary, size string, res summary.Capacity, truth *truthSt
 		return "slots", fmt.Sprintf("%d slots held %s ms each; %s", truth.Slots, decimal.Format(truth.HoldMeanMs, 3), hosts)
 	case math.IsNaN(cpu) && math.IsNaN(tx):
 		return "unexplained", at + " the server host's CPU and NIC are unreadable"
+	case corked(s, m, size, res.SLOLatencyMs):
+		return "nginx_cork", fmt.Sprintf("%s; its median latency was %s ms and its p99 %s ms: most answers went at once and a few were held. "+
+			"nginx ran with tcp_nopush on (with sendfile): a response of more than a segment may leave its last segments unsent, "+
+			"everything before them acknowledged, until a timer fires about 100 ms later (05-capacity/PLAN.md); NGINX_TCP_NOPUSH=off removes the wait",
+			hosts, decimal.Format(m.LatencyP50Ms, 2), decimal.Format(m.LatencyP99Ms, 1))
 	}
 	return "unexplained", hosts
+}
+
+// SegmentBytes is a full TCP segment's payload on a 1500-byte MTU path:
+// an answer longer than it is sent in several.
+const SegmentBytes = 1448
+
+// corked is whether a failing step m, neither CPU- nor link-bound, looks
+// like nginx's tcp_nopush wait: nginx with tcp_nopush on, answers of more
+// than a segment, and the median latency within half the SLO's bound (most
+// answers at once: a few held, not a queue).
+func corked(s *summary.Summary, m *Figures, size string, sloMs float64) bool {
+	return s.Server != nil && s.Server.TCPNopush() == "on" && num(sizeBytes(s, size)) > SegmentBytes &&
+		summary.Val(m.LatencyP50Ms) <= sloMs/2
 }
 
 // sizeBytes is a payload's bytes as its steps recorded them, "" unknown.

@@ -92,7 +92,7 @@ func Headline(c summary.Capacity, cells []summary.Cell) string {
 	switch c.Bound {
 	case "latency", "errors", "achieved", "queue", "unreadable":
 		fmt.Fprintf(&b, ", bound by %s: the step at %s req/s broke the SLO on it", boundName(c.Bound), report.N(c.HighRPS, 0))
-		if n, ok := map[string]string{"server_cpu": "the server's CPU", "link": "the link", "slots": "the server's slots (ground truth)", "errors": "the server's errors", "unexplained": "not the server's CPU nor the link"}[c.Cause]; ok {
+		if n, ok := map[string]string{"server_cpu": "the server's CPU", "link": "the link", "slots": "the server's slots (ground truth)", "errors": "the server's errors", "unexplained": "not the server's CPU nor the link", "nginx_cork": "not load but nginx's tcp_nopush"}[c.Cause]; ok {
 			fmt.Fprintf(&b, " — %s: %s", n, c.CauseEvidence)
 		}
 		b.WriteString(".")

@@ -124,8 +124,9 @@ type Capacity struct {
 	Says                 string   `json:"text"`
 	// Cause is what the failing step above the capacity ran out of, a
 	// code: server_cpu, link, slots (the ground-truth server), errors,
-	// client, unexplained ("" when none
-	// failed above it); CauseEvidence the host counters that say so.
+	// client, nginx_cork (nginx's tcp_nopush holding a few answers' last
+	// segments, not load), unexplained ("" when none failed above it);
+	// CauseEvidence the host counters that say so.
 	Cause         string `json:"cause,omitempty"`
 	CauseEvidence string `json:"cause_evidence,omitempty"`
 	// LittleInFlight is the capacity × the median latency from the due
@@ -267,6 +268,21 @@ type Server struct {
 	// ConnectionClose: it answered "Connection: close" to the checks.
 	ConnectionClose bool   `json:"connection_close"`
 	Nginx           string `json:"nginx,omitempty"` // the nginx settings written into its config
+}
+
+// TCPNopush is an nginx server's tcp_nopush, "on" or "off", and "" for
+// another server. A run recorded before NGINX_TCP_NOPUSH existed had it
+// on: the generated configuration's, as Debian ships nginx.
+func (s Server) TCPNopush() string {
+	if s.Kind != "nginx" {
+		return ""
+	}
+	for _, kv := range strings.Fields(s.Nginx) {
+		if v, ok := strings.CutPrefix(kv, "tcp_nopush="); ok {
+			return v
+		}
+	}
+	return "on"
 }
 
 // ServerFor reads the server under test from a run.
