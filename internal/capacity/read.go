@@ -49,6 +49,10 @@ type clientEvidence struct {
 	LagP99Ms     float64 // the engine lag p99 of the merged histograms
 	LagRequests  uint64  // the requests behind it
 	LagBoundMs   float64
+	// SharedCPUs: the client's CPUs are the server under test's too (the
+	// local lab, or the netns lab unpinned): the others on them are the
+	// server first, so their work is no disturbance.
+	SharedCPUs bool
 }
 
 // whose decides whether a step's limit is the client's, on the client's
@@ -63,8 +67,24 @@ type clientEvidence struct {
 //   - its engine lag p99, over LagMinRequests or more, passed the bound:
 //     disturbed when others kept its CPUs busy OthersBusy of the time or
 //     more, else client-bound.
+//
+// On CPUs shared with the server (SharedCPUs) the others are the server
+// under test: CPUs busy while the client used less are no one's verdict
+// (the step is the server's), and a late sender is client-bound whoever
+// else used them (the client could not keep its schedule beside the
+// server it measures).
 func whose(e clientEvidence) (clientBound, disturbed bool, why string) {
 	busy := 100 * ClientCPUBusy
+	if e.SharedCPUs {
+		switch {
+		case e.LoopsBusyPct >= busy || e.OwnPct >= busy:
+			// as below
+		case e.LagRequests >= LagMinRequests && e.LagP99Ms > e.LagBoundMs:
+			return true, false, fmt.Sprintf("its sender lag p99 (idle connection found) was %.2f ms > %g ms on CPUs (%s) it shares with the server under test", e.LagP99Ms, e.LagBoundMs, e.CPUs)
+		default:
+			return false, false, ""
+		}
+	}
 	switch {
 	case e.LoopsBusyPct >= busy:
 		return true, false, fmt.Sprintf("its event loops were busy %.0f%% of their time (≥ %.0f%%)", e.LoopsBusyPct, busy)
@@ -105,14 +125,23 @@ type Figures struct {
 // Quantiles are the Figures' three percentiles.
 var Quantiles = []float64{0.5, 0.99, 0.999}
 
+// Judging is how ReadStep judges a step: the SLO's percentile, the
+// engine lag bound (LagBoundMs) and whether the client's CPUs were the
+// server's too (summary.SharedCPUs: the local lab, the netns lab unpinned).
+type Judging struct {
+	Percentile, LagBoundMs float64
+	SharedCPUs             bool
+}
+
 // ReadStep merges one step's connclient lowrate results (one file per
 // client process, on every client host) into a Step: rates and counts
 // summed, the latency at the SLO's percentile and the engine's own lag
 // from the histograms merged bucket by bucket. Whether the step's limit was
 // the client's, or its CPUs were taken by others (Disturbed), is
-// decided by whose on the client's own evidence (lagBoundMs: LagBoundMs).
+// decided by whose on the client's own evidence (j).
 // Figures are read from the same files.
-func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, error) {
+func ReadStep(files []string, j Judging) (Step, Figures, error) {
+	percentile := j.Percentile
 	st := Step{LatencyMs: math.NaN(), GrowthMsPerS: math.NaN()}
 	fig := Figures{LoopsBusyPct: math.NaN()}
 	var lat, svc, sent, lag []*connresult.HistDump
@@ -215,7 +244,7 @@ func ReadStep(files []string, percentile, lagBoundMs float64) (Step, Figures, er
 		others = busyOn[cpusOf] - own
 	}
 	ev := clientEvidence{LoopsBusyPct: fig.LoopsBusyPct, OwnPct: own, CPUsBusyPct: cpusBusy, OthersPct: others,
-		CPUs: cpusOf, LagP99Ms: math.NaN(), LagBoundMs: lagBoundMs}
+		CPUs: cpusOf, LagP99Ms: math.NaN(), LagBoundMs: j.LagBoundMs, SharedCPUs: j.SharedCPUs}
 	// (No engine lag from the goroutine engine, or from a result before
 	// it: nothing merged, nothing judged on it.)
 	if len(lag) > 0 && !slices.Contains(lag, nil) {

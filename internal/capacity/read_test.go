@@ -32,6 +32,12 @@ func TestWhoseOnTheClientsOwnEvidence(t *testing.T) {
 		{"late sender on its own CPUs", func(e *clientEvidence) { e.LagP99Ms = 7 }, true, false, "sender lag p99 (idle connection found) was 7.00 ms > 5 ms"},
 		{"late sender while others took its CPUs", func(e *clientEvidence) { e.LagP99Ms, e.CPUsBusyPct, e.OthersPct = 7, 60, 45 }, false, true, "while others kept its CPUs (1) 45% busy"},
 		{"late sender, one request in a hundred", func(e *clientEvidence) { e.LagP99Ms, e.LagRequests = 40, 100 }, false, false, ""},
+		// On CPUs shared with the server, its work is no disturbance.
+		{"shared CPUs busy, client idle", func(e *clientEvidence) {
+			e.SharedCPUs, e.LoopsBusyPct, e.OwnPct, e.CPUsBusyPct, e.OthersPct = true, 11, 13, 93, 80
+		}, false, false, ""},
+		{"shared CPUs, late sender", func(e *clientEvidence) { e.SharedCPUs, e.LagP99Ms, e.CPUsBusyPct, e.OthersPct = true, 7, 60, 45 }, true, false, "on CPUs (1) it shares with the server under test"},
+		{"shared CPUs, its loops busy", func(e *clientEvidence) { e.SharedCPUs, e.LoopsBusyPct, e.OwnPct, e.CPUsBusyPct = true, 95, 97, 99 }, true, false, "event loops were busy 95%"},
 		{"nothing measured", func(e *clientEvidence) {
 			*e = clientEvidence{LoopsBusyPct: nan, OwnPct: nan, CPUsBusyPct: nan, OthersPct: nan, LagP99Ms: nan, LagBoundMs: 5}
 		}, false, false, ""},
@@ -100,13 +106,13 @@ func TestReadStepAddsUpClientsOnOneCPUList(t *testing.T) {
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	writeLowrate(t, a, "1", 47, 94)
 	writeLowrate(t, b, "1", 47, 94)
-	st, _, err := ReadStep([]string{a, b}, 99, 5)
+	st, _, err := ReadStep([]string{a, b}, Judging{Percentile: 99, LagBoundMs: 5})
 	if err != nil || !st.ClientBound || st.Disturbed || !strings.Contains(st.ClientWhy, "it used 94% of its CPUs (1) itself") {
 		t.Fatalf("one CPU list: %v, client-bound %v (%s), disturbed %v (%s)", err, st.ClientBound, st.ClientWhy, st.Disturbed, st.DisturbedWhy)
 	}
 	writeLowrate(t, b, "0", 10, 94)
 	writeLowrate(t, a, "1", 10, 20)
-	st, _, err = ReadStep([]string{a, b}, 99, 5)
+	st, _, err = ReadStep([]string{a, b}, Judging{Percentile: 99, LagBoundMs: 5})
 	if err != nil || st.ClientBound || !st.Disturbed || !strings.Contains(st.DisturbedWhy, "its CPUs (0) were 94% busy while it used 10% of them itself") {
 		t.Fatalf("CPU lists apart: %v, client-bound %v (%s), disturbed %v (%s)", err, st.ClientBound, st.ClientWhy, st.Disturbed, st.DisturbedWhy)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"csbench/internal/capacity"
 	"csbench/internal/rundir"
+	"csbench/internal/summary"
 )
 
 const capacityNextUsage = `Usage: csb capacity-next [SLO and search flags] [-dir RUN -step NAME...]
@@ -54,6 +55,10 @@ Flags:
                       over 1,000 requests or more, with others using under 10 %
                       of its CPUs) (1)
   -disturbed K        step K (1-based) is disturbed (trust marks); repeatable
+With -dir, whether the client's CPUs were the server's too (LAB=local, or
+netns unpinned: run.env's lab, server.cpus and client.1.cpus) decides how
+busy CPUs are read: there the other work on them is the server's, no
+disturbance, and a late sender is the client's limit.
 `
 
 func runCapacityNext(args []string, stdout io.Writer) error {
@@ -137,6 +142,14 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 	if (len(names) > 0 || *probe != "") && *dir == "" {
 		return fmt.Errorf("%w: capacity-next: -step needs -dir RUN", errUsage)
 	}
+	judging := capacity.Judging{Percentile: *pct, LagBoundMs: capacity.LagBoundMs(*lagMax, *lat)}
+	if *dir != "" && (len(names) > 0 || *probe != "") {
+		r, err := rundir.Read(*dir)
+		if err != nil {
+			return err
+		}
+		judging.SharedCPUs = summary.RunSharedCPUs(r)
+	}
 	steps := make([]capacity.Step, len(names))
 	var cells map[string]float64
 	if len(names) > 0 {
@@ -147,7 +160,7 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("step %d: %w", i+1, err)
 		}
-		st, _, err := capacity.ReadStep(files, *pct, capacity.LagBoundMs(*lagMax, *lat))
+		st, _, err := capacity.ReadStep(files, judging)
 		if err != nil {
 			return fmt.Errorf("step %d: %w", i+1, err)
 		}
@@ -161,7 +174,7 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("probe: %w", err)
 		}
-		st, _, err := capacity.ReadStep(files, *pct, capacity.LagBoundMs(*lagMax, *lat))
+		st, _, err := capacity.ReadStep(files, judging)
 		if err != nil {
 			return fmt.Errorf("probe: %w", err)
 		}

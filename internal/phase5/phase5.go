@@ -44,7 +44,7 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	for _, rc := range r.Cells {
 		c := summary.NewCell(rc)
 		size := rc.Params["payload"]
-		st, ok := measure(r, hosts, httpphase.NICs(s), rc, search, &c)
+		st, ok := measure(r, hosts, httpphase.NICs(s), rc, search, s.SharedCPUs(), &c)
 		if !rc.Start.IsZero() && rc.End.After(rc.Start) {
 			st.Seconds = rc.End.Sub(rc.Start).Seconds()
 		}
@@ -275,16 +275,16 @@ func searchOf(r *rundir.Run) (capacity.Search, error) {
 
 // measure fills one step's metrics from its raw files; ok: the step is one
 // the search counts (it ran and its results could be read).
-func measure(r *rundir.Run, hosts *hostdata.Hosts, nics map[string]string, rc rundir.Cell, search capacity.Search, c *summary.Cell) (capacity.Step, bool) {
+func measure(r *rundir.Run, hosts *hostdata.Hosts, nics map[string]string, rc rundir.Cell, search capacity.Search, shared bool, c *summary.Cell) (capacity.Step, bool) {
 	f := Figures{OfferedRPS: summary.F(num(rc.Params["offered_rps"])), CPU: hosts.CPU(rc), NIC: hosts.NIC(rc, nics),
 		Procs: map[string]hostdata.ProcFigures{"server": hosts.Procs(rc, "server/csb-server")}}
-	st, ok := measureStep(r, rc, search, c, &f)
+	st, ok := measureStep(r, rc, search, shared, c, &f)
 	summary.PutFigures(c.Metrics, &f)
 	return st, ok
 }
 
 // measureStep reads a step's raw files into f and judges it.
-func measureStep(r *rundir.Run, rc rundir.Cell, search capacity.Search, c *summary.Cell, f *Figures) (capacity.Step, bool) {
+func measureStep(r *rundir.Run, rc rundir.Cell, search capacity.Search, shared bool, c *summary.Cell, f *Figures) (capacity.Step, bool) {
 	files, err := capacity.StepFiles(r.Dir, rc.Name)
 	if err != nil {
 		if rc.Status == "ok" {
@@ -292,7 +292,8 @@ func measureStep(r *rundir.Run, rc rundir.Cell, search capacity.Search, c *summa
 		}
 		return capacity.Step{}, false
 	}
-	st, fig, err := capacity.ReadStep(files, search.SLO.Percentile, capacity.LagBoundMs(LagMaxMs, search.SLO.LatencyMs))
+	st, fig, err := capacity.ReadStep(files, capacity.Judging{Percentile: search.SLO.Percentile,
+		LagBoundMs: capacity.LagBoundMs(LagMaxMs, search.SLO.LatencyMs), SharedCPUs: shared})
 	if err != nil {
 		c.SetRawError(r.Dir, files[0], err)
 		return st, false

@@ -27,6 +27,10 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 	}
 	d.P("Each step offers a rate on an open-model schedule (connclient lowrate: request i is due at start + i/rate whatever the answers before it, so a slow server meets a queue, not fewer requests) and measures the latency from each request's due time, merged bucket by bucket across client processes and hosts. %s The search doubles the rate while steps pass, halves it while they fail, then bisects; the capacity is the highest passing rate, the bracket the rates around it. A step that broke the SLO while its client was the limit, on the client's own evidence (its event loops busy ≥ 90 %% of their time, its process using ≥ 90 %% of its CPUs' time, or its sender lag p99, over 1,000 or more requests that found an idle connection, above %g ms while no other work kept its CPUs busy), is client-bound: it ends the search and is never the server's capacity. A step whose client's CPUs others kept busy (≥ 90 %% busy while the client used less, or a late sender while others took ≥ 10 %% of them) is disturbed, never the client's: the search runs it again, and the second counts.",
 		passRule(s), capacity.LagBoundMs(LagMaxMs, slo(s).SLOLatencyMs))
+	if s.SharedCPUs() {
+		d.P("Here the client's CPUs were the server's too (%s): the work of others on them is the server's first, so no step was disturbed by it, and a sender late on them was the client's limit, whoever else used them.",
+			map[bool]string{true: "LAB=local", false: "the netns lab, unpinned"}[s.Lab == "local"])
+	}
 
 	for _, size := range payloads(s) {
 		d.H(2, "Steps at "+size)

@@ -189,14 +189,23 @@ type Pin struct {
 // SharedCPUs reports whether server and client ran on the same CPUs: the
 // local lab always; the netns lab (one machine) unless its hosts were
 // pinned to CPU sets of their own.
-func (s *Summary) SharedCPUs() bool {
-	switch s.Lab {
+func (s *Summary) SharedCPUs() bool { return SharedCPUs(s.Lab, s.Pin != nil) }
+
+// SharedCPUs is the rule of Summary.SharedCPUs for a lab whose hosts were
+// pinned or not (run.env: server.cpus and client.1.cpus both set).
+func SharedCPUs(lab string, pinned bool) bool {
+	switch lab {
 	case "local":
 		return true
 	case "netns":
-		return s.Pin == nil
+		return !pinned
 	}
 	return false
+}
+
+// RunSharedCPUs is SharedCPUs of a run as its run.env recorded it.
+func RunSharedCPUs(r *rundir.Run) bool {
+	return SharedCPUs(r.Get("lab"), r.Get("client.1.cpus") != "" && r.Get("server.cpus") != "")
 }
 
 // ClientSet is the run's client hosts, one or more: as run.env recorded
