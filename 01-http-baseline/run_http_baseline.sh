@@ -42,6 +42,12 @@
 # throughput are summed over the hosts; latency percentiles come from the
 # merged distribution (csb summarize); one host's figures are its own.
 #
+# With SERVER=csb, SERVICE_TIME and SLOTS make it a server of known
+# capacity (every request holds one of SLOTS slots for SERVICE_TIME: SLOTS /
+# SERVICE_TIME req/s at most, reached with CONNECTIONS >= SLOTS), as in
+# Phase 5: a known difference for an A/B (scripts/ab.sh -a SLOTS=40 -b
+# SLOTS=44).
+#
 # Profiles (each setting below overrides its part):
 #   smoke  2 s per cell, 1 s warm-up, wrk -t 2 -c 16
 #   quick  10 s per cell, 2 s warm-up, wrk -t 2 -c 64
@@ -61,7 +67,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/init.sh"
 
 usage() { csb_usage http-baseline PAYLOADS HTTP H2_MAX_STREAMS THREADS CONNECTIONS WARMUP DURATION \
-  REPEAT SERVER PAYLOAD_PATHS SCHEME NON2XX_MAX; }
+  REPEAT SERVICE_TIME SLOTS SERVER PAYLOAD_PATHS SCHEME NON2XX_MAX; }
 
 PHASE=01-http-baseline
 
@@ -72,10 +78,12 @@ csb_config_declare THREADS "" posint_or_empty "wrk (h2load) threads (empty: the 
 csb_config_declare CONNECTIONS "" posint_or_empty "wrk (h2load) connections (empty: the profile's)"
 csb_config_declare REPEAT 1 posint "runs of every cell, shuffled (default 1); the report gives each payload's median, min–max and spread"
 csb_config_declare WARMUP "" uint_or_empty "seconds of unrecorded warm-up per cell, 0 for none (empty: the profile's)"
+csb_truth_declare
 
 # check_settings: what csb_config_load cannot check alone. Exits 2.
 check_settings() {
   csb_payloads_check PAYLOADS "${PAYLOADS}" || exit 2
+  csb_truth_check
   if [[ -n "${DURATION}" ]] && ((10#${DURATION} == 0)); then
     usage_error "DURATION=0: a cell needs at least 1 second (empty: the profile's)"
   fi
@@ -130,7 +138,9 @@ main() {
   csb_capture_env
   csb_monitors_start
   csb_server_deploy
-  csb_http_start csb-server "${PAYLOADS}" 1
+  local -a truth
+  csb_truth_args truth
+  csb_http_start csb-server "${PAYLOADS}" 1 "${truth[@]}"
 
   local -a sizes versions cells=()
   local rep cell http

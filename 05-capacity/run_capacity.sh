@@ -82,8 +82,7 @@ csb_config_declare SEARCH_RESOLUTION_PCT 2 decimal "the bisection ends when its 
 csb_config_declare SEARCH_MAX_STEPS "" posint_or_empty "steps per payload at most (empty: the profile's)"
 csb_config_declare SEARCH_MAX_S "" posint_or_empty "seconds of steps per payload at most: no step that would pass it (empty: no bound)"
 csb_config_declare REPEAT 1 posint "steps at each of the bracket's two rates at the end; a rate passes when all pass (default 1)"
-csb_config_declare SERVICE_TIME "" duration_or_empty "SERVER=csb: each request holds a slot this long (with SLOTS: a server of known capacity)"
-csb_config_declare SLOTS "" posint_or_empty "SERVER=csb: requests served at once (with SERVICE_TIME)"
+csb_truth_declare
 csb_config_declare HTTP 1.1 "enum:1.1|2" "HTTP version of the steps: 1.1 only for now (2 is refused: the open-model client speaks HTTP/1.1)"
 
 declare -gA CAP=() CAP_FROM=() CAP_STARTS=()
@@ -248,10 +247,7 @@ capacity_search() {
 check_settings() {
   [[ "${HTTP}" == 1.1 ]] || die "HTTP=${HTTP}: capacity is HTTP/1.1 only for now (its open-model client, connclient lowrate, speaks HTTP/1.1); run it with HTTP=1.1, or Phase 1 or 2 for HTTP/2" 2
   csb_payloads_check PAYLOADS "${PAYLOADS}" || exit 2
-  if [[ -n "${SERVICE_TIME}${SLOTS}" ]]; then
-    [[ -n "${SERVICE_TIME}" && -n "${SLOTS}" ]] || die "SERVICE_TIME and SLOTS go together: set both (a server of SLOTS / SERVICE_TIME req/s), or neither" 2
-    [[ "${SERVER}" == csb ]] || die "SERVICE_TIME and SLOTS are the reference server's (SERVER=csb), not SERVER=${SERVER}'s" 2
-  fi
+  csb_truth_check
 }
 
 main() {
@@ -279,8 +275,8 @@ main() {
   csb_capture_env
   csb_monitors_start
   csb_server_deploy
-  local -a truth=()
-  [[ -z "${SLOTS}" ]] || truth=(-service-time "${SERVICE_TIME}" -slots "${SLOTS}")
+  local -a truth
+  csb_truth_args truth
   csb_http_start csb-server "${PAYLOADS}" 1 "${truth[@]}"
 
   local -a sizes

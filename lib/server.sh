@@ -32,6 +32,28 @@ csb_config_declare PAYLOAD_PATHS "" payload_paths_or_empty \
 csb_config_declare HEALTH_PATH /healthz url_path \
   "the path of Phase 3's idle and low-rate requests (and the reference server's readiness check)"
 
+# csb_truth_declare: SERVICE_TIME and SLOTS, for the runners that can run
+# the reference server as a server of known capacity: every request holds
+# one of SLOTS slots for SERVICE_TIME, SLOTS / SERVICE_TIME req/s at most.
+csb_truth_declare() {
+  csb_config_declare SERVICE_TIME "" duration_or_empty "SERVER=csb: each request holds a slot this long (with SLOTS: a server of known capacity)"
+  csb_config_declare SLOTS "" posint_or_empty "SERVER=csb: requests served at once (with SERVICE_TIME)"
+}
+
+# csb_truth_check: the two go together, and with SERVER=csb only. Exits 2.
+csb_truth_check() {
+  [[ -n "${SERVICE_TIME}${SLOTS}" ]] || return 0
+  [[ -n "${SERVICE_TIME}" && -n "${SLOTS}" ]] || die "SERVICE_TIME and SLOTS go together: set both (a server of SLOTS / SERVICE_TIME req/s), or neither" 2
+  [[ "${SERVER}" == csb ]] || die "SERVICE_TIME and SLOTS are the reference server's (SERVER=csb), not SERVER=${SERVER}'s" 2
+}
+
+# csb_truth_args ARRAY: csb-server's flags for them into ARRAY (none unset).
+csb_truth_args() {
+  local -n _t=$1
+  _t=()
+  [[ -z "${SLOTS}" ]] || _t=(-service-time "${SERVICE_TIME}" -slots "${SLOTS}")
+}
+
 # csb_h2_declare: H2_MAX_STREAMS, for the runners that load over HTTP/2
 # (declared after their HTTP; the rules across settings check it against
 # HTTP, SERVER and STREAMS: internal/settings).

@@ -41,6 +41,11 @@ WARMUP|-1|expected a whole number
 DURATION|0|a cell needs at least 1 second
 REPEAT|0|expected a positive integer
 CASES
+  # The server of known capacity: both settings, and the reference server's only.
+  run env SLOTS=40 bash "${RUNNER}" -l netns -p smoke
+  [ "$status" -eq 2 ] && [[ "$output" == *"SERVICE_TIME and SLOTS go together"* ]]
+  run env SLOTS=40 SERVICE_TIME=10ms SERVER=nginx bash "${RUNNER}" -l netns -p smoke
+  [ "$status" -eq 2 ] && [[ "$output" == *"not SERVER=nginx's"* ]]
   # Refused before the lab was entered: no run directory, nothing started.
   [ -z "$(ls -A "${RESULTS_ROOT}")" ]
 }
