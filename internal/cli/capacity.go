@@ -143,18 +143,16 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%w: capacity-next: -step needs -dir RUN", errUsage)
 	}
 	judging := capacity.Judging{Percentile: *pct, LagBoundMs: capacity.LagBoundMs(*lagMax, *lat)}
+	var cells map[string]float64
 	if *dir != "" && (len(names) > 0 || *probe != "") {
 		r, err := rundir.Read(*dir)
 		if err != nil {
 			return err
 		}
 		judging.SharedCPUs = summary.RunSharedCPUs(r)
+		cells = cellSeconds(r)
 	}
 	steps := make([]capacity.Step, len(names))
-	var cells map[string]float64
-	if len(names) > 0 {
-		cells = cellSeconds(*dir)
-	}
 	for i, name := range names {
 		files, err := capacity.StepFiles(*dir, name)
 		if err != nil {
@@ -211,14 +209,9 @@ func runCapacityNext(args []string, stdout io.Writer) error {
 	return err
 }
 
-// cellSeconds is each ended cell's wall time in run directory dir (none
-// when its cells.tsv cannot be read: the time bound then waits).
-func cellSeconds(dir string) map[string]float64 {
+// cellSeconds is each ended cell's wall time in run r.
+func cellSeconds(r *rundir.Run) map[string]float64 {
 	out := map[string]float64{}
-	r, err := rundir.Read(dir)
-	if err != nil {
-		return out
-	}
 	for _, c := range r.Cells {
 		if !c.Start.IsZero() && c.End.After(c.Start) {
 			out[c.Name] = c.End.Sub(c.Start).Seconds()

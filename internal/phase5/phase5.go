@@ -129,18 +129,28 @@ func (Phase) Summarize(r *rundir.Run, s *summary.Summary) error {
 	return nil
 }
 
-// boundDisturbed is the names of the steps of size at rate high (the
-// bracket's failing rate, nil for none) that failed while their cell was
-// marked disturbed.
-func boundDisturbed(cells []summary.Cell, size string, high *float64) []string {
-	var out []string
+// failingAt is the steps of size at rate high (the bracket's failing
+// rate, nil for none) that failed, in order.
+func failingAt(cells []summary.Cell, size string, high *float64) []*summary.Cell {
+	var out []*summary.Cell
 	for i := range cells {
 		c := &cells[i]
-		if high == nil || c.Params["payload"] != size || c.Verdict == nil || c.Verdict.Code == capacity.Pass ||
-			c.Trust == nil || !c.Trust.Disturbed || summary.Val(figuresOf(c).OfferedRPS) != *high {
-			continue
+		if high != nil && c.Params["payload"] == size && c.Verdict != nil && c.Verdict.Code != capacity.Pass &&
+			summary.Val(figuresOf(c).OfferedRPS) == *high {
+			out = append(out, c)
 		}
-		out = append(out, c.Name)
+	}
+	return out
+}
+
+// boundDisturbed is the names of the failing steps at high (failingAt)
+// whose cell was marked disturbed.
+func boundDisturbed(cells []summary.Cell, size string, high *float64) []string {
+	var out []string
+	for _, c := range failingAt(cells, size, high) {
+		if c.Trust != nil && c.Trust.Disturbed {
+			out = append(out, c.Name)
+		}
 	}
 	return out
 }
@@ -165,12 +175,9 @@ func cause(s *summary.Summary, size string, res summary.Capacity, truth *truthSt
 		return "", ""
 	}
 	var m *Figures
-	for i := range s.Cells {
-		c := &s.Cells[i]
-		if f := figuresOf(c); c.Params["payload"] == size && res.HighRPS != nil && summary.Val(f.OfferedRPS) == *res.HighRPS && c.Verdict != nil && c.Verdict.Code != capacity.Pass {
-			m = &f
-			break
-		}
+	if failed := failingAt(s.Cells, size, res.HighRPS); len(failed) > 0 {
+		f := figuresOf(failed[0])
+		m = &f
 	}
 	if m == nil {
 		return "unexplained", "the failing step's figures could not be read"
@@ -204,16 +211,12 @@ func cause(s *summary.Summary, size string, res summary.Capacity, truth *truthSt
 	return "unexplained", hosts
 }
 
-// SegmentBytes is a full TCP segment's payload on a 1500-byte MTU path:
-// an answer longer than it is sent in several.
-const SegmentBytes = 1448
-
 // corked is whether a failing step m, neither CPU- nor link-bound, looks
 // like nginx's tcp_nopush wait: nginx with tcp_nopush on, answers of more
-// than a segment, and the median latency within half the SLO's bound (most
+// than a segment (summary.TCPPayloadBytes, on a 1500-byte path), and the median latency within half the SLO's bound (most
 // answers at once: a few held, not a queue).
 func corked(s *summary.Summary, m *Figures, size string, sloMs float64) bool {
-	return s.Server != nil && s.Server.TCPNopush() == "on" && num(sizeBytes(s, size)) > SegmentBytes &&
+	return s.Server != nil && s.Server.TCPNopush() == "on" && num(sizeBytes(s, size)) > summary.TCPPayloadBytes &&
 		summary.Val(m.LatencyP50Ms) <= sloMs/2
 }
 

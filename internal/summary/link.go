@@ -32,7 +32,7 @@ func RateMbps(rate string) float64 {
 
 // TCP payload per full-size segment at MTU 1500 with timestamps:
 // 1500 - 20 (IP) - 20 (TCP) - 12 (timestamp option) = 1448 bytes.
-const tcpPayload = 1448.0
+const TCPPayloadBytes = 1448.0
 
 // LinkFor states what a run's throughput is compared against.
 //
@@ -50,10 +50,10 @@ func LinkFor(rate, lab string) Link {
 	case l.RateMbps == nil:
 		l.CeilingBasis = "unshaped link (LINK_RATE=none): no ceiling"
 	case lab == "netns":
-		l.TCPCeilingMbps = F(decimal.Round(*l.RateMbps*tcpPayload/1514, 1))
+		l.TCPCeilingMbps = F(decimal.Round(*l.RateMbps*TCPPayloadBytes/1514, 1))
 		l.CeilingBasis = "tbf at " + rate + " counts 1514-byte frames: rate x 1448/1514 (TCP payload per frame, MTU 1500, timestamps on)"
 	default:
-		l.TCPCeilingMbps = F(decimal.Round(*l.RateMbps*tcpPayload/1538, 1))
+		l.TCPCeilingMbps = F(decimal.Round(*l.RateMbps*TCPPayloadBytes/1538, 1))
 		l.CeilingBasis = "Ethernet at " + rate + ": rate x 1448/1538 (payload per 1538 bytes of wire time: MTU 1500 + header, FCS, preamble, gap; TCP timestamps on)"
 	}
 	return l
