@@ -123,10 +123,10 @@ teardown() {
   local rc=0
   wait "${pid}" || rc=$?
   grep -v ' CMD ' "${out}" | tail -n 8
-  [ "${rc}" -eq 130 ]
+  interrupted "${rc}" "${out}" 130
   local dir
   dir=$(results_line "$(cat "${out}")")
-  jq -e '.status == "partial" and (.error | test("SIGINT"))' "${dir}/summary.json"
+  jq -e --arg sig "$(signal_word SIGINT)" '.status == "partial" and (.error | test($sig))' "${dir}/summary.json"
   jq -e '.cells[0].status == "ok" and .cells[1].status == "failed"' "${dir}/summary.json"
   # The cut step ended the search, as in the runner: not one of its steps.
   jq -e '.capacity[0] | .done == false and .bound == "cut_short" and .capacity_bracket_low_rps == 1000' "${dir}/summary.json" ||
@@ -134,6 +134,7 @@ teardown() {
   [ -s "${dir}/raw/client/1k-s01.json" ]
   pids_gone "${dir}"
   [ -z "$(procs_matching "$(basename "${dir}")")" ]
+  trap_bug_skip
 }
 
 @test "capacity: two client hosts offer one schedule; each step's p99 is that of both hosts' histograms merged" {

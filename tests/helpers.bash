@@ -182,3 +182,29 @@ capacity_near_truth() {
   fi
   return 1
 }
+
+# interrupted RC OUT WANT: a runner stopped by a signal exited WANT (130 for
+# SIGINT). bash 5.2 can fail to parse a trap's command when the signal
+# lands while it parses a $(...) (it keeps the parser's command-substitution
+# state; bash 5.3's _run_trap_internal resets the parser first): it prints
+# "FILE: interrupt trap: line N: unexpected EOF while looking for matching
+# `)'" and exits 2 through the EXIT trap, which still stops everything and
+# marks the run partial, without the signal's name. Then TRAP_BUG=1: the
+# test checks the rest (signal_word gives nothing to look for) and skips
+# at its end (trap_bug_skip). Seen once in a CI run of ~150 tests.
+TRAP_BUG=0
+interrupted() {
+  local rc=$1 out=$2 want=$3
+  [[ "${rc}" -eq "${want}" ]] && return 0
+  if [[ "${rc}" -eq 2 ]] && grep -qE ' trap: line [0-9]+: unexpected EOF while looking for matching' "${out}"; then
+    TRAP_BUG=1
+    return 0
+  fi
+  echo "exit ${rc}, expected ${want}"
+  return 1
+}
+# signal_word SIG: what the run's error must name: SIG, or nothing after bash's trap bug.
+signal_word() { ((TRAP_BUG)) || printf '%s' "$1"; }
+trap_bug_skip() {
+  ((TRAP_BUG == 0)) || skip "bash $(bash -c 'echo "${BASH_VERSION}"') did not parse the INT trap (a signal during \$(...)); the run still stopped everything, partial, exit 2"
+}

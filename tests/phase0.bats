@@ -111,10 +111,10 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   local rc=0
   wait "${pid}" || rc=$?
   tail -n 12 "${out}"
-  [ "${rc}" -eq 130 ]
+  interrupted "${rc}" "${out}" 130
   local dir
   dir=$(results_line "$(cat "${out}")")
-  jq -e '.status == "partial" and (.error | test("SIGINT"))' "${dir}/summary.json"
+  jq -e --arg sig "$(signal_word SIGINT)" '.status == "partial" and (.error | test($sig))' "${dir}/summary.json"
   jq -e '.cells[0].status == "ok" and .cells[1].status == "failed"' "${dir}/summary.json"
   [ -s "${dir}/raw/client/c2s-1.json" ]
   [ -e "${dir}/raw/client/c2s-4.json" ]
@@ -122,4 +122,5 @@ leftovers() { pgrep -af -- "$(basename "$1")" | grep -v pgrep || true; }
   [ -z "$(leftovers "${dir}")" ]
   pids_gone "${dir}"
   grep -q '^started.server=.* iperf3$' "${dir}/run.env"
+  trap_bug_skip
 }

@@ -246,11 +246,12 @@ lab_checks() {
   local rc=0
   wait "${pid}" || rc=$?
   tail -n 12 "${out}"
-  [ "${rc}" -eq 130 ]
+  interrupted "${rc}" "${out}" 130
   local dir
   dir=$(results_line "$(cat "${out}")")
-  jq -e '.status == "partial" and (.error | test("SIGINT")) and .cells[0].status == "failed"' "${dir}/summary.json"
+  jq -e --arg sig "$(signal_word SIGINT)" '.status == "partial" and (.error | test($sig)) and .cells[0].status == "failed"' "${dir}/summary.json"
   grep -q 'removed the client addresses this run added' "${out}"
   [ -s "${dir}/raw/idle-20k.client-1.json" ]
   lab_checks "${was_up}" "${dir}"
+  trap_bug_skip
 }
