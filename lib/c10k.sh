@@ -191,15 +191,19 @@ c10k_snapshot_on() {
   csb_wait_jobs "${jobs[@]}" || true
 }
 
-# c10k_snapshot_sh CELL WHEN SS AT H: host H's script of c10k_snapshot.
+# c10k_snapshot_sh CELL WHEN SS AT H [FLOOR_MS]: host H's script of
+# c10k_snapshot. FLOOR_MS: the least it waits from the moment the host runs
+# it, for a snapshot that goes with a tool's launch: a host whose launch
+# came after the due time starts its tool late, and its snapshot is still
+# half way through the tool's run, never at its first connects.
 c10k_snapshot_sh() {
-  local with_ss=$3 at=$4 h=$5 d script base="$1.$2"
+  local with_ss=$3 at=$4 h=$5 floor=$((${6:-0})) d script base="$1.$2"
   d="$(csb_monitor_dir "${h}")/c10k"
   script=""
   # AT: each host waits for that moment on its own clock (checked against
   # this one's), so a slow ssh round trip does not move the snapshot.
   # shellcheck disable=SC2016 # expanded by the host's shell
-  ((at == 0)) || script='left=$(('"${at}"' - $(date +%s%3N))); if [ "${left}" -gt 0 ]; then sleep "$((left / 1000)).$(printf %03d $((left % 1000)))"; fi; '
+  ((at == 0)) || script='left=$(('"${at}"' - $(date +%s%3N))); if [ "${left}" -lt '"${floor}"' ]; then left='"${floor}"'; fi; if [ "${left}" -gt 0 ]; then sleep "$((left / 1000)).$(printf %03d $((left % 1000)))"; fi; '
   local qd qb qpids qf
   csb_quote_to qd "${d}"
   csb_quote_to qb "${base}"
@@ -218,8 +222,9 @@ c10k_snapshot_sh() {
 # c10k_snapshot_with_launch CELL AT: the held snapshot at AT of a cell whose
 # tools print nothing until they end (wrk, h2load): each client host's goes
 # with its launch (CSB_P_ALSO), there before the due time however slow its
-# ssh; the other hosts' (the server's) are sent now, in the background
-# (C10K_SNAP_JOB, waited for with csb_wait_jobs).
+# ssh, and at least AT - due after the launch (a late launch starts its
+# tool late); the other hosts' (the server's) are sent now, in the
+# background (C10K_SNAP_JOB, waited for with csb_wait_jobs).
 C10K_SNAP_JOB=""
 c10k_snapshot_with_launch() {
   local h
@@ -227,7 +232,7 @@ c10k_snapshot_with_launch() {
   for h in $(csb_hosts); do
     if csb_procs_hosts | grep -qx "${h}"; then
       # shellcheck disable=SC2034 # read by csb_procs_start (lib/cell.sh)
-      CSB_P_ALSO["${h}"]=$(c10k_snapshot_sh "$1" held 0 "$2" "${h}")
+      CSB_P_ALSO["${h}"]=$(c10k_snapshot_sh "$1" held 0 "$2" "${h}" "$(($2 - CSB_P_DUE_MS))")
     else
       others+=("${h}")
     fi

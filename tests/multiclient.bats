@@ -186,7 +186,9 @@ echo "$CLIENTS $CLIENT_IP $CLIENT_NIC ${CSB_H_LABEL[1]} ${CSB_H_DEST[2]} ${CSB_H
   # The active scenario: one wrk per host with its share, merged.
   grep -qP '^active-2k-1k\tok\t.*clients=2' "${dir}/cells.tsv"
   merged_wrk_check "${dir}" active-2k-1k rps_achieved latency_p99_ms
-  jq -e '.cells[0] | .details.latency_merge == "exact" and .metrics.connections_established == 2000' "$s"
+  jq -e '.cells[0] | .details.latency_merge == "exact" and .metrics.connections_established == 2000' "$s" ||
+    { jq -c '.cells[0] | {merge: .details.latency_merge, established: .metrics.connections_established, clients}' "$s" &&
+      grep -h '' "${dir}"/raw/client*/active-2k-1k.timing.json; return 1; }
   # Idle: every process of both hosts held its connections over one instant.
   local files=("${dir}/raw/idle-2k".client-*.json)
   jq -s -e 'map(.hold_end_agreed_at_ms) | unique | length == 1' "${files[@]}"
