@@ -85,3 +85,26 @@ func TestFastPortsSkipTimeWait(t *testing.T) {
 		}
 	}
 }
+
+// wrk connects from CLIENT_IP alone: when that address's TIME_WAIT from a
+// run before holds the even ports connect() takes first, the plan waits
+// for it to drain once (then goes on, naming it); with room left in the
+// even half it does not wait.
+func TestActiveWaitsOutTimeWaitOnEvenPorts(t *testing.T) {
+	in := Input{Kind: "active", Conns: 10000, ConnectRate: 5000, Lab: "netns", ServerIP: "198.18.0.1", ServerPort: 8080,
+		ClientIP: "198.18.0.2", ClientNIC: "csbc0", TWThreshold: 500, ServerKind: "csb",
+		Server: c100kFacts(t, "server"), Client: c100kFacts(t, "client"),
+		Sockets: timeWait("198.18.0.2", 9553), Present: map[string]bool{"198.18.0.2": true}}
+	p := Compute(in)
+	if p.OK || p.Code() != CodeTimeWait || !p.RetryAfterTimeWait || !strings.Contains(p.Refusal(), "9553 sockets in TIME_WAIT") {
+		t.Fatalf("ok=%v code %q retry=%v: %q", p.OK, p.Code(), p.RetryAfterTimeWait, p.Refusal())
+	}
+	in.TWWaited = true
+	if p = Compute(in); !p.OK || len(p.Sources) != 1 || p.Sources[0].IP != "198.18.0.2" {
+		t.Fatalf("after the wait: ok=%v %+v %+v", p.OK, p.Sources, p.Refusals)
+	}
+	in.TWWaited, in.Sockets = false, timeWait("198.18.0.2", 3000)
+	if p = Compute(in); !p.OK || p.RetryAfterTimeWait {
+		t.Fatalf("3000 in TIME_WAIT: ok=%v retry=%v %+v", p.OK, p.RetryAfterTimeWait, p.Refusals)
+	}
+}
