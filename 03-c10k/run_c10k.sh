@@ -11,7 +11,12 @@
 #                         /payload/ACTIVE_PAYLOAD for DURATION s (wrk
 #                         connects from each client host's first address
 #                         only, so it runs first, while those have no
-#                         TIME_WAIT)
+#                         TIME_WAIT); with SCHEME=https h2load --h1
+#                         instead, measured after a warm-up that opens
+#                         the connections, sized from a probe of the
+#                         server's TLS handshakes made just before
+#                         (raw/<label>/<cell>.tls-probe.txt; refused
+#                         when it would be over 300 s)
 #   idle-10k              connclient idle: open CONNS connections at
 #                         CONNECT_RATE/s, one GET /healthz each, hold HOLD s
 #   lowrate-10k-<R>rps    connclient lowrate, for each R in RPS (default
@@ -76,7 +81,10 @@ main() {
   c10k_profile
   csb_lab_enter "${BASH_SOURCE[0]}" "$@"
   mapfile -t C10K_CELLS < <(c10k_scenarios active idle lowrate)
-  c10k_begin c10k "wrk" "$@"
+  # h2load loads the active scenario over HTTP/2, and over TLS (its warm-up).
+  local tools=wrk
+  ! { csb_http2_on || csb_tls_on; } || tools+=" h2load"
+  c10k_begin c10k "${tools}" "$@"
   c10k_run_cells
 }
 

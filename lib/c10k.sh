@@ -265,9 +265,10 @@ shift; [ $# -gt 0 ] && tar -cf - "$@"' | tar -xf - -C "${d}" 2>/dev/null ||
 # c10k_procs CELL KIND ARGS...: the cell's table: one connclient KIND per
 # planned source, on its host, with its shares (ARGS go to every one), or
 # for the active scenario one wrk per source (one per client host) on
-# ACTIVE_PAYLOAD; over HTTP/2 (ARGS: the streams per connection) one h2load
-# per source instead, its share of the connections with that many streams
-# each (raw/<label>/<cell>.h2load.txt and its log of every request).
+# ACTIVE_PAYLOAD; over HTTP/2 (ARGS: the streams per connection) or over
+# TLS (ARGS: 1 WARMUP_S 1.1) one h2load per source instead, its share of
+# the connections with that many streams each, measured after the warm-up
+# (raw/<label>/<cell>.h2load.txt and its log of every request).
 c10k_procs() {
   local cell=$1 kind=$2 i k bin label out
   shift 2
@@ -277,7 +278,8 @@ c10k_procs() {
     k=${C10K_SRC_HOST[i]} bin=$(csb_client_bin "${C10K_SRC_HOST[i]}") label=${CSB_H_LABEL[${C10K_SRC_HOST[i]}]}
     if [[ "${kind}" == active ]] && (($# > 0)); then
       out="raw/${label}/${cell}.h2load.txt"
-      csb_h2load_cmd cmd "${C10K_SRC_THREADS[i]}" "${C10K_SRC_CONNS[i]}" "$1" "${C10K_SECS}" "$(csb_payload_url "${C10K_PAYLOAD}")" "${out%.txt}.log"
+      csb_h2load_cmd cmd "${C10K_SRC_THREADS[i]}" "${C10K_SRC_CONNS[i]}" "$1" "${C10K_SECS}" "$(csb_payload_url "${C10K_PAYLOAD}")" \
+        "${out%.txt}.log" "${2:-0}" "${3:-2}"
       csb_proc_add "${k}" "${out}" "${out}" "${cmd[@]}"
       csb_proc_also "${out%.txt}.log"
       continue
@@ -341,8 +343,27 @@ c10k_scenario() {
   ! csb_http2_on || h2idle=(-http 2)
   # Its connections stay idle through the ramp (at most its bound) and the
   # hold or the schedule: the server must not close them before.
-  CSB_SERVER_CONNS=${conns} CSB_SERVER_IDLE_S=$((bound + C10K_HOLD + C10K_SECS)) \
+  # Over TLS the active scenario's connections all start at once (h2load)
+  # and queue for their handshakes: the reference server waits for them
+  # as long as the longest warm-up (its 5 s deadline closed 7,204 of 10k).
+  local hs_s=0
+  [[ "${kind}" != active ]] || ((streams != 0)) || ! csb_tls_on || hs_s=$((C10K_WARMUP_MAX_S + 60))
+  CSB_SERVER_CONNS=${conns} CSB_SERVER_IDLE_S=$((bound + C10K_HOLD + C10K_SECS)) CSB_SERVER_HANDSHAKE_S=${hs_s} \
     csb_http_start "csb-server-${cell}" "${C10K_PAYLOAD}" "${C10K_PLAN[server_procs]}"
+  # Over TLS the active scenario's connections are opened in a warm-up
+  # sized from the server's handshakes, measured now (h2load: wrk has no
+  # warm-up); a server too slow for one is the cell's refusal.
+  local warm=0
+  if [[ "${kind}" == active ]] && ((streams == 0)) && csb_tls_on; then
+    if ! c10k_tls_warmup "${cell}" "${conns}"; then
+      csb_cell_begin "${cell}" "${params[@]}" "${C10K_WARMUP_PARAMS[@]}"
+      csb_cell_end refused "${C10K_WARMUP[refusal]}"
+      csb_http_stop
+      return 0
+    fi
+    warm=${C10K_WARMUP[warmup_s]} tool=h2load h2=(1 "${warm}" 1.1)
+    params=("${params[@]/#tool=wrk/tool=h2load}" "loadgen=h2load" "http=1.1" "${C10K_WARMUP_PARAMS[@]}")
+  fi
   c10k_snapshot "${cell}" before
   case "${kind}" in
     idle) c10k_procs "${cell}" idle -ramp-max "${bound}s" -connect-timeout "${ctimeout}" -hold-file "${hold}" -hold-wait "$((bound + 60))s" -path "${HEALTH_PATH}" "${h2idle[@]}" ;;
@@ -357,7 +378,7 @@ c10k_scenario() {
   # open is open: each host takes the snapshot then.
   if [[ "${kind}" == active ]]; then
     csb_procs_due
-    c10k_snapshot_with_launch "${cell}" $((CSB_P_DUE_MS + (C10K_SECS * 1000 + 1) / 2))
+    c10k_snapshot_with_launch "${cell}" $((CSB_P_DUE_MS + warm * 1000 + (C10K_SECS * 1000 + 1) / 2))
   fi
   csb_procs_start "${tool}-${cell}"
   case "${kind}" in
@@ -392,9 +413,46 @@ c10k_scenario() {
       ;;
     active) csb_wait_jobs "${C10K_SNAP_JOB}" || true ;;
   esac
-  csb_procs_end "$((bound + C10K_SECS + C10K_HOLD + 90))" c10k_has_result
+  csb_procs_end "$((bound + warm + C10K_SECS + C10K_HOLD + 90))" c10k_has_result
   csb_http_stop
   c10k_cost_files "${cell}"
+}
+
+# c10k_tls_warmup CELL CONNS: the warm-up of the active scenario over TLS:
+# a probe of the server's handshakes from the first client host, h2load
+# --h1 with as many clients as requests (each one handshake and one
+# request; at most C10K_PROBE_CONNS, raw/<label>/<cell>.tls-probe.txt),
+# sized by `csb tls-warmup` into C10K_WARMUP (its KEY=VALUE answer) and
+# C10K_WARMUP_PARAMS (the cell's parameters that record it). Returns 1
+# when the cell cannot have one (C10K_WARMUP[refusal] says why).
+C10K_PROBE_CONNS=400
+C10K_WARMUP_MAX_S=300
+declare -gA C10K_WARMUP=()
+declare -ga C10K_WARMUP_PARAMS=()
+c10k_tls_warmup() {
+  local cell=$1 conns=$2 k label out n line
+  k=$(csb_clients | head -n 1)
+  label=${CSB_H_LABEL[k]}
+  out="${CSB_RUN_DIR}/raw/${label}/${cell}.tls-probe.txt"
+  n=$((conns < C10K_PROBE_CONNS ? conns : C10K_PROBE_CONNS))
+  mkdir -p "${CSB_RUN_DIR}/raw/${label}"
+  local -a cmd=(h2load --h1 -t 1 -n "${n}" -c "${n}" "$(csb_base_url)${HEALTH_PATH}")
+  log_cmd "${label}:" "${cmd[@]}"
+  on_host "${k}" "${cmd[@]}" >"${out}" 2>&1 || true
+  local answer
+  answer=$("${CSB_ROOT}/bin/csb" tls-warmup -probe "${out}" -conns "${conns}" -max-s "${C10K_WARMUP_MAX_S}") ||
+    die "csb tls-warmup could not read ${out} (see above)" 1
+  C10K_WARMUP=()
+  while IFS= read -r line; do
+    C10K_WARMUP[${line%%=*}]=${line#*=}
+  done <<<"${answer}"
+  C10K_WARMUP_PARAMS=("warmup_s=${C10K_WARMUP[warmup_s]}" "tls_probe_conns=${C10K_WARMUP[probe_conns]}"
+    "tls_probe_s=${C10K_WARMUP[probe_s]}" "handshakes_per_s=${C10K_WARMUP[handshakes_per_s]}")
+  if [[ "${C10K_WARMUP[ok]}" != 1 ]]; then
+    log_warn "${cell}: ${C10K_WARMUP[refusal]}"
+    return 1
+  fi
+  log_info "${cell}: ${C10K_WARMUP[probe_conns]} TLS handshakes in ${C10K_WARMUP[probe_s]} s from ${label}: a warm-up of ${C10K_WARMUP[warmup_s]} s opens ${conns} connections before the ${C10K_SECS} s measured"
 }
 
 # The tool of each kind (its pidstat file is pidstat-<tool>-<cell>.txt;

@@ -167,17 +167,25 @@ csb_wrk_cmd() {
   _wrk=(wrk -t "$3" -c "$4" -d "$5s" --latency -s "$(csb_client_bin "$2")/report.lua" "$6")
 }
 
-# csb_h2load_cmd ARRAY THREADS CONNECTIONS STREAMS SECONDS URL LOG: h2load
-# for SECONDS (-D) with CONNECTIONS connections of at most STREAMS
-# concurrent streams each (-m), every request's status and latency in LOG
-# (--log-file, which h2load appends to: the cell's process table removes it
-# before the start). Over TLS it offers only h2 (--npn-list=h2), so a
-# server that would fall back to HTTP/1.1 is not loaded over it; like wrk
-# it verifies no certificate. In cleartext: h2c with prior knowledge.
+# csb_h2load_cmd ARRAY THREADS CONNECTIONS STREAMS SECONDS URL LOG
+# [WARMUP_S [HTTP]]: h2load for SECONDS (-D) with CONNECTIONS connections
+# of at most STREAMS concurrent streams each (-m), every request's status
+# and latency in LOG (--log-file, which h2load appends to: the cell's
+# process table removes it before the start). Over TLS it offers only h2
+# (--npn-list=h2), so a server that would fall back to HTTP/1.1 is not
+# loaded over it; like wrk it verifies no certificate. In cleartext: h2c
+# with prior knowledge. WARMUP_S > 0: measured after that warm-up
+# (--warm-up-time: the connections open and requests run, none counted or
+# logged). HTTP 1.1: HTTP/1.1 (--h1), one request at a time a connection.
 csb_h2load_cmd() {
   local -n _h2=$1
   _h2=(h2load -t "$2" -c "$3" -m "$4" -D "$5" --log-file="$7")
-  ! csb_tls_on || _h2+=(--npn-list=h2)
+  ((${8:-0} == 0)) || _h2+=(--warm-up-time="$8")
+  if [[ "${9:-2}" == 1.1 ]]; then
+    _h2+=(--h1)
+  elif csb_tls_on; then
+    _h2+=(--npn-list=h2)
+  fi
   _h2+=("$6")
 }
 

@@ -186,6 +186,9 @@ csb_start_csb() {
   ((procs > 1)) && cmd+=(-reuseport)
   # A Phase 3 scenario's connections stay idle for its ramp and hold.
   ((${CSB_SERVER_IDLE_S:-0} <= 600)) || cmd+=(-idle-timeout "$((CSB_SERVER_IDLE_S + 60))s")
+  # Many TLS connections opened at once wait their turn for a handshake:
+  # longer than the 5 s read-header deadline that also bounds a handshake.
+  ((${CSB_SERVER_HANDSHAKE_S:-0} == 0)) || cmd+=(-read-header-timeout "${CSB_SERVER_HANDSHAKE_S}s")
   cmd+=("${CSB_TLS_SERVER_FLAGS[@]}")
   # HTTP/2 asked: h2 and h2c beside HTTP/1.1 (curl's checks speak it).
   ! csb_http2_on || cmd+=(-http "1.1,2")

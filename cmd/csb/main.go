@@ -20,6 +20,7 @@
 //	csb constants       the constants bash and Go share, KEY=VALUE
 //	csb sizes           check a payload size list as the server reads it
 //	csb load-plan       split one HTTP load cell across the client hosts
+//	csb tls-warmup      size a loaded TLS cell's warm-up from a handshake probe
 //	csb nginx-conf      print one run's nginx configuration and its sizing
 //	csb lock            hold one run's locks for as long as the run lives
 //	csb check-paths     check the server under test's paths before a run

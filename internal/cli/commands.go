@@ -54,6 +54,8 @@ var commands = []command{
 		"Prints NAME BYTES per size; a bad list is one line naming KEY, exit 2 (-h).", noStderr(runSizes)},
 	{"load-plan", "split one HTTP load cell across the client hosts", []string{"load-plan -conns N [-threads N] -host LABEL:CPUS:FD_HARD..."},
 		"Each host's connections and load generator threads, and whether its fd limit holds them; KEY=VALUE lines (-h).", noStderr(runLoadPlan)},
+	{"tls-warmup", "size a loaded TLS cell's warm-up from a handshake probe", []string{"tls-warmup -probe FILE -conns N [-max-s S]"},
+		"FILE: h2load --h1 -n P -c P's text against the server; KEY=VALUE lines: handshakes per second, the warm-up, or why the cell cannot have one (-h).", noStderr(runTLSWarmup)},
 	{"nginx-conf", "print one run's nginx configuration and its sizing", []string{"nginx-conf -dir DIR -listen IP:PORT -sizes LIST [flags]"},
 		"For SERVER=nginx: the payloads, health paths and TLS, worker and fd sizing from the phase's connection count (-h: flags and rules).", noStderr(runNginxConf)},
 	{"lock", "hold one run's locks for as long as the run lives", []string{"lock -pid PID [-wait S] KEY...", "lock -check KEY"},
@@ -94,7 +96,7 @@ func Commands() [][2]string {
 // ownHelp: the commands that answer -h themselves, with their flags; the
 // others' -h is help, from their row of commands.
 var ownHelp = map[string]bool{"c10k-plan": true, "clock": true, "start-at": true, "cert": true, "tls-probe": true,
-	"conn-predict": true, "sizes": true, "load-plan": true, "nginx-conf": true, "lock": true, "check-paths": true,
+	"conn-predict": true, "sizes": true, "load-plan": true, "tls-warmup": true, "nginx-conf": true, "lock": true, "check-paths": true,
 	"check-settings": true, "hosts": true, "capacity-next": true, "progress": true}
 
 // help is csb NAME -h for a command without its own: its forms and what it

@@ -125,6 +125,9 @@ func (Phase) Report(r *rundir.Run, s *summary.Summary) error {
 		if s.HTTP != nil {
 			active = "Active latencies are wrk's, over HTTP/2 h2load's from its log of every request (closed loop: a slow response delays the next request on its connection or stream, which neither counts); Little's law (connections × streams per connection / rate) gives the mean wait a closed loop implies. "
 		}
+		if warmedUp(s) {
+			active += "Over TLS the active scenario is h2load's (HTTP/1.1), measured after a warm-up that opened its connections: the warm-up's length comes from the server's handshakes per second, probed just before the cell, so the measured seconds carry requests, not handshakes. "
+		}
 		d.P("%s", strings.TrimSpace("Low-rate latencies are connclient's, measured from each request's due time on the open-model schedule, so a request that waited for its connection counts its wait (coordinated omission corrected); the service time is from the actual send. "+active+basisText(s)))
 	} else {
 		d.P("No scenario carried requests.")
@@ -563,4 +566,14 @@ func agreedFileRows(r *rundir.Run) [][]string {
 		return nil
 	}
 	return [][]string{{"`raw/<cell>.hold`, `raw/<cell>.start`", "the one end of an idle hold and the one start of a low-rate schedule (Unix ms), written on every client host; the end is also `c10k.<cell>.hold_end_ms` in run.env"}}
+}
+
+// warmedUp: an active cell of the run was measured after a TLS warm-up.
+func warmedUp(s *summary.Summary) bool {
+	for _, c := range s.Cells {
+		if c.Params["warmup_s"] != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package phase3
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"csbench/internal/c10kplan"
@@ -518,8 +519,17 @@ func queueingRule(j *judged) *summary.Verdict {
 	f, c := j.f, j.c
 	svc := serviceP99(j.s)
 	loop, law, tool := decimal.Format(f.ConnectionsEstablished, 0)+" connections", "connections / rate", "wrk"
+	if c.Params["loadgen"] == "h2load" {
+		tool = "h2load"
+	}
 	if st := c.Params["streams"]; st != "" {
-		loop, law, tool = loop+" × "+st+" streams", "connections × streams / rate", "h2load"
+		loop, law = loop+" × "+st+" streams", "connections × streams / rate"
+	}
+	if w := c.Params["warmup_s"]; w != "" {
+		// Over TLS: the handshakes before the measured window (lib/c10k.sh).
+		hs, _ := strconv.ParseFloat(c.Params["handshakes_per_s"], 64)
+		loop += fmt.Sprintf(" opened in a %s s warm-up (TLS: %s handshakes/s in a probe of %s connections before the cell), then measured",
+			w, decimal.Format(&hs, 0), c.Params["tls_probe_conns"])
 	}
 	ev := fmt.Sprintf("a closed loop of %s at %s req/s: each request waits %s ms on average by Little's law (%s), %s measured p50 %s ms and p99 %s ms",
 		loop, decimal.Format(f.RPSAchieved, 0), decimal.Format(f.LittlesLawLatencyMs, 0), law, tool,
