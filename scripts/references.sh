@@ -17,7 +17,10 @@
 #                  hosts unpinned (CPU_PIN=0)
 #   csb-vs-nginx   Phases 0-3 (run_c10k.sh) with SERVER=csb and SERVER=nginx,
 #                  the server process pinned to CPU 1 (SERVER_CPUS=1) and
-#                  the hosts not (CPU_PIN=0), as the committed comparison was
+#                  the hosts not (CPU_PIN=0), as the committed comparison was;
+#                  Phase 0 once a side, Phases 1-3 each an interleaved A/B
+#                  of 4 rounds (scripts/ab.sh, ABBA; compare/csb-vs-nginx/
+#                  ab.env), pooled by bin/csb compare -roots -all (p-values)
 #   http-vs-https  Phase 1 (REPEAT=3) and Phase 3 idle with SCHEME=http and
 #                  SCHEME=https
 #   clients1-vs-clients2
@@ -129,10 +132,45 @@ refs_adopt() {
 }
 
 # refs_compare NAME A B: bin/csb compare -roots over compare/NAME/{A,B}, with
-# the same relative paths scripts/check-generated.sh regenerates it with.
+# the same relative paths scripts/check-generated.sh regenerates it with;
+# with -all (every run of a root pooled) where compare/NAME/ab.env says
+# its runs are an A/B's rounds (refs_ab).
 refs_compare() {
-  bin/csb compare -roots -out "compare/$1/README.md" "compare/$1/$2" "compare/$1/$3" ||
+  local -a all=()
+  [[ ! -f "compare/$1/ab.env" ]] || all=(-all)
+  bin/csb compare -roots "${all[@]}" -out "compare/$1/README.md" "compare/$1/$2" "compare/$1/$3" ||
     REFS_FAILED+=("csb compare -roots $1")
+}
+
+# refs_ab NAME A B RUNNER -a KEY=VALUE... -b KEY=VALUE... [-s ...]: an
+# interleaved A/B of RUNNER (scripts/ab.sh, REFS_AB_ROUNDS rounds, ABBA)
+# whose side A's runs go into compare/NAME/A/ and side B's into
+# compare/NAME/B/; its ab.env (the sides and the order of the runs) is
+# added to compare/NAME/ab.env, which makes refs_compare pool the rounds.
+REFS_AB_ROUNDS=4
+REFS_AB_GZIP_MIN=16384
+refs_ab() {
+  local name=$1 a=$2 b=$3 runner=$4 out side dest run
+  local -a moved=()
+  shift 4
+  out="${RESULTS_ROOT}/ab-${name}-$(basename "${runner}" .sh)"
+  log_info "references: A/B ${name}: ${runner} $*"
+  bash "${CSB_ROOT}/scripts/ab.sh" -n "${REFS_AB_ROUNDS}" -o "${out}" "$@" "${runner}" ||
+    REFS_FAILED+=("ab ${name} ${runner}")
+  for side in a b; do
+    dest="${CSB_ROOT}/compare/${name}/${a}"
+    [[ "${side}" == a ]] || dest="${CSB_ROOT}/compare/${name}/${b}"
+    for run in "${out}/${side}"/0*/*/; do
+      [[ -d "${run}" ]] || continue
+      run=${run%/}
+      mkdir -p "${dest}/$(basename "$(dirname "${run}")")"
+      mv -- "${run}" "${dest}/$(basename "$(dirname "${run}")")/" || { REFS_FAILED+=("move ${run}"); continue; }
+      moved+=("${dest}/$(basename "$(dirname "${run}")")/$(basename "${run}")")
+    done
+  done
+  # Summarized again where they lie: a Phase 1 run finds the side's Phase 0 there.
+  ((${#moved[@]} == 0)) || bin/csb summarize "${moved[@]}" >/dev/null || REFS_FAILED+=("csb summarize ${name}")
+  [[ ! -f "${out}/ab.env" ]] || { echo "# ${runner}" && cat "${out}/ab.env"; } >>"${CSB_ROOT}/compare/${name}/ab.env"
 }
 
 refs_group() {
@@ -167,13 +205,17 @@ refs_group() {
       refs_adopt
       ;;
     csb-vs-nginx)
+      # The link once a side (it is not the server's); each server phase
+      # an interleaved A/B, so every figure has its rounds and p-value.
       for s in csb nginx; do
         refs_run 00-iperf3/run_iperf3_baseline.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s CPU_PIN=0
-        refs_run 01-http-baseline/run_http_baseline.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s SERVER="${s}" -s SERVER_CPUS=1 -s CPU_PIN=0
-        refs_run 02-http-matrix/run_http_matrix.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s SERVER="${s}" -s SERVER_CPUS=1 -s CPU_PIN=0
-        refs_run 03-c10k/run_c10k.sh -r "${CSB_ROOT}/compare/csb-vs-nginx/${s}" -s SERVER="${s}" -s SERVER_CPUS=1 -s CPU_PIN=0
       done
-      refs_prune compare/csb-vs-nginx
+      for s in 01-http-baseline/run_http_baseline.sh 02-http-matrix/run_http_matrix.sh 03-c10k/run_c10k.sh; do
+        refs_ab csb-vs-nginx csb nginx "${s}" -s SERVER_CPUS=1 -s CPU_PIN=0 -a SERVER=csb -b SERVER=nginx
+      done
+      # Four rounds a side: raw files from 16 KiB on gzipped, so each side
+      # stays under scripts/check-sizes.sh's 10 MB (12.9 MB at 64 KiB).
+      REFS_GZIP_MIN=${REFS_AB_GZIP_MIN} refs_prune compare/csb-vs-nginx
       refs_compare csb-vs-nginx csb nginx
       ;;
     http-vs-https)
