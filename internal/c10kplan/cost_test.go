@@ -67,15 +67,20 @@ func TestC1MMemory(t *testing.T) {
 	}
 }
 
+// c100kTimeWait: a scenario on the C100K hosts' facts (netns, nginx) whose
+// CLIENT_IP, 198.18.0.2, has tw sockets in TIME_WAIT toward the server.
+func c100kTimeWait(t *testing.T, kind string, conns int64, tw int) Input {
+	return Input{Kind: kind, Conns: conns, ConnectRate: 5000, Lab: "netns", ServerIP: "198.18.0.1", ServerPort: 8080,
+		ClientIP: "198.18.0.2", ClientNIC: "csbc0", TWThreshold: 500, ServerKind: "nginx",
+		Server: c100kFacts(t, "server"), Client: c100kFacts(t, "client"),
+		Sockets: timeWait("198.18.0.2", tw), Present: map[string]bool{"198.18.0.2": true}}
+}
+
 // With each source planned on the even half of its ports, an address
 // whose earlier sockets (TIME_WAIT) hold most of that half is passed over,
 // though the whole range would still have room: its connects would crawl.
 func TestFastPortsSkipTimeWait(t *testing.T) {
-	in := Input{Kind: "idle", Conns: 100000, ConnectRate: 5000, Lab: "netns", ServerIP: "198.18.0.1", ServerPort: 8080,
-		ClientIP: "198.18.0.2", ClientNIC: "csbc0", TWThreshold: 500, ServerKind: "nginx",
-		Server: c100kFacts(t, "server"), Client: c100kFacts(t, "client"),
-		Sockets: timeWait("198.18.0.2", 12500), Present: map[string]bool{"198.18.0.2": true}}
-	p := Compute(in)
+	p := Compute(c100kTimeWait(t, "idle", 100000, 12500))
 	if !p.OK || !p.FastPorts || len(p.Sources) != 8 {
 		t.Fatalf("ok=%v fast=%v %d sources; %+v", p.OK, p.FastPorts, len(p.Sources), p.Refusals)
 	}
@@ -91,10 +96,7 @@ func TestFastPortsSkipTimeWait(t *testing.T) {
 // for it to drain once (then goes on, naming it); with room left in the
 // even half it does not wait.
 func TestActiveWaitsOutTimeWaitOnEvenPorts(t *testing.T) {
-	in := Input{Kind: "active", Conns: 10000, ConnectRate: 5000, Lab: "netns", ServerIP: "198.18.0.1", ServerPort: 8080,
-		ClientIP: "198.18.0.2", ClientNIC: "csbc0", TWThreshold: 500, ServerKind: "csb",
-		Server: c100kFacts(t, "server"), Client: c100kFacts(t, "client"),
-		Sockets: timeWait("198.18.0.2", 9553), Present: map[string]bool{"198.18.0.2": true}}
+	in := c100kTimeWait(t, "active", 10000, 9553)
 	p := Compute(in)
 	if p.OK || p.Code() != CodeTimeWait || !p.RetryAfterTimeWait || !strings.Contains(p.Refusal(), "9553 sockets in TIME_WAIT") {
 		t.Fatalf("ok=%v code %q retry=%v: %q", p.OK, p.Code(), p.RetryAfterTimeWait, p.Refusal())
