@@ -66,6 +66,8 @@ source "${CSB_LIB}/scenario.sh"    # the scenario lists and counts Phases 3 and 
 source "${CSB_LIB}/sources.sh"     # client source addresses toward the server, TIME_WAIT
 # shellcheck source=lib/c10kplan.sh
 source "${CSB_LIB}/c10kplan.sh"    # Phase 3's plan (csb c10k-plan) carried out
+# shellcheck source=lib/c10ksnap.sh
+source "${CSB_LIB}/c10ksnap.sh"    # Phase 3: each scenario's memory and socket snapshots on every host
 # shellcheck source=lib/c10k.sh
 source "${CSB_LIB}/c10k.sh"        # Phase 3: one scenario of many connections as one cell
 # shellcheck source=lib/sysctl.sh
