@@ -245,15 +245,16 @@ c10k_scenario() {
   # Over TLS the active scenario's connections all start at once (h2load)
   # and queue for their handshakes: the reference server waits for them
   # as long as the longest warm-up (its 5 s deadline closed 7,204 of 10k).
-  local hs_s=0
-  [[ "${kind}" != active ]] || ((streams != 0)) || ! csb_tls_on || hs_s=$((C10K_WARMUP_MAX_S + 60))
-  CSB_SERVER_CONNS=${conns} CSB_SERVER_IDLE_S=$((bound + C10K_HOLD + C10K_SECS)) CSB_SERVER_HANDSHAKE_S=${hs_s} \
+  local tls_h1=0
+  [[ "${kind}" != active ]] || ((streams != 0)) || ! csb_tls_on || tls_h1=1
+  CSB_SERVER_CONNS=${conns} CSB_SERVER_IDLE_S=$((bound + C10K_HOLD + C10K_SECS)) \
+    CSB_SERVER_HANDSHAKE_S=$((tls_h1 ? C10K_WARMUP_MAX_S + 60 : 0)) \
     csb_http_start "csb-server-${cell}" "${C10K_PAYLOAD}" "${C10K_PLAN[server_procs]}"
   # Over TLS the active scenario's connections are opened in a warm-up
   # sized from the server's handshakes, measured now (h2load: wrk has no
   # warm-up); a server too slow for one is the cell's refusal.
   local warm=0
-  if [[ "${kind}" == active ]] && ((streams == 0)) && csb_tls_on; then
+  if ((tls_h1)); then
     if ! c10k_tls_warmup "${cell}" "${conns}"; then
       csb_cell_begin "${cell}" "${params[@]}" "${C10K_WARMUP_PARAMS[@]}"
       csb_cell_end refused "${C10K_WARMUP[refusal]}"
