@@ -32,7 +32,6 @@ type TLSWarmup struct {
 	HandshakesPerS float64 // ProbeConns / ProbeS
 	ConnectS       float64 // the cell's connections at that rate
 	WarmupS        int     // ceil(WarmupFactor x ConnectS) + 2
-	MaxS           int     // the longest warm-up a cell may have
 	Refusal        string  // why not, when Code is not ok
 }
 
@@ -55,7 +54,7 @@ const (
 // planTLSWarmup sizes the warm-up of a cell of conns connections from
 // the probe's text.
 func planTLSWarmup(t *parse.H2loadText, conns int64, maxS int) TLSWarmup {
-	w := TLSWarmup{ProbeConns: t.Succeeded, ProbeS: t.FinishedInUs / 1e6, MaxS: maxS}
+	w := TLSWarmup{ProbeConns: t.Succeeded, ProbeS: t.FinishedInUs / 1e6}
 	if w.ProbeConns == 0 || w.ProbeS <= 0 {
 		w.Code = WarmupNoHandshakes
 		w.Refusal = fmt.Sprintf("the TLS probe before the cell (%d connections, one request each) completed no request: %d errored, %d failed",
